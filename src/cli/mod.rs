@@ -1,0 +1,1 @@
+//! samtools-compatible argument parsing.

@@ -1,0 +1,35 @@
+//! The top-level error: one line for the user, exit status 1.
+
+/// An error that ends a command. Its `Display` is the whole message after `samtools <cmd>: `.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input or output: names the file and what is wrong with it.
+    #[error("{path}: {what}")]
+    File { path: String, what: String },
+    /// A usage mistake; the command prints its usage after the message.
+    #[error("{0}")]
+    Usage(String),
+    /// Anything else, already phrased for the user.
+    #[error("{0}")]
+    Message(String),
+    /// The output pipe closed (e.g. `| head`): exit quietly.
+    #[error("broken pipe")]
+    BrokenPipe,
+}
+
+impl Error {
+    pub fn file(path: impl Into<String>, what: impl std::fmt::Display) -> Self {
+        Error::File { path: path.into(), what: what.to_string() }
+    }
+
+    /// Wraps an I/O error on `path`, keeping broken pipes recognisable.
+    pub fn io(path: impl Into<String>, e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Error::BrokenPipe
+        } else {
+            Error::File { path: path.into(), what: e.to_string() }
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,17 @@
+//! mdsam: a samtools-compatible SAM/BAM toolkit built around in-memory record lists.
+//!
+//! Data flows one way:
+//! `bytes → io::bgzf → io::{bam,sam} → record::RecordStore → ops → io::{bam,sam} → io::bgzf → bytes`.
+//!
+//! - [`record`]: what a record is (layout, accessors, header, arena store). No I/O.
+//! - [`io`]: bytes ⇄ records (BGZF, BAM, SAM, indexes, opening files atomically).
+//! - [`ops`]: what the samtools commands mean, on records only.
+//! - [`pipeline`]: wires io → ops → io and owns the threads.
+//! - [`cli`]: samtools-compatible argument parsing; one file per command.
+
+pub mod cli;
+pub mod error;
+pub mod io;
+pub mod ops;
+pub mod pipeline;
+pub mod record;

@@ -1,0 +1,1 @@
+//! What the samtools commands mean, on records only.

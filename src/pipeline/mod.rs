@@ -1,0 +1,1 @@
+//! Wires io → ops → io; owns the threads.

@@ -1,0 +1,265 @@
+//! The SAM header: its text, kept byte for byte until something changes it, and the reference list.
+//!
+//! samtools copies an unmodified header verbatim (NUL padding included) and rebuilds the text from
+//! its parsed lines once anything changes it (§1.4 of the behaviour spec); `modified` tracks that.
+
+use std::collections::HashMap;
+
+/// One `@SQ` reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub name: Vec<u8>,
+    pub len: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Header {
+    text: Vec<u8>,
+    refs: Vec<Reference>,
+    by_name: HashMap<Vec<u8>, i32>,
+    modified: bool,
+}
+
+/// Why header text cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error("@SQ line without SN or with a bad LN: {0}")]
+    BadSq(String),
+}
+
+/// The value of `KEY:` on a tab-separated header line.
+pub fn line_field<'a>(line: &'a [u8], key: &[u8; 2]) -> Option<&'a [u8]> {
+    line.split(|&b| b == b'\t').skip(1).find(|f| f.len() >= 3 && &f[..2] == key && f[2] == b':').map(|f| &f[3..])
+}
+
+impl Header {
+    /// A header from BAM: the text and the binary reference list, which wins over `@SQ` lines.
+    pub fn from_parts(text: Vec<u8>, refs: Vec<Reference>) -> Self {
+        let by_name = refs.iter().enumerate().map(|(i, r)| (r.name.clone(), i as i32)).collect();
+        Header { text, refs, by_name, modified: false }
+    }
+
+    /// A header from SAM text: references come from its `@SQ` lines.
+    pub fn from_sam_text(text: Vec<u8>) -> Result<Self, HeaderError> {
+        let mut refs = Vec::new();
+        for line in text.split(|&b| b == b'\n') {
+            if line.starts_with(b"@SQ\t") {
+                let bad = || HeaderError::BadSq(String::from_utf8_lossy(line).into_owned());
+                let name = line_field(line, b"SN").ok_or_else(bad)?;
+                let len = line_field(line, b"LN")
+                    .and_then(|l| std::str::from_utf8(l).ok()?.parse::<u64>().ok())
+                    .filter(|&l| l <= i32::MAX as u64)
+                    .ok_or_else(bad)?;
+                refs.push(Reference { name: name.to_vec(), len: len as u32 });
+            }
+        }
+        Ok(Header::from_parts(text, refs))
+    }
+
+    pub fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    pub fn refs(&self) -> &[Reference] {
+        &self.refs
+    }
+
+    pub fn is_modified(&self) -> bool {
+        self.modified
+    }
+
+    /// The reference id of a name.
+    pub fn tid(&self, name: &[u8]) -> Option<i32> {
+        self.by_name.get(name).copied()
+    }
+
+    pub fn ref_name(&self, tid: i32) -> Option<&[u8]> {
+        usize::try_from(tid).ok().and_then(|t| self.refs.get(t)).map(|r| r.name.as_slice())
+    }
+
+    /// Header lines, without NUL padding or empty lines.
+    pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
+        let end = self.text.iter().position(|&b| b == 0).unwrap_or(self.text.len());
+        self.text[..end].split(|&b| b == b'\n').filter(|l| !l.is_empty())
+    }
+
+    fn set_lines(&mut self, lines: Vec<Vec<u8>>) {
+        let mut text = Vec::with_capacity(self.text.len() + 128);
+        for l in lines {
+            text.extend_from_slice(&l);
+            text.push(b'\n');
+        }
+        self.text = text;
+        self.modified = true;
+    }
+
+    fn owned_lines(&self) -> Vec<Vec<u8>> {
+        self.lines().map(|l| l.to_vec()).collect()
+    }
+
+    /// The `LB` of read group `rg`, if the header has that `@RG` with an `LB`.
+    pub fn read_group_library(&self, rg: &[u8]) -> Option<&[u8]> {
+        self.lines()
+            .filter(|l| l.starts_with(b"@RG\t"))
+            .find(|l| line_field(l, b"ID") == Some(rg))
+            .and_then(|l| line_field(l, b"LB"))
+    }
+
+    /// Keeps only the `@RG` lines whose ID `keep` accepts (`view -r/-R`).
+    pub fn retain_read_groups(&mut self, keep: impl Fn(&[u8]) -> bool) {
+        let lines = self
+            .owned_lines()
+            .into_iter()
+            .filter(|l| !l.starts_with(b"@RG\t") || line_field(l, b"ID").is_some_and(&keep))
+            .collect();
+        self.set_lines(lines);
+    }
+
+    /// Adds `@SQ` lines and references from a `.fai`-style list when the header has none.
+    pub fn add_references(&mut self, refs: Vec<Reference>) {
+        if !self.refs.is_empty() {
+            return;
+        }
+        let mut lines = self.owned_lines();
+        for r in &refs {
+            let mut l = b"@SQ\tSN:".to_vec();
+            l.extend_from_slice(&r.name);
+            l.extend_from_slice(format!("\tLN:{}", r.len).as_bytes());
+            lines.push(l);
+        }
+        self.set_lines(lines);
+        *self = Header::from_parts(std::mem::take(&mut self.text), refs);
+        self.modified = true;
+    }
+
+    /// Adds a `@PG` line as htslib's `sam_hdr_add_pg` does: one per chain end, placed after the
+    /// last `@PG`, with a unique ID (`ID`, `ID.1`, ...). `fields` are the items after ID/PP.
+    pub fn add_pg(&mut self, id: &str, fields: &[(&str, &str)]) {
+        let mut lines = self.owned_lines();
+        let pg: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].starts_with(b"@PG\t")).collect();
+        let ids: Vec<Vec<u8>> =
+            pg.iter().filter_map(|&i| line_field(&lines[i], b"ID").map(|v| v.to_vec())).collect();
+        let pps: Vec<Vec<u8>> =
+            pg.iter().filter_map(|&i| line_field(&lines[i], b"PP").map(|v| v.to_vec())).collect();
+        // Chain ends: lines with a PP that no other line references.
+        let mut ends: Vec<Vec<u8>> = pg
+            .iter()
+            .filter(|&&i| line_field(&lines[i], b"PP").is_some())
+            .filter_map(|&i| line_field(&lines[i], b"ID"))
+            .filter(|id| !pps.iter().any(|p| p == id))
+            .map(|v| v.to_vec())
+            .collect();
+        if ends.is_empty() {
+            if let Some(last) = ids.last() {
+                ends.push(last.clone());
+            }
+        }
+        let mut taken: Vec<Vec<u8>> = ids.clone();
+        let mut new_lines = Vec::new();
+        let pps_for: Vec<Option<Vec<u8>>> =
+            if ends.is_empty() { vec![None] } else { ends.into_iter().map(Some).collect() };
+        for pp in pps_for {
+            let mut new_id = id.as_bytes().to_vec();
+            let mut n = 0;
+            while taken.contains(&new_id) {
+                n += 1;
+                new_id = format!("{id}.{n}").into_bytes();
+            }
+            taken.push(new_id.clone());
+            let mut l = b"@PG\tID:".to_vec();
+            l.extend_from_slice(&new_id);
+            let mut items = fields.iter();
+            if let Some((k, v)) = items.next() {
+                l.extend_from_slice(format!("\t{k}:{v}").as_bytes());
+            }
+            if let Some(pp) = pp {
+                l.extend_from_slice(b"\tPP:");
+                l.extend_from_slice(&pp);
+            }
+            for (k, v) in items {
+                l.extend_from_slice(format!("\t{k}:{v}").as_bytes());
+            }
+            new_lines.push(l);
+        }
+        let at = pg.last().map(|&i| i + 1).unwrap_or(lines.len());
+        lines.splice(at..at, new_lines);
+        self.set_lines(lines);
+    }
+
+    /// Text for SAM output: as stored, plus `@SQ` lines synthesised when the text has none.
+    pub fn sam_text(&self) -> Vec<u8> {
+        let mut out = self.text.clone();
+        if !self.refs.is_empty() && !self.lines().any(|l| l.starts_with(b"@SQ\t")) {
+            if !out.is_empty() && !out.ends_with(b"\n") {
+                out.push(b'\n');
+            }
+            for r in &self.refs {
+                out.extend_from_slice(b"@SQ\tSN:");
+                out.extend_from_slice(&r.name);
+                out.extend_from_slice(format!("\tLN:{}\n", r.len).as_bytes());
+            }
+        }
+        out
+    }
+
+    /// The BAM header block: magic, text, reference list (SAMv1 §4.2).
+    pub fn encode_bam(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.text.len() + 64 + self.refs.len() * 32);
+        out.extend_from_slice(b"BAM\x01");
+        out.extend_from_slice(&(self.text.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.text);
+        out.extend_from_slice(&(self.refs.len() as u32).to_le_bytes());
+        for r in &self.refs {
+            out.extend_from_slice(&(r.name.len() as u32 + 1).to_le_bytes());
+            out.extend_from_slice(&r.name);
+            out.push(0);
+            out.extend_from_slice(&r.len.to_le_bytes());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pg_ids(h: &Header) -> Vec<String> {
+        h.lines()
+            .filter(|l| l.starts_with(b"@PG"))
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn parses_sq_lines() {
+        let h = Header::from_sam_text(b"@HD\tVN:1.6\n@SQ\tSN:chr1\tLN:100\n@SQ\tSN:chr2\tLN:5\n".to_vec())
+            .unwrap();
+        assert_eq!(h.tid(b"chr2"), Some(1));
+        assert_eq!(h.refs()[0].len, 100);
+        assert!(Header::from_sam_text(b"@SQ\tSN:x\n".to_vec()).is_err());
+    }
+
+    #[test]
+    fn pg_chains_to_each_end() {
+        let mut h = Header::from_sam_text(
+            b"@PG\tID:a\n@PG\tID:b\tPP:a\n@PG\tID:c\n@CO\tx\n".to_vec(),
+        )
+        .unwrap();
+        h.add_pg("samtools", &[("PN", "samtools"), ("VN", "1.24")]);
+        let pgs = pg_ids(&h);
+        assert_eq!(pgs[3], "@PG\tID:samtools\tPN:samtools\tPP:b\tVN:1.24");
+        assert!(h.lines().last().unwrap().starts_with(b"@CO"));
+        h.add_pg("samtools", &[("PN", "samtools")]);
+        assert_eq!(pg_ids(&h)[4], "@PG\tID:samtools.1\tPN:samtools\tPP:samtools");
+    }
+
+    #[test]
+    fn pg_without_chain_uses_last_line() {
+        let mut h = Header::from_sam_text(b"@PG\tID:a\n@PG\tID:b\n".to_vec()).unwrap();
+        h.add_pg("samtools", &[("PN", "samtools")]);
+        assert_eq!(pg_ids(&h)[2], "@PG\tID:samtools\tPN:samtools\tPP:b");
+        let mut e = Header::default();
+        e.add_pg("samtools", &[("PN", "samtools")]);
+        assert_eq!(pg_ids(&e), vec!["@PG\tID:samtools\tPN:samtools"]);
+    }
+}

@@ -1,0 +1,13 @@
+//! What a record *is*: the BAM byte layout, zero-copy accessors, aux fields, CIGAR, the header and
+//! the arena store. Uses nothing else in mdsam; no I/O, no threads.
+
+pub mod aux;
+pub mod cigar;
+pub mod header;
+pub mod layout;
+pub mod store;
+pub mod view;
+
+pub use header::Header;
+pub use store::{Batch, RecordIdx, RecordStore};
+pub use view::RecordRef;

@@ -1,0 +1,231 @@
+//! `RecordRef`: a zero-copy view of one BAM record's bytes (without `block_size`).
+
+use super::aux::{AuxField, AuxIter};
+use super::cigar;
+use super::layout::{self, read_i32, read_u16, read_u32};
+
+/// A borrowed BAM record. Construct it only from bytes that passed [`validate`].
+#[derive(Clone, Copy)]
+pub struct RecordRef<'a> {
+    bytes: &'a [u8],
+}
+
+/// Why a record's bytes are not a valid BAM record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    #[error("record is shorter than the 32-byte fixed part")]
+    TooShort,
+    #[error("l_read_name is 0")]
+    EmptyReadName,
+    #[error("read name is not NUL-terminated")]
+    UnterminatedReadName,
+    #[error("n_cigar_op, l_seq or l_read_name runs past the end of the record")]
+    FieldsPastEnd,
+    #[error("l_seq is negative")]
+    NegativeSeqLength,
+    #[error("malformed aux data")]
+    BadAux,
+}
+
+/// Checks every length field against the record's size, and the aux block's structure.
+pub fn validate(b: &[u8]) -> Result<(), RecordError> {
+    if b.len() < layout::FIXED_LEN {
+        return Err(RecordError::TooShort);
+    }
+    let l_name = b[layout::L_READ_NAME] as usize;
+    if l_name == 0 {
+        return Err(RecordError::EmptyReadName);
+    }
+    let l_seq = read_i32(b, layout::L_SEQ);
+    if l_seq < 0 {
+        return Err(RecordError::NegativeSeqLength);
+    }
+    let n_cigar = read_u16(b, layout::N_CIGAR_OP) as usize;
+    let aux_start =
+        layout::FIXED_LEN + l_name + 4 * n_cigar + (l_seq as usize).div_ceil(2) + l_seq as usize;
+    if aux_start > b.len() {
+        return Err(RecordError::FieldsPastEnd);
+    }
+    if b[layout::FIXED_LEN + l_name - 1] != 0 {
+        return Err(RecordError::UnterminatedReadName);
+    }
+    super::aux::validate(&b[aux_start..]).map_err(|_| RecordError::BadAux)
+}
+
+impl<'a> RecordRef<'a> {
+    /// Wraps validated record bytes.
+    #[inline]
+    pub fn new(bytes: &'a [u8]) -> Self {
+        debug_assert!(validate(bytes).is_ok());
+        RecordRef { bytes }
+    }
+
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    #[inline]
+    pub fn ref_id(&self) -> i32 {
+        read_i32(self.bytes, layout::REF_ID)
+    }
+    #[inline]
+    pub fn pos(&self) -> i32 {
+        read_i32(self.bytes, layout::POS)
+    }
+    #[inline]
+    pub fn mapq(&self) -> u8 {
+        self.bytes[layout::MAPQ]
+    }
+    #[inline]
+    pub fn bin(&self) -> u16 {
+        read_u16(self.bytes, layout::BIN)
+    }
+    #[inline]
+    pub fn flag(&self) -> u16 {
+        read_u16(self.bytes, layout::FLAG)
+    }
+    #[inline]
+    pub fn next_ref_id(&self) -> i32 {
+        read_i32(self.bytes, layout::NEXT_REF_ID)
+    }
+    #[inline]
+    pub fn next_pos(&self) -> i32 {
+        read_i32(self.bytes, layout::NEXT_POS)
+    }
+    #[inline]
+    pub fn tlen(&self) -> i32 {
+        read_i32(self.bytes, layout::TLEN)
+    }
+    #[inline]
+    fn l_read_name(&self) -> usize {
+        self.bytes[layout::L_READ_NAME] as usize
+    }
+    #[inline]
+    pub fn n_cigar_op(&self) -> usize {
+        read_u16(self.bytes, layout::N_CIGAR_OP) as usize
+    }
+    #[inline]
+    pub fn l_seq(&self) -> usize {
+        read_i32(self.bytes, layout::L_SEQ) as usize
+    }
+    /// The read name without its NUL.
+    #[inline]
+    pub fn read_name(&self) -> &'a [u8] {
+        &self.bytes[layout::FIXED_LEN..layout::FIXED_LEN + self.l_read_name() - 1]
+    }
+    #[inline]
+    fn cigar_start(&self) -> usize {
+        layout::FIXED_LEN + self.l_read_name()
+    }
+    #[inline]
+    fn seq_start(&self) -> usize {
+        self.cigar_start() + 4 * self.n_cigar_op()
+    }
+    #[inline]
+    fn qual_start(&self) -> usize {
+        self.seq_start() + self.l_seq().div_ceil(2)
+    }
+    #[inline]
+    fn aux_start(&self) -> usize {
+        self.qual_start() + self.l_seq()
+    }
+    /// The raw CIGAR bytes (4 per op).
+    #[inline]
+    pub fn cigar_bytes(&self) -> &'a [u8] {
+        &self.bytes[self.cigar_start()..self.seq_start()]
+    }
+    /// CIGAR ops as `len << 4 | op`.
+    pub fn cigar(&self) -> impl Iterator<Item = u32> + 'a {
+        self.cigar_bytes().chunks_exact(4).map(|c| read_u32(c, 0))
+    }
+    /// The 4-bit packed sequence.
+    #[inline]
+    pub fn seq_packed(&self) -> &'a [u8] {
+        &self.bytes[self.seq_start()..self.qual_start()]
+    }
+    /// The base code (0..16) at query position `i`.
+    #[inline]
+    pub fn base_code(&self, i: usize) -> u8 {
+        let b = self.seq_packed()[i / 2];
+        if i % 2 == 0 { b >> 4 } else { b & 0xf }
+    }
+    /// Phred qualities (0xff in the first byte means absent).
+    #[inline]
+    pub fn qual(&self) -> &'a [u8] {
+        &self.bytes[self.qual_start()..self.aux_start()]
+    }
+    #[inline]
+    pub fn aux_bytes(&self) -> &'a [u8] {
+        &self.bytes[self.aux_start()..]
+    }
+    /// Offset of the aux block inside the record bytes.
+    #[inline]
+    pub fn aux_offset(&self) -> usize {
+        self.aux_start()
+    }
+    pub fn aux(&self) -> AuxIter<'a> {
+        AuxIter::new(self.aux_bytes())
+    }
+    pub fn aux_get(&self, tag: [u8; 2]) -> Option<AuxField<'a>> {
+        self.aux().find(|f| f.tag == tag)
+    }
+    /// Reference length of the alignment (0 without CIGAR).
+    pub fn ref_len(&self) -> i64 {
+        cigar::ref_len(self.cigar())
+    }
+    /// 0-based exclusive end as htslib's `bam_endpos`: pos+1 for unmapped or CIGAR-less reads.
+    pub fn end_pos(&self) -> i64 {
+        let rlen = if self.flag() & layout::flags::UNMAP == 0 { self.ref_len() } else { 0 };
+        self.pos() as i64 + if rlen == 0 { 1 } else { rlen }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        let mut b = vec![0u8; 32];
+        b[0..4].copy_from_slice(&1i32.to_le_bytes());
+        b[4..8].copy_from_slice(&99i32.to_le_bytes());
+        b[8] = 3; // "r1\0"
+        b[9] = 60;
+        b[12..14].copy_from_slice(&1u16.to_le_bytes());
+        b[14..16].copy_from_slice(&0x63u16.to_le_bytes());
+        b[16..20].copy_from_slice(&3i32.to_le_bytes());
+        b.extend_from_slice(b"r1\0");
+        b.extend_from_slice(&((3u32 << 4) | cigar::MATCH as u32).to_le_bytes());
+        b.extend_from_slice(&[0x12, 0x40]); // A C G
+        b.extend_from_slice(&[30, 31, 32]);
+        b.extend_from_slice(b"NMC\x01");
+        b
+    }
+
+    #[test]
+    fn accessors_read_fields() {
+        let b = sample();
+        validate(&b).unwrap();
+        let r = RecordRef::new(&b);
+        assert_eq!((r.ref_id(), r.pos(), r.mapq(), r.flag()), (1, 99, 60, 0x63));
+        assert_eq!(r.read_name(), b"r1");
+        assert_eq!(r.cigar().collect::<Vec<_>>(), vec![0x30]);
+        assert_eq!((0..3).map(|i| r.base_code(i)).collect::<Vec<_>>(), vec![1, 2, 4]);
+        assert_eq!(r.qual(), &[30, 31, 32]);
+        assert_eq!(r.aux_get(*b"NM").and_then(|f| f.int()), Some(1));
+        assert_eq!(r.end_pos(), 102);
+    }
+
+    #[test]
+    fn rejects_bad_lengths() {
+        let mut b = sample();
+        b.truncate(40);
+        assert_eq!(validate(&b), Err(RecordError::FieldsPastEnd));
+        let mut b = sample();
+        b[8] = 0;
+        assert_eq!(validate(&b), Err(RecordError::EmptyReadName));
+        let mut b = sample();
+        b[34] = b'x';
+        assert_eq!(validate(&b), Err(RecordError::UnterminatedReadName));
+        assert_eq!(validate(&b[..10]), Err(RecordError::TooShort));
+    }
+}
