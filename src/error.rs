@@ -12,6 +12,9 @@ pub enum Error {
     /// Anything else, already phrased for the user.
     #[error("{0}")]
     Message(String),
+    /// `--help`: print the command's usage to stdout and exit 0.
+    #[error("help")]
+    Help,
     /// The output pipe closed (e.g. `| head`): exit quietly.
     #[error("broken pipe")]
     BrokenPipe,

@@ -1,1 +1,117 @@
-//! samtools-compatible argument parsing.
+//! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
+//! `samtools`), one file per command turning arguments into plain option structs.
+
+pub mod flags;
+pub mod getopt;
+pub mod global;
+pub mod view;
+
+use std::io::{IsTerminal, Write};
+
+use crate::error::Error;
+
+/// The samtools release whose behaviour mdsam reproduces.
+pub const SAMTOOLS_VERSION: &str = "1.24";
+pub const MDSAM_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How the program was called.
+pub struct Invocation {
+    /// argv[0] exactly as given (goes into `@PG CL`).
+    pub argv0: String,
+    /// The subcommand name.
+    pub command: String,
+}
+
+impl Invocation {
+    /// `@PG` fields after `ID`: `PN`, `VN`, `CL` as samtools writes them.
+    pub fn pg_fields(&self, args: &[String]) -> Vec<(String, String)> {
+        let mut cl = format!("{} {}", self.argv0, self.command);
+        for a in args {
+            cl.push(' ');
+            cl.push_str(&a.replace('\t', " "));
+        }
+        vec![
+            ("PN".into(), "samtools".into()),
+            ("VN".into(), format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})")),
+            ("CL".into(), cl),
+        ]
+    }
+}
+
+pub fn version_line() -> String {
+    format!("samtools {SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})")
+}
+
+fn main_usage() -> String {
+    include_str!("usage/main.txt").replace("{VERSION}", &format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})"))
+}
+
+fn print_version() {
+    println!("{}", version_line());
+    println!("Using mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)");
+}
+
+/// Runs a command line; returns the exit status.
+pub fn run(argv: Vec<String>) -> i32 {
+    let argv0 = argv.first().cloned().unwrap_or_else(|| "samtools".into());
+    let args = &argv[1.min(argv.len())..];
+    let Some(command) = args.first() else {
+        eprint!("{}", main_usage());
+        return 1;
+    };
+    let rest = &args[1..];
+    match command.as_str() {
+        "help" | "--help" | "-h" => match rest.first() {
+            Some(cmd) => run_command(&argv0, cmd, &[]),
+            None => {
+                print!("{}", main_usage());
+                0
+            }
+        },
+        "version" | "--version" => {
+            print_version();
+            0
+        }
+        "--version-only" => {
+            println!("{SAMTOOLS_VERSION}+mdsam{MDSAM_VERSION}");
+            0
+        }
+        cmd => run_command(&argv0, cmd, rest),
+    }
+}
+
+fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
+    let inv = Invocation { argv0: argv0.to_string(), command: cmd.to_string() };
+    let (usage, result) = match cmd {
+        "view" => {
+            if args.is_empty() && std::io::stdin().is_terminal() {
+                print!("{}", view::USAGE);
+                return 0;
+            }
+            (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
+        }
+        _ => {
+            eprintln!("[main] unrecognized command '{cmd}'");
+            return 1;
+        }
+    };
+    match result {
+        Ok(()) => 0,
+        Err(Error::Help) => {
+            print!("{usage}");
+            0
+        }
+        Err(Error::BrokenPipe) => 0,
+        Err(Error::Usage(msg)) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("samtools {cmd}: {msg}");
+            eprint!("{usage}");
+            1
+        }
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("samtools {cmd}: {e}");
+            1
+        }
+    }
+}

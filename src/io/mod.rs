@@ -1,1 +1,9 @@
-//! Bytes ⇄ records.
+//! Bytes ⇄ records: BGZF, BAM, SAM, and opening inputs and outputs.
+
+pub mod bam;
+pub mod bgzf;
+pub mod input;
+pub mod open;
+pub mod output;
+pub mod sam;
+pub mod stream;

@@ -1,1 +1,6 @@
-//! Wires io → ops → io; owns the threads.
+//! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
+//! running the command inside it.
+
+pub mod sink;
+pub mod threads;
+pub mod view;

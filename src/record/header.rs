@@ -186,6 +186,13 @@ impl Header {
         self.set_lines(lines);
     }
 
+    /// Appends a `@CO` line at the end of the header.
+    pub fn add_comment(&mut self, text: &str) {
+        let mut lines = self.owned_lines();
+        lines.push(format!("@CO\t{text}").into_bytes());
+        self.set_lines(lines);
+    }
+
     /// Text for SAM output: as stored, plus `@SQ` lines synthesised when the text has none.
     pub fn sam_text(&self) -> Vec<u8> {
         let mut out = self.text.clone();

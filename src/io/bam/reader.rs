@@ -1,0 +1,215 @@
+//! BAM reading: the header, then batches of records cut from parallel-inflated BGZF pieces.
+//!
+//! Each piece of inflated data becomes one [`Batch`] with no copy: the bytes of a record that
+//! straddles the end of a piece are carried into the front of the next piece's buffer. Record
+//! boundaries are found by a quick walk over `block_size` fields; every record is then validated
+//! (all length fields and the aux block, see `record::view::validate`) in parallel.
+
+use rayon::prelude::*;
+
+use crate::io::bgzf;
+use crate::record::header::Reference;
+use crate::record::{Batch, Header, view};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Bgzf(#[from] bgzf::reader::ReadError),
+    #[error("not a BAM file (bad magic)")]
+    BadMagic,
+    #[error("truncated BAM header")]
+    TruncatedHeader,
+    #[error("invalid BAM header: {0}")]
+    BadHeader(&'static str),
+    #[error("truncated BAM record {record}")]
+    TruncatedRecord { record: u64 },
+    #[error("invalid BAM record {record}: {source}")]
+    BadRecord { record: u64, source: view::RecordError },
+    #[error("invalid BAM record {record}: block_size {size} is too small")]
+    BadBlockSize { record: u64, size: u32 },
+}
+
+pub struct Reader {
+    bgzf: bgzf::Reader,
+    carry: Vec<u8>,
+    records_read: u64,
+}
+
+/// Decodes the header from the front of `data`; `Ok(None)` when more bytes are needed.
+fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> {
+    let need = |n: usize| data.len() >= n;
+    if !need(4) {
+        return Ok(None);
+    }
+    if &data[..4] != b"BAM\x01" {
+        return Err(ReadError::BadMagic);
+    }
+    if !need(8) {
+        return Ok(None);
+    }
+    let l_text = u32::from_le_bytes(data[4..8].try_into().unwrap_or_default()) as usize;
+    let mut at = 8 + l_text;
+    if !need(at + 4) {
+        return Ok(None);
+    }
+    let text = data[8..at].to_vec();
+    let n_ref = i32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default());
+    if n_ref < 0 {
+        return Err(ReadError::BadHeader("negative reference count"));
+    }
+    at += 4;
+    let mut refs = Vec::with_capacity(n_ref as usize);
+    for _ in 0..n_ref {
+        if !need(at + 4) {
+            return Ok(None);
+        }
+        let l_name = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default()) as usize;
+        if l_name == 0 {
+            return Err(ReadError::BadHeader("empty reference name"));
+        }
+        if !need(at + 4 + l_name + 4) {
+            return Ok(None);
+        }
+        let name = &data[at + 4..at + 4 + l_name];
+        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        let len = u32::from_le_bytes(data[at + 4 + l_name..at + 8 + l_name].try_into().unwrap_or_default());
+        refs.push(Reference { name: name.to_vec(), len });
+        at += 8 + l_name;
+    }
+    Ok(Some((Header::from_parts(text, refs), at)))
+}
+
+/// Finds the records framed at the front of `data`; returns their starts and the end of the last
+/// complete one.
+fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), ReadError> {
+    let mut starts = Vec::with_capacity(data.len() / 300);
+    let mut at = 0;
+    while at + 4 <= data.len() {
+        let size = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default());
+        if (size as usize) < crate::record::layout::FIXED_LEN {
+            return Err(ReadError::BadBlockSize { record: first_record + starts.len() as u64, size });
+        }
+        if at + 4 + size as usize > data.len() {
+            break;
+        }
+        starts.push(at as u32);
+        at += 4 + size as usize;
+    }
+    Ok((starts, at))
+}
+
+/// Validates every record of a batch in parallel; the error names the first bad record.
+fn validate_batch(batch: &Batch, first_record: u64) -> Result<(), ReadError> {
+    (0..batch.len()).into_par_iter().with_min_len(2048).try_for_each(|i| {
+        view::validate(&batch.framed(i)[4..])
+            .map_err(|source| ReadError::BadRecord { record: first_record + i as u64 + 1, source })
+    })
+}
+
+impl Reader {
+    /// Reads the header of a BAM file.
+    pub fn new(mut bgzf: bgzf::Reader) -> Result<(Reader, Header), ReadError> {
+        let mut data = Vec::new();
+        loop {
+            if let Some((header, used)) = decode_header(&data)? {
+                let carry = data[used..].to_vec();
+                return Ok((Reader { bgzf, carry, records_read: 0 }, header));
+            }
+            match bgzf.read_piece(data)? {
+                Some(p) => data = p.data,
+                None => return Err(ReadError::TruncatedHeader),
+            }
+        }
+    }
+
+    pub fn bgzf(&self) -> &bgzf::Reader {
+        &self.bgzf
+    }
+
+    /// The next batch of records; `None` at end of input.
+    pub fn read_batch(&mut self) -> Result<Option<Batch>, ReadError> {
+        loop {
+            let carry = std::mem::take(&mut self.carry);
+            let pending = carry.len();
+            let Some(piece) = self.bgzf.read_piece(carry)? else {
+                if pending > 0 {
+                    return Err(ReadError::TruncatedRecord { record: self.records_read + 1 });
+                }
+                return Ok(None);
+            };
+            let (starts, used) = frame_records(&piece.data, self.records_read)?;
+            if starts.is_empty() {
+                self.carry = piece.data;
+                continue;
+            }
+            let mut data = piece.data;
+            self.carry = data[used..].to_vec();
+            data.truncate(used);
+            let batch = Batch { data, starts };
+            validate_batch(&batch, self.records_read)?;
+            self.records_read += batch.len() as u64;
+            return Ok(Some(batch));
+        }
+    }
+
+    /// Records whose virtual offsets lie in `[start, end)`: one index chunk of a region query.
+    pub fn read_range(&mut self, start: u64, end: u64) -> Result<Batch, ReadError> {
+        let (cstart, ustart) = (start >> 16, (start & 0xffff) as usize);
+        let (cend, uend) = (end >> 16, (end & 0xffff) as usize);
+        let limit = if uend == 0 { cend } else { cend + 1 };
+        self.bgzf.seek(cstart, Some(limit.max(cstart + 1))).map_err(bgzf::reader::ReadError::Io)?;
+        let mut data = Vec::new();
+        let mut blocks = Vec::new();
+        while let Some(piece) = self.bgzf.read_piece(Vec::new())? {
+            let base = data.len();
+            blocks.extend(piece.blocks.iter().map(|b| bgzf::reader::BlockSpan { data_start: b.data_start + base, ..*b }));
+            data.extend_from_slice(&piece.data);
+        }
+        self.bgzf.seek(0, None).map_err(bgzf::reader::ReadError::Io)?;
+        let voffset = |at: usize| -> u64 {
+            let i = blocks.partition_point(|b| b.data_start <= at) - 1;
+            blocks[i].coffset << 16 | (at - blocks[i].data_start) as u64
+        };
+        let mut batch = Batch::default();
+        let mut at = ustart.min(data.len());
+        while at + 4 <= data.len() && voffset(at) < end {
+            let size = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default()) as usize;
+            if at + 4 + size > data.len() {
+                return Err(ReadError::TruncatedRecord { record: 0 });
+            }
+            let record = &data[at + 4..at + 4 + size];
+            view::validate(record).map_err(|source| ReadError::BadRecord { record: 0, source })?;
+            batch.push(record);
+            at += 4 + size;
+        }
+        Ok(batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_needs_all_bytes() {
+        let h = Header::from_parts(b"@HD\tVN:1.6\n".to_vec(), vec![Reference { name: b"chr1".to_vec(), len: 9 }]);
+        let bytes = h.encode_bam();
+        for cut in 0..bytes.len() {
+            assert!(decode_header(&bytes[..cut]).unwrap().is_none(), "cut {cut}");
+        }
+        let (back, used) = decode_header(&bytes).unwrap().unwrap();
+        assert_eq!(used, bytes.len());
+        assert_eq!(back.refs(), h.refs());
+        assert!(matches!(decode_header(b"BAM\x02xxxx"), Err(ReadError::BadMagic)));
+    }
+
+    #[test]
+    fn frames_complete_records_only() {
+        let mut b = Batch::default();
+        b.push(&[0; 36]);
+        b.push(&[0; 40]);
+        let (starts, used) = frame_records(&b.data[..50], 0).unwrap();
+        assert_eq!((starts, used), (vec![0], 40));
+        assert!(matches!(frame_records(&[4, 0, 0, 0, 1, 2, 3, 4], 0), Err(ReadError::BadBlockSize { .. })));
+    }
+}

@@ -1,0 +1,37 @@
+//! BAM writing: the header in its own BGZF block(s), then records, through `bgzf::Writer`.
+
+use std::io::Write;
+
+use crate::io::bgzf;
+use crate::record::{Batch, Header};
+
+pub struct Writer {
+    bgzf: bgzf::Writer,
+}
+
+impl Writer {
+    /// Writes the header and returns a writer for records (`bam_hdr_write` then `bgzf_flush`).
+    pub fn new(sink: Box<dyn Write + Send>, header: &Header, level: i32, threads: usize) -> std::io::Result<Self> {
+        let mut bgzf = bgzf::Writer::new(sink, level, threads);
+        bgzf.write_bytes(&header.encode_bam())?;
+        bgzf.flush_block()?;
+        Ok(Writer { bgzf })
+    }
+
+    /// Writes one record given with its `block_size` prefix.
+    #[inline]
+    pub fn write_framed(&mut self, framed: &[u8]) -> std::io::Result<()> {
+        self.bgzf.write_unit(framed)
+    }
+
+    pub fn write_batch(&mut self, batch: &Batch) -> std::io::Result<()> {
+        for i in 0..batch.len() {
+            self.write_framed(batch.framed(i))?;
+        }
+        Ok(())
+    }
+
+    pub fn finish(self) -> std::io::Result<Box<dyn Write + Send>> {
+        self.bgzf.finish()
+    }
+}

@@ -1,0 +1,212 @@
+//! One BGZF block: header parsing, inflate with CRC/ISIZE checks, and htslib-identical deflate.
+//!
+//! | offset | size | field (SAMv1 §4.1) |
+//! |--------|------|--------------------|
+//! | 0      | 4    | `1f 8b 08 04` (gzip, deflate, FEXTRA) |
+//! | 4      | 6    | MTIME=0, XFL=0, OS=0xff |
+//! | 10     | 2    | XLEN (6 for htslib's blocks) |
+//! | 12     | XLEN | subfields; `BC`, len 2, BSIZE = total block size − 1 |
+//! | 12+XLEN| ..   | raw DEFLATE data |
+//! | end−8  | 4    | CRC32 of the uncompressed data |
+//! | end−4  | 4    | ISIZE, uncompressed length (≤ 65536) |
+
+use libdeflater::{CompressionLvl, Compressor, Crc, Decompressor};
+
+/// Most uncompressed bytes htslib puts in one block (`BGZF_BLOCK_SIZE`).
+pub const BLOCK_DATA_MAX: usize = 0xff00;
+/// Largest block on disk (`BGZF_MAX_BLOCK_SIZE`).
+pub const BLOCK_MAX: usize = 0x10000;
+/// The 28-byte empty block that ends every BGZF file.
+pub const EOF_BLOCK: [u8; 28] = [
+    0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 0x06, 0, 0x42, 0x43, 0x02, 0, 0x1b, 0, 0x03, 0, 0, 0,
+    0, 0, 0, 0, 0, 0,
+];
+const FOOTER_LEN: usize = 8;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    #[error("truncated BGZF block")]
+    Truncated,
+    #[error("not a BGZF block (bad gzip header or no BC field)")]
+    NotBgzf,
+    #[error("corrupt deflate data in BGZF block")]
+    BadDeflate,
+    #[error("BGZF block CRC32 mismatch (expected {expected:08x}, got {actual:08x})")]
+    CrcMismatch { expected: u32, actual: u32 },
+    #[error("BGZF block ISIZE {expected} does not match inflated size {actual}")]
+    SizeMismatch { expected: u32, actual: usize },
+}
+
+/// True if `b` starts like a gzip member with the FEXTRA flag (BGZF or plain gzip).
+pub fn is_gzip(b: &[u8]) -> bool {
+    b.len() >= 2 && b[0] == 0x1f && b[1] == 0x8b
+}
+
+/// Total on-disk size of the block starting at `b[0]`, read from its BC subfield.
+pub fn block_size(b: &[u8]) -> Result<usize, BlockError> {
+    if b.len() < 12 {
+        return Err(if is_gzip(b) || b.is_empty() { BlockError::Truncated } else { BlockError::NotBgzf });
+    }
+    if b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 || b[3] & 4 == 0 {
+        return Err(BlockError::NotBgzf);
+    }
+    let xlen = u16::from_le_bytes([b[10], b[11]]) as usize;
+    let extra = b.get(12..12 + xlen).ok_or(BlockError::Truncated)?;
+    let mut at = 0;
+    while at + 4 <= extra.len() {
+        let len = u16::from_le_bytes([extra[at + 2], extra[at + 3]]) as usize;
+        if &extra[at..at + 2] == b"BC" && len == 2 && at + 6 <= extra.len() {
+            let bsize = u16::from_le_bytes([extra[at + 4], extra[at + 5]]) as usize + 1;
+            if bsize < 12 + xlen + FOOTER_LEN {
+                return Err(BlockError::NotBgzf);
+            }
+            return Ok(bsize);
+        }
+        at += 4 + len;
+    }
+    Err(BlockError::NotBgzf)
+}
+
+/// ISIZE of a complete block.
+pub fn inflated_size(block: &[u8]) -> usize {
+    let n = block.len();
+    u32::from_le_bytes([block[n - 4], block[n - 3], block[n - 2], block[n - 1]]) as usize
+}
+
+/// Inflates a complete block into `out` (exactly `inflated_size` long) and checks CRC32 and ISIZE.
+pub fn inflate(block: &[u8], out: &mut [u8], d: &mut Decompressor) -> Result<(), BlockError> {
+    let xlen = u16::from_le_bytes([block[10], block[11]]) as usize;
+    let n = block.len();
+    let data = block.get(12 + xlen..n - FOOTER_LEN).ok_or(BlockError::Truncated)?;
+    let expected_crc = u32::from_le_bytes([block[n - 8], block[n - 7], block[n - 6], block[n - 5]]);
+    let got = if out.is_empty() && data == [3, 0] {
+        0
+    } else {
+        d.deflate_decompress(data, out).map_err(|_| BlockError::BadDeflate)?
+    };
+    if got != out.len() {
+        return Err(BlockError::SizeMismatch { expected: out.len() as u32, actual: got });
+    }
+    let mut crc = Crc::new();
+    crc.update(out);
+    if crc.sum() != expected_crc {
+        return Err(BlockError::CrcMismatch { expected: expected_crc, actual: crc.sum() });
+    }
+    Ok(())
+}
+
+/// libdeflate level for a samtools compression level (htslib's `lvl_map`); −1 is the default, 6.
+pub fn libdeflate_level(samtools_level: i32) -> i32 {
+    const MAP: [i32; 10] = [0, 1, 2, 3, 5, 6, 7, 8, 10, 12];
+    let l = if samtools_level < 0 { 6 } else { samtools_level.min(9) };
+    MAP[l as usize]
+}
+
+/// A per-thread compressor for one samtools level.
+pub struct Deflater {
+    compressor: Option<Compressor>,
+}
+
+impl Deflater {
+    pub fn new(samtools_level: i32) -> Self {
+        let lvl = libdeflate_level(samtools_level);
+        let compressor = (lvl > 0).then(|| {
+            // SAFETY of unwrap_or: levels 1..=12 are always valid for libdeflate.
+            Compressor::new(CompressionLvl::new(lvl).unwrap_or_default())
+        });
+        Deflater { compressor }
+    }
+
+    /// Appends one complete BGZF block holding `data` (≤ 0xff00 bytes) to `out`.
+    pub fn deflate_into(&mut self, data: &[u8], out: &mut Vec<u8>) {
+        debug_assert!(data.len() <= BLOCK_MAX - 1024);
+        let start = out.len();
+        out.extend_from_slice(&[0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0]);
+        match &mut self.compressor {
+            Some(c) => {
+                let bound = c.deflate_compress_bound(data.len());
+                let at = out.len();
+                out.resize(at + bound, 0);
+                match c.deflate_compress(data, &mut out[at..]) {
+                    Ok(n) => out.truncate(at + n),
+                    Err(_) => {
+                        out.truncate(at);
+                        push_stored(data, out);
+                    }
+                }
+            }
+            None => push_stored(data, out),
+        }
+        let mut crc = Crc::new();
+        crc.update(data);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        let bsize = (out.len() - start - 1) as u16;
+        out[start + 16..start + 18].copy_from_slice(&bsize.to_le_bytes());
+    }
+}
+
+/// One stored (uncompressed) deflate block, as htslib writes at level 0.
+fn push_stored(data: &[u8], out: &mut Vec<u8>) {
+    out.push(1);
+    let len = data.len() as u16;
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&(!len).to_le_bytes());
+    out.extend_from_slice(data);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(level: i32, data: &[u8]) {
+        let mut out = Vec::new();
+        Deflater::new(level).deflate_into(data, &mut out);
+        assert_eq!(block_size(&out).unwrap(), out.len());
+        assert_eq!(inflated_size(&out), data.len());
+        let mut back = vec![0; data.len()];
+        inflate(&out, &mut back, &mut Decompressor::new()).unwrap();
+        assert_eq!(back, data);
+    }
+
+    #[test]
+    fn deflates_and_inflates_at_every_level() {
+        let data: Vec<u8> = (0..40000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for l in [-1, 0, 1, 5, 9] {
+            roundtrip(l, &data);
+        }
+        roundtrip(0, b"");
+    }
+
+    #[test]
+    fn eof_block_is_an_empty_block() {
+        assert_eq!(block_size(&EOF_BLOCK).unwrap(), 28);
+        assert_eq!(inflated_size(&EOF_BLOCK), 0);
+        inflate(&EOF_BLOCK, &mut [], &mut Decompressor::new()).unwrap();
+    }
+
+    #[test]
+    fn detects_corruption() {
+        let mut out = Vec::new();
+        Deflater::new(1).deflate_into(b"hello hello hello", &mut out);
+        let n = out.len();
+        let mut bad_crc = out.clone();
+        bad_crc[n - 8] ^= 1;
+        let mut buf = vec![0; 17];
+        assert!(matches!(
+            inflate(&bad_crc, &mut buf, &mut Decompressor::new()),
+            Err(BlockError::CrcMismatch { .. })
+        ));
+        let mut short = vec![0; 16];
+        assert!(inflate(&out, &mut short, &mut Decompressor::new()).is_err());
+        assert_eq!(block_size(&out[..8]), Err(BlockError::Truncated));
+        assert_eq!(block_size(b"@HD\tVN:1.6\n@SQ"), Err(BlockError::NotBgzf));
+    }
+
+    #[test]
+    fn maps_levels_like_htslib() {
+        assert_eq!(libdeflate_level(-1), 7);
+        assert_eq!(libdeflate_level(1), 1);
+        assert_eq!(libdeflate_level(9), 12);
+    }
+}

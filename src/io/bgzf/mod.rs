@@ -1,0 +1,8 @@
+//! BGZF (SAMv1 §4.1): blocks, a parallel reader and a parallel writer with htslib's block layout.
+
+pub mod block;
+pub mod reader;
+pub mod writer;
+
+pub use reader::Reader;
+pub use writer::Writer;

@@ -1,0 +1,172 @@
+//! Parallel BGZF reading: find a run of whole blocks by scanning headers (no inflating), then
+//! inflate the run's blocks in parallel straight into one contiguous buffer.
+//!
+//! Algorithm per [`Reader::read_piece`]:
+//! 1. Peek block headers from the current offset until the run holds about `target` inflated
+//!    bytes (the ISIZE trailer gives each block's size without inflating).
+//! 2. Lay the blocks out in one output `Vec` after the caller's carry-over prefix.
+//! 3. Inflate every block into its slot on the current rayon pool, checking CRC32 and ISIZE.
+//!
+//! The same path serves memory-mapped files and pipes; only `peek` differs (see `io::input`).
+
+use libdeflater::Decompressor;
+use rayon::prelude::*;
+
+use super::block::{self, BlockError};
+use crate::io::input::Input;
+
+/// Where a block's inflated bytes start in a piece.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockSpan {
+    /// Compressed offset of the block in the file.
+    pub coffset: u64,
+    /// Offset of its first inflated byte in the piece's data.
+    pub data_start: usize,
+}
+
+/// A run of inflated blocks.
+pub struct Piece {
+    pub data: Vec<u8>,
+    pub blocks: Vec<BlockSpan>,
+}
+
+/// A BGZF error with the compressed offset of the block it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{source} at compressed offset {offset}")]
+    Block { source: BlockError, offset: u64 },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+pub struct Reader {
+    input: Input,
+    target: usize,
+    /// Stop before this compressed offset (region queries).
+    limit: Option<u64>,
+    eof: bool,
+}
+
+impl Reader {
+    /// `target` is the inflated size of one piece; a few MiB per thread keeps every core busy.
+    pub fn new(input: Input, target: usize) -> Self {
+        Reader { input, target: target.max(1), limit: None, eof: false }
+    }
+
+    pub fn input(&self) -> &Input {
+        &self.input
+    }
+
+    /// Whether the file ends with the 28-byte EOF block (mapped files; streams say `true`).
+    pub fn has_eof_marker(&self) -> bool {
+        self.input.mapped().is_none_or(|m| m.ends_with(&block::EOF_BLOCK))
+    }
+
+    /// Continues at compressed offset `coffset`, reading no block that starts at or after `limit`.
+    pub fn seek(&mut self, coffset: u64, limit: Option<u64>) -> std::io::Result<()> {
+        self.input.seek(coffset)?;
+        self.limit = limit;
+        self.eof = false;
+        Ok(())
+    }
+
+    /// Inflates the next run of blocks after `prefix`; `None` at end of input.
+    pub fn read_piece(&mut self, prefix: Vec<u8>) -> Result<Option<Piece>, ReadError> {
+        if self.eof {
+            return Ok(None);
+        }
+        let start_offset = self.input.position();
+        let mut spans = Vec::new(); // (offset in run, size, isize)
+        let mut run_len = 0usize;
+        let mut inflated = 0usize;
+        while inflated < self.target {
+            if self.limit.is_some_and(|l| start_offset + run_len as u64 >= l) {
+                break;
+            }
+            let head = self.input.peek(run_len + 18)?;
+            if head.len() == run_len {
+                break;
+            }
+            let offset = start_offset + run_len as u64;
+            let size = block::block_size(&head[run_len..])
+                .map_err(|source| ReadError::Block { source, offset })?;
+            let whole = self.input.peek(run_len + size)?;
+            if whole.len() < run_len + size {
+                return Err(ReadError::Block { source: BlockError::Truncated, offset });
+            }
+            let isize = block::inflated_size(&whole[run_len..run_len + size]);
+            if isize > block::BLOCK_MAX {
+                return Err(ReadError::Block {
+                    source: BlockError::SizeMismatch { expected: isize as u32, actual: 0 },
+                    offset,
+                });
+            }
+            spans.push((run_len, size, isize));
+            run_len += size;
+            inflated += isize;
+        }
+        if spans.is_empty() {
+            self.eof = true;
+            return Ok(None);
+        }
+        let run = self.input.peek(run_len)?;
+        let mut data = prefix;
+        let base = data.len();
+        data.resize(base + inflated, 0);
+        let mut blocks = Vec::with_capacity(spans.len());
+        let mut slots = Vec::with_capacity(spans.len());
+        let mut rest = &mut data[base..];
+        let mut at = base;
+        for &(off, size, isize) in &spans {
+            let (slot, tail) = rest.split_at_mut(isize);
+            rest = tail;
+            slots.push((&run[off..off + size], slot, start_offset + off as u64));
+            blocks.push(BlockSpan { coffset: start_offset + off as u64, data_start: at });
+            at += isize;
+        }
+        slots.into_par_iter().with_min_len(4).try_for_each_init(Decompressor::new, |d, (blk, out, offset)| {
+            block::inflate(blk, out, d).map_err(|source| ReadError::Block { source, offset })
+        })?;
+        self.input.consume(run_len);
+        Ok(Some(Piece { data, blocks }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::bgzf::block::Deflater;
+
+    fn bgzf_of(chunks: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut d = Deflater::new(1);
+        for c in chunks {
+            d.deflate_into(c, &mut out);
+        }
+        out.extend_from_slice(&block::EOF_BLOCK);
+        out
+    }
+
+    #[test]
+    fn reads_pieces_with_prefix() {
+        let file = bgzf_of(&[b"hello ", b"bgzf ", b"world"]);
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(file)));
+        let mut r = Reader::new(input, 8);
+        let p = r.read_piece(b">".to_vec()).unwrap().unwrap();
+        assert_eq!(p.data, b">hello bgzf ");
+        assert_eq!(p.blocks.len(), 2);
+        assert_eq!(p.blocks[1].data_start, 7);
+        let p = r.read_piece(Vec::new()).unwrap().unwrap();
+        assert_eq!(p.data, b"world");
+        assert!(r.read_piece(Vec::new()).unwrap().is_none());
+    }
+
+    #[test]
+    fn truncated_file_is_an_error() {
+        let file = bgzf_of(&[b"hello world"]);
+        let cut = file[..20].to_vec();
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(cut)));
+        let err = Reader::new(input, 1 << 20).read_piece(Vec::new()).err().unwrap();
+        assert!(err.to_string().contains("truncated"), "{err}");
+    }
+}

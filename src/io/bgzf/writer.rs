@@ -1,0 +1,176 @@
+//! BGZF writing with htslib's block layout and parallel deflate.
+//!
+//! Layout rules reproduced from htslib `bgzf.c` (`bgzf_write`, `bgzf_flush_try`) and
+//! `sam.c` (`bam_write1`, `bam_hdr_write`):
+//! - a block holds at most 0xff00 bytes; data is cut at that size;
+//! - before a record is written, the open block is closed if the record would not fit, so a record
+//!   straddles blocks only when it is larger than a block;
+//! - the BAM header is followed by a flush, so it never shares a block with a record;
+//! - the file ends with the 28-byte EOF block.
+//!
+//! The cut points depend only on the data, so output bytes never depend on the thread count.
+//! Closed blocks are staged and deflated in parallel (one libdeflate compressor per thread) once
+//! enough are waiting, then written in order.
+
+use std::io::Write;
+
+use rayon::prelude::*;
+
+use super::block::{BLOCK_DATA_MAX, Deflater, EOF_BLOCK};
+
+pub struct Writer {
+    sink: Box<dyn Write + Send>,
+    level: i32,
+    /// Uncompressed bytes of closed blocks followed by the open block.
+    staging: Vec<u8>,
+    /// End offsets (in `staging`) of closed blocks.
+    cuts: Vec<usize>,
+    /// Start of the open block in `staging`.
+    open_start: usize,
+    /// Deflate once this many blocks are closed.
+    batch_blocks: usize,
+    /// Compressed bytes written so far (the next block's offset).
+    written: u64,
+}
+
+impl Writer {
+    /// `level` is samtools' level: −1 default, 0 uncompressed (stored blocks), 1..9.
+    pub fn new(sink: Box<dyn Write + Send>, level: i32, threads: usize) -> Self {
+        Writer {
+            sink,
+            level,
+            staging: Vec::with_capacity(BLOCK_DATA_MAX * 16),
+            cuts: Vec::new(),
+            open_start: 0,
+            batch_blocks: 16 * threads.max(1),
+            written: 0,
+        }
+    }
+
+    fn open_len(&self) -> usize {
+        self.staging.len() - self.open_start
+    }
+
+    /// Closes the open block if it has data (`bgzf_flush`).
+    pub fn flush_block(&mut self) -> std::io::Result<()> {
+        if self.open_len() > 0 {
+            self.cuts.push(self.staging.len());
+            self.open_start = self.staging.len();
+            if self.cuts.len() >= self.batch_blocks {
+                self.deflate_closed()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes bytes, cutting blocks at 0xff00 (`bgzf_write`).
+    pub fn write_bytes(&mut self, mut data: &[u8]) -> std::io::Result<()> {
+        while !data.is_empty() {
+            let room = BLOCK_DATA_MAX - self.open_len();
+            let n = room.min(data.len());
+            self.staging.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if self.open_len() == BLOCK_DATA_MAX {
+                self.flush_block()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes one unit that should not straddle blocks (a BAM record or a SAM line),
+    /// closing the open block first when it would not fit (`bgzf_flush_try`).
+    pub fn write_unit(&mut self, unit: &[u8]) -> std::io::Result<()> {
+        if self.open_len() + unit.len() > BLOCK_DATA_MAX {
+            self.flush_block()?;
+        }
+        self.write_bytes(unit)
+    }
+
+    /// Deflates every closed block in parallel and writes them in order.
+    fn deflate_closed(&mut self) -> std::io::Result<()> {
+        if self.cuts.is_empty() {
+            return Ok(());
+        }
+        let mut ranges = Vec::with_capacity(self.cuts.len());
+        let mut start = 0;
+        for &end in &self.cuts {
+            ranges.push(start..end);
+            start = end;
+        }
+        let level = self.level;
+        let staging = &self.staging;
+        let blocks: Vec<Vec<u8>> = ranges
+            .into_par_iter()
+            .map_init(
+                || Deflater::new(level),
+                |d, r| {
+                    let mut out = Vec::with_capacity(r.len() / 2 + 64);
+                    d.deflate_into(&staging[r], &mut out);
+                    out
+                },
+            )
+            .collect();
+        for b in &blocks {
+            self.sink.write_all(b)?;
+            self.written += b.len() as u64;
+        }
+        self.staging.drain(..start);
+        self.open_start -= start;
+        self.cuts.clear();
+        Ok(())
+    }
+
+    /// Closes the open block, writes everything and the EOF block, and flushes the sink.
+    pub fn finish(mut self) -> std::io::Result<Box<dyn Write + Send>> {
+        self.flush_block()?;
+        self.deflate_closed()?;
+        self.sink.write_all(&EOF_BLOCK)?;
+        self.sink.flush()?;
+        Ok(self.sink)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::bgzf::block;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn block_sizes(file: &[u8]) -> Vec<usize> {
+        let mut at = 0;
+        let mut sizes = Vec::new();
+        while at < file.len() {
+            let n = block::block_size(&file[at..]).unwrap();
+            sizes.push(block::inflated_size(&file[at..at + n]));
+            at += n;
+        }
+        sizes
+    }
+
+    #[test]
+    fn units_do_not_straddle_and_large_data_is_cut() {
+        let out = Shared::default();
+        let mut w = Writer::new(Box::new(out.clone()), 1, 2);
+        w.write_bytes(b"header").unwrap();
+        w.flush_block().unwrap();
+        w.write_unit(&[1; 40000]).unwrap();
+        w.write_unit(&[2; 40000]).unwrap();
+        w.write_unit(&[3; 70000]).unwrap();
+        w.finish().unwrap();
+        let file = out.0.lock().unwrap().clone();
+        assert_eq!(block_sizes(&file), vec![6, 40000, 40000, 0xff00, 70000 - 0xff00, 0]);
+        assert!(file.ends_with(&block::EOF_BLOCK));
+    }
+}

@@ -1,0 +1,142 @@
+//! An input file or stdin as bytes to peek at and consume: regular files are memory-mapped,
+//! pipes and stdin are read through a growing buffer. Both give the same `peek`/`consume` view,
+//! so the BGZF, BAM and SAM readers have one code path.
+
+use std::fs::File;
+use std::io::Read;
+
+use memmap2::Mmap;
+
+pub struct Input {
+    name: String,
+    src: Source,
+    consumed: u64,
+}
+
+enum Source {
+    Mapped { map: Mmap, pos: usize },
+    Stream { reader: Box<dyn Read + Send>, buf: Vec<u8>, start: usize, eof: bool },
+}
+
+impl Input {
+    /// Opens `path`, or stdin for `-`.
+    pub fn open(path: &str) -> std::io::Result<Input> {
+        if path == "-" {
+            return Ok(Input::from_reader(path, Box::new(std::io::stdin())));
+        }
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_file() && meta.len() > 0 {
+            // SAFETY: the map is read-only and private to this process; like every mmap-based
+            // reader (samtools' own index reading included) it assumes nobody truncates the input
+            // while we read it.
+            let map = unsafe { Mmap::map(&file)? };
+            #[cfg(unix)]
+            let _ = map.advise(memmap2::Advice::Sequential);
+            return Ok(Input { name: path.to_string(), src: Source::Mapped { map, pos: 0 }, consumed: 0 });
+        }
+        if meta.is_dir() {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"));
+        }
+        Ok(Input::from_reader(path, Box::new(file)))
+    }
+
+    /// An input over any reader (pipes, stdin, tests).
+    pub fn from_reader(name: &str, reader: Box<dyn Read + Send>) -> Input {
+        Input {
+            name: name.to_string(),
+            src: Source::Stream { reader, buf: Vec::new(), start: 0, eof: false },
+            consumed: 0,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Bytes consumed so far (the offset of the next byte in the file).
+    pub fn position(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The whole file, when it is memory-mapped.
+    pub fn mapped(&self) -> Option<&[u8]> {
+        match &self.src {
+            Source::Mapped { map, .. } => Some(map),
+            Source::Stream { .. } => None,
+        }
+    }
+
+    /// Moves to absolute offset `at` (mapped inputs only).
+    pub fn seek(&mut self, at: u64) -> std::io::Result<()> {
+        match &mut self.src {
+            Source::Mapped { map, pos } => {
+                *pos = (at as usize).min(map.len());
+                self.consumed = *pos as u64;
+                Ok(())
+            }
+            Source::Stream { .. } => Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "random access needs a regular file",
+            )),
+        }
+    }
+
+    /// Up to `n` bytes from the current position; fewer only at end of input.
+    pub fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        match &mut self.src {
+            Source::Mapped { map, pos } => Ok(&map[*pos..(*pos + n).min(map.len())]),
+            Source::Stream { reader, buf, start, eof } => {
+                while buf.len() - *start < n && !*eof {
+                    if *start > 0 && *start >= buf.len() / 2 {
+                        buf.drain(..*start);
+                        *start = 0;
+                    }
+                    let want = (n - (buf.len() - *start)).max(1 << 20);
+                    let at = buf.len();
+                    buf.resize(at + want, 0);
+                    let got = loop {
+                        match reader.read(&mut buf[at..]) {
+                            Ok(g) => break g,
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                            Err(e) => {
+                                buf.truncate(at);
+                                return Err(e);
+                            }
+                        }
+                    };
+                    buf.truncate(at + got);
+                    *eof = got == 0;
+                }
+                let end = (*start + n).min(buf.len());
+                Ok(&buf[*start..end])
+            }
+        }
+    }
+
+    /// Skips `n` bytes that were peeked.
+    pub fn consume(&mut self, n: usize) {
+        self.consumed += n as u64;
+        match &mut self.src {
+            Source::Mapped { map, pos } => *pos = (*pos + n).min(map.len()),
+            Source::Stream { buf, start, .. } => *start = (*start + n).min(buf.len()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_peek_grows_and_consumes() {
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| i as u8).collect();
+        let mut input = Input::from_reader("x", Box::new(std::io::Cursor::new(data.clone())));
+        assert_eq!(input.peek(10).unwrap(), &data[..10]);
+        input.consume(5);
+        assert_eq!(input.peek(2_000_000).unwrap(), &data[5..2_000_005]);
+        input.consume(2_999_990);
+        assert_eq!(input.peek(100).unwrap(), &data[2_999_995..]);
+        assert_eq!(input.position(), 2_999_995);
+    }
+}

@@ -1,0 +1,74 @@
+//! Output destinations: stdout, or a file written under a temporary name in the target's
+//! directory and renamed into place only when the command succeeds.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A file being written; removed on drop unless committed.
+pub struct OutputFile {
+    target: PathBuf,
+    temp: PathBuf,
+    committed: bool,
+}
+
+const BUFFER_BYTES: usize = 1 << 20;
+
+/// Opens `path` for writing (`-` is stdout). The returned guard must be committed after the
+/// writer is finished; a file guard that is dropped removes the temporary file.
+pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
+    if path == "-" {
+        return Ok((Box::new(BufWriter::with_capacity(BUFFER_BYTES, std::io::stdout())), None));
+    }
+    let target = PathBuf::from(path);
+    let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
+    let file = File::create(&temp)?;
+    let guard = OutputFile { target, temp, committed: false };
+    Ok((Box::new(BufWriter::with_capacity(BUFFER_BYTES, file)), Some(guard)))
+}
+
+impl OutputFile {
+    /// Moves the finished file into place.
+    pub fn commit(mut self) -> std::io::Result<()> {
+        std::fs::rename(&self.temp, &self.target)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_appears_only_on_commit() {
+        let dir = std::env::temp_dir().join(format!("mdsam-out-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.txt");
+        let p = path.to_str().unwrap();
+        let (mut w, guard) = create(p).unwrap();
+        w.write_all(b"x").unwrap();
+        w.flush().unwrap();
+        drop(w);
+        drop(guard);
+        assert!(!path.exists());
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        let (mut w, guard) = create(p).unwrap();
+        w.write_all(b"y").unwrap();
+        w.flush().unwrap();
+        drop(w);
+        guard.unwrap().commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"y");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,197 @@
+//! One BAM record → one SAM text line, byte for byte as htslib's `sam_format1`.
+//!
+//! - RNEXT is `=` when it equals RNAME, `*` when unset; POS/PNEXT print pos+1.
+//! - SEQ is `*` when empty; QUAL is `*` when its first byte is 0xff.
+//! - Integer aux types print as `i`; `f` prints with C's `%g`; `B:f` elements with htslib's
+//!   `kputd`, which agrees with `%g` (see [`push_g`]).
+
+use crate::record::aux::AuxValue;
+use crate::record::layout::SEQ_CODES;
+use crate::record::{Header, RecordRef, cigar};
+
+fn push_int(out: &mut Vec<u8>, v: i64) {
+    let mut tmp = [0u8; 24];
+    let mut i = tmp.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        i -= 1;
+        tmp[i] = b'-';
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+/// Appends `x` formatted like C's `printf("%g", x)`: 6 significant digits, trailing zeros removed,
+/// exponent form when the exponent is < −4 or ≥ 6.
+pub fn push_g(out: &mut Vec<u8>, x: f64) {
+    if x.is_nan() {
+        out.extend_from_slice(if x.is_sign_negative() { b"-nan" } else { b"nan" });
+        return;
+    }
+    if x.is_infinite() {
+        out.extend_from_slice(if x < 0.0 { b"-inf" } else { b"inf" });
+        return;
+    }
+    if x == 0.0 {
+        out.extend_from_slice(if x.is_sign_negative() { b"-0" } else { b"0" });
+        return;
+    }
+    // Rust's `{:.5e}` rounds to 6 significant digits exactly as printf does (round-half-even on
+    // the exact binary value), which also gives the exponent after rounding.
+    let sci = format!("{x:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        out.extend_from_slice(strip_zeros(mantissa).as_bytes());
+        out.push(b'e');
+        out.push(if exp < 0 { b'-' } else { b'+' });
+        let e = exp.unsigned_abs();
+        if e < 10 {
+            out.push(b'0');
+        }
+        out.extend_from_slice(e.to_string().as_bytes());
+    } else {
+        let decimals = (5 - exp) as usize;
+        let fixed = format!("{x:.decimals$}");
+        out.extend_from_slice(strip_zeros(&fixed).as_bytes());
+    }
+}
+
+fn strip_zeros(s: &str) -> &str {
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.') } else { s }
+}
+
+fn push_ref(out: &mut Vec<u8>, header: &Header, tid: i32) {
+    match header.ref_name(tid) {
+        Some(name) => out.extend_from_slice(name),
+        None => out.push(b'*'),
+    }
+}
+
+/// Appends the SAM line for `r` (with its `\n`).
+pub fn format_record(out: &mut Vec<u8>, r: &RecordRef<'_>, header: &Header) {
+    out.extend_from_slice(r.read_name());
+    out.push(b'\t');
+    push_int(out, r.flag() as i64);
+    out.push(b'\t');
+    push_ref(out, header, r.ref_id());
+    out.push(b'\t');
+    push_int(out, r.pos() as i64 + 1);
+    out.push(b'\t');
+    push_int(out, r.mapq() as i64);
+    out.push(b'\t');
+    if r.n_cigar_op() == 0 {
+        out.push(b'*');
+    } else {
+        for c in r.cigar() {
+            push_int(out, cigar::len(c) as i64);
+            out.push(cigar::op_char(cigar::op(c)));
+        }
+    }
+    out.push(b'\t');
+    let (tid, mtid) = (r.ref_id(), r.next_ref_id());
+    if mtid < 0 {
+        out.push(b'*');
+    } else if mtid == tid {
+        out.push(b'=');
+    } else {
+        push_ref(out, header, mtid);
+    }
+    out.push(b'\t');
+    push_int(out, r.next_pos() as i64 + 1);
+    out.push(b'\t');
+    push_int(out, r.tlen() as i64);
+    out.push(b'\t');
+    let l_seq = r.l_seq();
+    if l_seq == 0 {
+        out.push(b'*');
+    } else {
+        out.extend((0..l_seq).map(|i| SEQ_CODES[r.base_code(i) as usize]));
+    }
+    out.push(b'\t');
+    let qual = r.qual();
+    if l_seq == 0 || qual[0] == 0xff {
+        out.push(b'*');
+    } else {
+        out.extend(qual.iter().map(|&q| q.wrapping_add(33)));
+    }
+    for f in r.aux() {
+        out.push(b'\t');
+        out.extend_from_slice(&f.tag);
+        out.push(b':');
+        match f.typed() {
+            AuxValue::Char(c) => {
+                out.extend_from_slice(b"A:");
+                out.push(c);
+            }
+            AuxValue::Int(v) => {
+                out.extend_from_slice(b"i:");
+                push_int(out, v);
+            }
+            AuxValue::Float(v) => {
+                out.push(f.ty);
+                out.push(b':');
+                push_g(out, v);
+            }
+            AuxValue::Str(s) => {
+                out.push(f.ty);
+                out.push(b':');
+                out.extend_from_slice(s);
+            }
+            AuxValue::Array(sub, items) => push_array(out, sub, items),
+        }
+    }
+    out.push(b'\n');
+}
+
+fn push_array(out: &mut Vec<u8>, sub: u8, items: &[u8]) {
+    out.extend_from_slice(b"B:");
+    out.push(sub);
+    let size = crate::record::aux::type_size(sub).unwrap_or(1);
+    for v in items.chunks_exact(size) {
+        out.push(b',');
+        match sub {
+            b'c' => push_int(out, v[0] as i8 as i64),
+            b'C' => push_int(out, v[0] as i64),
+            b's' => push_int(out, i16::from_le_bytes([v[0], v[1]]) as i64),
+            b'S' => push_int(out, u16::from_le_bytes([v[0], v[1]]) as i64),
+            b'i' => push_int(out, i32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64),
+            b'I' => push_int(out, u32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64),
+            _ => push_g(out, f32::from_le_bytes([v[0], v[1], v[2], v[3]]) as f64),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(x: f64) -> String {
+        let mut v = Vec::new();
+        push_g(&mut v, x);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn formats_like_printf_g() {
+        assert_eq!(g(123456.7), "123457");
+        assert_eq!(g(1e-5), "1e-05");
+        assert_eq!(g(1234567.0), "1.23457e+06");
+        assert_eq!(g(-0.0), "-0");
+        assert_eq!(g(0.0001), "0.0001");
+        assert_eq!(g(1.5), "1.5");
+        assert_eq!(g(100.0), "100");
+        assert_eq!(g(999999.5), "1e+06");
+        assert_eq!(g(3.14159265), "3.14159");
+        assert_eq!(g(f64::INFINITY), "inf");
+        assert_eq!(g(1e100), "1e+100");
+        assert_eq!(g(0.1f32 as f64), "0.1");
+    }
+}

@@ -1,0 +1,427 @@
+//! One SAM text line → one BAM record, appended to a [`Batch`] (htslib `sam_parse1`).
+//!
+//! Encoding choices that decide byte identity with samtools:
+//! - `bin` is `reg2bin(pos, pos + rlen)` with rlen = 1 when there is no CIGAR or it covers nothing;
+//! - integer aux values get the smallest type (`c`/`s`/`i` when negative, `C`/`S`/`I` otherwise);
+//! - a mapped read without CIGAR is flagged unmapped, as htslib does;
+//! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does.
+
+use crate::record::layout::{self, flags};
+use crate::record::{Batch, Header, cigar};
+
+/// Why a SAM line cannot be parsed; the reader adds the file name and line number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("too few fields (need 11)")]
+    TooFewFields,
+    #[error("invalid {0}")]
+    BadField(&'static str),
+    #[error("query name is longer than 254 characters")]
+    LongName,
+    #[error("invalid CIGAR operation '{}'", char::from(*.0))]
+    BadCigarOp(u8),
+    #[error("CIGAR and query sequence are of different length")]
+    CigarSeqMismatch,
+    #[error("SEQ and QUAL are of different length")]
+    SeqQualMismatch,
+    #[error("invalid aux field '{0}'")]
+    BadAux(String),
+    #[error("positional data is too large for BAM format")]
+    TooLarge,
+}
+
+/// Warnings htslib prints but does not fail on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    UnknownReference(Vec<u8>),
+    UnknownMateReference(Vec<u8>),
+    MappedWithoutCigar,
+    MappedAtZero,
+}
+
+impl std::fmt::Display for Warning {
+    /// htslib's wording, so scripts that grep samtools' stderr keep working.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::UnknownReference(n) => write!(
+                f,
+                "[W::sam_parse1] unrecognized reference name \"{}\"; treated as unmapped",
+                String::from_utf8_lossy(n)
+            ),
+            Warning::UnknownMateReference(n) => write!(
+                f,
+                "[W::sam_parse1] unrecognized mate reference name \"{}\"; treated as unmapped",
+                String::from_utf8_lossy(n)
+            ),
+            Warning::MappedWithoutCigar => {
+                write!(f, "[W::sam_parse1] mapped query must have a CIGAR; treated as unmapped")
+            }
+            Warning::MappedAtZero => {
+                write!(f, "[W::sam_parse1] mapped query cannot have zero coordinate; treated as unmapped")
+            }
+        }
+    }
+}
+
+/// `seq_nt16_table`: base letter → 4-bit code.
+fn base_code(c: u8) -> u8 {
+    match c.to_ascii_uppercase() {
+        b'=' => 0,
+        b'A' => 1,
+        b'C' => 2,
+        b'M' => 3,
+        b'G' => 4,
+        b'R' => 5,
+        b'S' => 6,
+        b'V' => 7,
+        b'T' | b'U' => 8,
+        b'W' => 9,
+        b'Y' => 10,
+        b'H' => 11,
+        b'K' => 12,
+        b'D' => 13,
+        b'B' => 14,
+        _ => 15,
+    }
+}
+
+fn parse_i64(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((d - b'0') as i64)?;
+    }
+    Some(if neg { -v } else { v })
+}
+
+/// C `strtol` leniency for aux integers: an optional sign and the leading digits; none → 0.
+fn parse_i64_lenient(s: &[u8]) -> Option<i64> {
+    let sign = usize::from(matches!(s.first(), Some(b'-' | b'+')));
+    let digits = s[sign..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return Some(0);
+    }
+    parse_i64(&s[..sign + digits])
+}
+
+fn parse_f64(s: &[u8]) -> Option<f64> {
+    std::str::from_utf8(s).ok()?.trim().parse::<f64>().ok()
+}
+
+fn ref_id(name: &[u8], header: &Header, warnings: &mut Vec<Warning>, mate: bool) -> i32 {
+    if name == b"*" {
+        return -1;
+    }
+    header.tid(name).unwrap_or_else(|| {
+        let n = name.to_vec();
+        warnings.push(if mate { Warning::UnknownMateReference(n) } else { Warning::UnknownReference(n) });
+        -1
+    })
+}
+
+/// Parses `line` (no newline) and appends the record to `out`.
+pub fn parse_line(
+    line: &[u8],
+    header: &Header,
+    out: &mut Batch,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), ParseError> {
+    let at = out.begin_record();
+    let r = encode(line, header, &mut out.data, warnings);
+    match r {
+        Ok(()) => {
+            out.end_record(at);
+            Ok(())
+        }
+        Err(e) => {
+            out.abandon_record(at);
+            Err(e)
+        }
+    }
+}
+
+fn encode(line: &[u8], header: &Header, buf: &mut Vec<u8>, warnings: &mut Vec<Warning>) -> Result<(), ParseError> {
+    let mut fields = line.split(|&b| b == b'\t');
+    let mut next = || fields.next().ok_or(ParseError::TooFewFields);
+    let qname = next()?;
+    let flag_s = next()?;
+    let rname = next()?;
+    let pos_s = next()?;
+    let mapq_s = next()?;
+    let cigar_s = next()?;
+    let rnext = next()?;
+    let pnext_s = next()?;
+    let tlen_s = next()?;
+    let seq = next()?;
+    let qual = next()?;
+    let rec = buf.len();
+
+    if qname.len() > 254 {
+        return Err(ParseError::LongName);
+    }
+    if qname.is_empty() {
+        return Err(ParseError::BadField("QNAME"));
+    }
+    let mut flag = parse_i64(flag_s).filter(|f| (0..=0xffff).contains(f)).ok_or(ParseError::BadField("FLAG"))? as u16;
+    let tid = ref_id(rname, header, warnings, false);
+    let pos = parse_i64(pos_s).filter(|p| (0..=i32::MAX as i64 + 1).contains(p)).ok_or(ParseError::BadField("POS"))? - 1;
+    let mapq = parse_i64(mapq_s).filter(|m| (0..=255).contains(m)).ok_or(ParseError::BadField("MAPQ"))? as u8;
+    let next_tid = if rnext == b"=" { tid } else { ref_id(rnext, header, warnings, true) };
+    let next_pos =
+        parse_i64(pnext_s).filter(|p| (0..=i32::MAX as i64 + 1).contains(p)).ok_or(ParseError::BadField("PNEXT"))? - 1;
+    let tlen = parse_i64(tlen_s).ok_or(ParseError::BadField("TLEN"))?;
+    if tlen < i32::MIN as i64 || tlen > i32::MAX as i64 {
+        return Err(ParseError::TooLarge);
+    }
+
+    // Fixed part; bin, n_cigar, flag and l_seq are patched below.
+    buf.resize(rec + layout::FIXED_LEN, 0);
+    buf.extend_from_slice(qname);
+    buf.push(0);
+    let cigar_at = buf.len();
+    let mut n_cigar = 0u32;
+    if cigar_s != b"*" {
+        let mut len: u64 = 0;
+        let mut have_digit = false;
+        for &c in cigar_s {
+            if c.is_ascii_digit() {
+                len = len * 10 + (c - b'0') as u64;
+                have_digit = true;
+                if len >= 1 << 28 {
+                    return Err(ParseError::BadField("CIGAR"));
+                }
+            } else {
+                let op = cigar::op_code(c).ok_or(ParseError::BadCigarOp(c))?;
+                if !have_digit {
+                    return Err(ParseError::BadField("CIGAR"));
+                }
+                buf.extend_from_slice(&((len as u32) << 4 | op as u32).to_le_bytes());
+                n_cigar += 1;
+                len = 0;
+                have_digit = false;
+            }
+        }
+        if have_digit || n_cigar == 0 {
+            return Err(ParseError::BadField("CIGAR"));
+        }
+        if n_cigar > 0xffff {
+            return Err(ParseError::BadField("CIGAR (more than 65535 operations)"));
+        }
+    }
+    let cigar_ops = || buf[cigar_at..].chunks_exact(4).map(|c| layout::read_u32(c, 0));
+    let rlen = cigar::ref_len(cigar_ops());
+    let qlen = cigar::query_len(cigar_ops());
+    let mut tid = tid;
+    if rname != b"*" && tid < 0 {
+        flag |= flags::UNMAP;
+    }
+    if n_cigar == 0 && flag & flags::UNMAP == 0 {
+        warnings.push(Warning::MappedWithoutCigar);
+        flag |= flags::UNMAP;
+    }
+    if pos < 0 && tid >= 0 && flag & flags::UNMAP == 0 {
+        warnings.push(Warning::MappedAtZero);
+        flag |= flags::UNMAP;
+        tid = -1;
+    }
+    let l_seq = if seq == b"*" { 0 } else { seq.len() };
+    if n_cigar > 0 && l_seq > 0 && qlen != l_seq as i64 {
+        return Err(ParseError::CigarSeqMismatch);
+    }
+    let end = pos + if rlen > 0 { rlen } else { 1 };
+    let bin = layout::reg2bin(pos, end);
+
+    for pair in seq.chunks(2).take(if l_seq > 0 { usize::MAX } else { 0 }) {
+        let hi = base_code(pair[0]) << 4;
+        let lo = pair.get(1).map_or(0, |&c| base_code(c));
+        buf.push(hi | lo);
+    }
+    if qual == b"*" {
+        buf.extend(std::iter::repeat_n(0xffu8, l_seq));
+    } else {
+        if qual.len() != l_seq {
+            return Err(ParseError::SeqQualMismatch);
+        }
+        buf.extend(qual.iter().map(|&q| q.wrapping_sub(33)));
+    }
+    for field in fields {
+        encode_aux(field, buf)?;
+    }
+
+    let fixed = &mut buf[rec..rec + layout::FIXED_LEN];
+    fixed[layout::REF_ID..][..4].copy_from_slice(&tid.to_le_bytes());
+    fixed[layout::POS..][..4].copy_from_slice(&(pos as i32).to_le_bytes());
+    fixed[layout::L_READ_NAME] = (qname.len() + 1) as u8;
+    fixed[layout::MAPQ] = mapq;
+    fixed[layout::BIN..][..2].copy_from_slice(&bin.to_le_bytes());
+    fixed[layout::N_CIGAR_OP..][..2].copy_from_slice(&(n_cigar as u16).to_le_bytes());
+    fixed[layout::FLAG..][..2].copy_from_slice(&flag.to_le_bytes());
+    fixed[layout::L_SEQ..][..4].copy_from_slice(&(l_seq as i32).to_le_bytes());
+    fixed[layout::NEXT_REF_ID..][..4].copy_from_slice(&next_tid.to_le_bytes());
+    fixed[layout::NEXT_POS..][..4].copy_from_slice(&(next_pos as i32).to_le_bytes());
+    fixed[layout::TLEN..][..4].copy_from_slice(&(tlen as i32).to_le_bytes());
+    Ok(())
+}
+
+/// Encodes one `TAG:TYPE:VALUE` field.
+fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
+    let bad = || ParseError::BadAux(String::from_utf8_lossy(field).into_owned());
+    if field.len() < 5 || field[2] != b':' || field[4] != b':' {
+        return Err(bad());
+    }
+    let tag = [field[0], field[1]];
+    if !tag[0].is_ascii_alphabetic() || !tag[1].is_ascii_alphanumeric() {
+        return Err(bad());
+    }
+    let value = &field[5..];
+    buf.extend_from_slice(&tag);
+    match field[3] {
+        b'A' | b'c' | b'C' => {
+            if value.len() != 1 {
+                return Err(bad());
+            }
+            buf.push(b'A');
+            buf.push(value[0]);
+        }
+        b'i' | b's' | b'S' | b'I' => {
+            buf.truncate(buf.len() - 2);
+            let v = parse_i64_lenient(value).ok_or_else(bad)?;
+            if v < i32::MIN as i64 || v > u32::MAX as i64 {
+                return Err(bad());
+            }
+            crate::record::aux::push_int(buf, tag, v);
+        }
+        b'f' => {
+            let v = parse_f64(value).ok_or_else(bad)? as f32;
+            buf.push(b'f');
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+        b'd' => {
+            let v = parse_f64(value).ok_or_else(bad)?;
+            buf.push(b'd');
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+        ty @ (b'Z' | b'H') => {
+            if ty == b'H' && (value.len() % 2 != 0 || !value.iter().all(u8::is_ascii_hexdigit)) {
+                return Err(bad());
+            }
+            buf.push(ty);
+            buf.extend_from_slice(value);
+            buf.push(0);
+        }
+        b'B' => encode_array(value, buf).ok_or_else(bad)?,
+        _ => return Err(bad()),
+    }
+    Ok(())
+}
+
+fn encode_array(value: &[u8], buf: &mut Vec<u8>) -> Option<()> {
+    let sub = *value.first()?;
+    let items: &[u8] = match value.get(1) {
+        None => b"",
+        Some(b',') => &value[2..],
+        Some(_) => return None,
+    };
+    buf.push(b'B');
+    buf.push(sub);
+    let count_at = buf.len();
+    buf.extend_from_slice(&[0; 4]);
+    let mut count = 0u32;
+    if !value[1..].is_empty() {
+        for item in items.split(|&b| b == b',') {
+            count += 1;
+            match sub {
+                b'f' => buf.extend_from_slice(&(parse_f64(item)? as f32).to_le_bytes()),
+                _ => {
+                    let v = parse_i64(item)?;
+                    let (lo, hi, size) = match sub {
+                        b'c' => (i8::MIN as i64, i8::MAX as i64, 1),
+                        b'C' => (0, u8::MAX as i64, 1),
+                        b's' => (i16::MIN as i64, i16::MAX as i64, 2),
+                        b'S' => (0, u16::MAX as i64, 2),
+                        b'i' => (i32::MIN as i64, i32::MAX as i64, 4),
+                        b'I' => (0, u32::MAX as i64, 4),
+                        _ => return None,
+                    };
+                    if v < lo || v > hi {
+                        return None;
+                    }
+                    buf.extend_from_slice(&v.to_le_bytes()[..size]);
+                }
+            }
+        }
+    } else if !matches!(sub, b'c' | b'C' | b's' | b'S' | b'i' | b'I' | b'f') {
+        return None;
+    }
+    buf[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::aux::AuxValue;
+
+    fn header() -> Header {
+        Header::from_sam_text(b"@SQ\tSN:chr1\tLN:1000\n@SQ\tSN:chr2\tLN:500\n".to_vec()).unwrap()
+    }
+
+    fn parse(line: &str) -> Result<Batch, ParseError> {
+        let mut b = Batch::default();
+        let mut w = Vec::new();
+        parse_line(line.as_bytes(), &header(), &mut b, &mut w).map(|_| b)
+    }
+
+    #[test]
+    fn parses_all_fields() {
+        let b = parse("r1\t99\tchr1\t100\t60\t5M1I4M\t=\t300\t210\tACGTAACGTA\tIIIIIIIIII\tNM:i:1\tXS:i:-5\tRG:Z:g1\tXB:B:s,1,-2\tXF:f:1.5").unwrap();
+        let r = b.get(0);
+        assert_eq!((r.ref_id(), r.pos(), r.mapq(), r.flag(), r.next_ref_id(), r.next_pos(), r.tlen()), (0, 99, 60, 99, 0, 299, 210));
+        assert_eq!(r.read_name(), b"r1");
+        assert_eq!(r.n_cigar_op(), 3);
+        assert_eq!(r.l_seq(), 10);
+        assert_eq!(r.bin(), layout::reg2bin(99, 108));
+        assert_eq!(r.qual()[0], 40);
+        let aux: Vec<_> = r.aux().collect();
+        assert_eq!(aux[0].ty, b'C');
+        assert_eq!(aux[1].ty, b'c');
+        assert_eq!(aux[3].typed(), AuxValue::Array(b's', &[1, 0, 0xfe, 0xff]));
+        assert_eq!(aux[4].typed(), AuxValue::Float(1.5));
+    }
+
+    #[test]
+    fn unmapped_star_record_gets_bin_4680() {
+        let b = parse("u\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*").unwrap();
+        let r = b.get(0);
+        assert_eq!((r.ref_id(), r.pos(), r.bin(), r.l_seq()), (-1, -1, 4680, 0));
+    }
+
+    #[test]
+    fn rejects_bad_lines() {
+        assert_eq!(parse("r\t0\tchr1").err(), Some(ParseError::TooFewFields));
+        assert_eq!(parse("r\tx\tchr1\t1\t0\t*\t*\t0\t0\t*\t*").err(), Some(ParseError::BadField("FLAG")));
+        assert_eq!(parse("r\t0\tchr1\t1\t0\t3Q\t*\t0\t0\t*\t*").err(), Some(ParseError::BadCigarOp(b'Q')));
+        assert_eq!(parse("r\t0\tchr1\t1\t0\t3M\t*\t0\t0\tACGT\t*").err(), Some(ParseError::CigarSeqMismatch));
+        assert_eq!(parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tII").err(), Some(ParseError::SeqQualMismatch));
+        assert!(matches!(parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"), Err(ParseError::BadAux(_))));
+    }
+
+    #[test]
+    fn unknown_reference_warns_and_unmaps_nothing_else() {
+        let mut b = Batch::default();
+        let mut w = Vec::new();
+        parse_line(b"r\t0\tchrX\t5\t0\t4M\t*\t0\t0\tACGT\tIIII", &header(), &mut b, &mut w).unwrap();
+        assert_eq!(w, vec![Warning::UnknownReference(b"chrX".to_vec())]);
+        assert_eq!(b.get(0).ref_id(), -1);
+    }
+}

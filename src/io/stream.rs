@@ -1,0 +1,56 @@
+//! Decompressed bytes of an input in large pieces, whatever its compression: BGZF (parallel
+//! inflate), plain gzip (one stream, sequential) or none.
+
+use std::io::Read;
+
+use crate::io::bgzf;
+use crate::io::input::Input;
+
+pub enum ByteStream {
+    Bgzf(bgzf::Reader),
+    Gzip(Box<flate2::read::MultiGzDecoder<Input>>, usize),
+    Plain(Input, usize),
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.peek(buf.len())?.len();
+        buf[..n].copy_from_slice(&self.peek(n)?[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl ByteStream {
+    /// The next piece of bytes after `prefix`; `None` at end of input.
+    pub fn read_piece(&mut self, mut prefix: Vec<u8>) -> Result<Option<Vec<u8>>, bgzf::reader::ReadError> {
+        match self {
+            ByteStream::Bgzf(r) => Ok(r.read_piece(prefix)?.map(|p| p.data)),
+            ByteStream::Plain(input, target) => {
+                let chunk = input.peek(*target)?;
+                if chunk.is_empty() {
+                    return Ok(None);
+                }
+                let n = chunk.len();
+                prefix.extend_from_slice(chunk);
+                input.consume(n);
+                Ok(Some(prefix))
+            }
+            ByteStream::Gzip(decoder, target) => {
+                let start = prefix.len();
+                prefix.resize(start + *target, 0);
+                let mut filled = start;
+                while filled < prefix.len() {
+                    match decoder.read(&mut prefix[filled..]) {
+                        Ok(0) => break,
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                prefix.truncate(filled);
+                Ok((filled > start).then_some(prefix))
+            }
+        }
+    }
+}

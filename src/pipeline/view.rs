@@ -1,0 +1,286 @@
+//! `view`: read → filter/edit in parallel → write, one batch at a time in bounded memory.
+//!
+//! Per batch: the records are cut into chunks; each chunk is filtered and encoded (SAM text or
+//! framed BAM) on the pool; the encoded chunks are handed to the sink in input order, whose BGZF
+//! deflate is parallel again. Output bytes never depend on the thread count.
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::io::open::{self, Opened};
+use crate::io::sam::format::format_record;
+use crate::ops::view::edit::{self, RecordEdit};
+use crate::ops::view::filter::{Filter, NameSet, Targets};
+use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::record::header::Reference;
+use crate::record::{Batch, Header, RecordRef};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderMode {
+    Without,
+    With,
+    Only,
+}
+
+pub struct ViewOptions {
+    pub input: String,
+    pub regions: Vec<String>,
+    pub output: String,
+    pub format: OutputFormat,
+    pub level: i32,
+    pub header: HeaderMode,
+    pub count: bool,
+    pub unselected: Option<String>,
+    pub unmap_rejected: bool,
+    pub filter: Filter,
+    pub edit: RecordEdit,
+    pub threads: usize,
+    /// References to add when the input header has none (`-t`/`-T`).
+    pub fai_refs: Option<Vec<Reference>>,
+    /// `@RG` lines to keep in the header (`-r`/`-R`).
+    pub keep_read_groups: Option<NameSet>,
+    /// `@PG` fields to add (`None` with `--no-PG`).
+    pub pg: Option<Vec<(String, String)>>,
+    pub save_counts: Option<String>,
+    /// `(fraction, seed)` for the `@CO Sub-sampled` line; `seed` `None` means `auto`.
+    pub subsample: Option<(f64, Option<u32>)>,
+    /// `-X`: the index file given after the input.
+    pub index_path: Option<String>,
+    /// `-L` BED intervals by reference name.
+    pub bed: Option<Vec<(Vec<u8>, i64, i64)>>,
+    /// `-l` library.
+    pub library: Option<Vec<u8>>,
+}
+
+/// Counts for `-c` and `--save-counts`.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    processed: u64,
+    accepted: u64,
+}
+
+/// One chunk's results.
+#[derive(Default)]
+struct ChunkOut {
+    main: Encoded,
+    unselected: Encoded,
+    counts: Counts,
+}
+
+fn encode(r: &RecordRef<'_>, header: &Header, format: OutputFormat, out: &mut Encoded, edit: Option<&RecordEdit>) {
+    match (format, edit) {
+        (OutputFormat::Bam, None) => {
+            let at = out.begin_record();
+            out.data.extend_from_slice(r.bytes());
+            out.end_record(at);
+        }
+        (OutputFormat::Bam, Some(e)) => {
+            let at = out.begin_record();
+            e.apply(r, &mut out.data);
+            out.end_record(at);
+        }
+        (_, None) => {
+            format_record(&mut out.data, r, header);
+            out.end_unit();
+        }
+        (_, Some(e)) => {
+            let mut tmp = Vec::with_capacity(r.bytes().len() + 16);
+            e.apply(r, &mut tmp);
+            format_record(&mut out.data, &RecordRef::new(&tmp), header);
+            out.end_unit();
+        }
+    }
+}
+
+struct Plan<'a> {
+    opts: &'a ViewOptions,
+    header: &'a Header,
+    main_format: Option<OutputFormat>,
+    unselected_format: Option<OutputFormat>,
+}
+
+impl Plan<'_> {
+    fn process_chunk(&self, batch: &Batch, range: std::ops::Range<usize>) -> Result<ChunkOut, Error> {
+        let mut out = ChunkOut::default();
+        let edit = self.opts.edit.is_active().then_some(&self.opts.edit);
+        for i in range {
+            let r = batch.get(i);
+            out.counts.processed += 1;
+            let ok = self.opts.filter.accepts(&r, self.header).map_err(Error::Message)?;
+            if ok {
+                out.counts.accepted += 1;
+                if let Some(f) = self.main_format {
+                    encode(&r, self.header, f, &mut out.main, edit);
+                }
+            } else if self.opts.unmap_rejected {
+                if let Some(f) = self.main_format {
+                    let mut tmp = Vec::with_capacity(r.bytes().len());
+                    edit::unmap(&r, &mut tmp);
+                    encode(&RecordRef::new(&tmp), self.header, f, &mut out.main, None);
+                }
+            } else if let Some(f) = self.unselected_format {
+                encode(&r, self.header, f, &mut out.unselected, None);
+            }
+        }
+        Ok(out)
+    }
+
+    fn process_batch(&self, batch: &Batch) -> Result<Vec<ChunkOut>, Error> {
+        const CHUNK: usize = 4096;
+        let n = batch.len();
+        let ranges: Vec<_> = (0..n.div_ceil(CHUNK)).map(|c| c * CHUNK..((c + 1) * CHUNK).min(n)).collect();
+        ranges.into_par_iter().map(|r| self.process_chunk(batch, r)).collect()
+    }
+}
+
+/// Builds the output header: references from `-t`, `@RG` filtering, the subsample `@CO`, `@PG`.
+fn output_header(opts: &ViewOptions, input: &Header) -> (Header, Option<u32>) {
+    let mut header = input.clone();
+    if let Some(refs) = &opts.fai_refs {
+        header.add_references(refs.clone());
+    }
+    if let Some(keep) = &opts.keep_read_groups {
+        header.retain_read_groups(|id| keep.names.contains(id) != keep.negate);
+    }
+    let mut seed = None;
+    if let Some((fraction, given)) = opts.subsample {
+        let s = given.unwrap_or_else(|| crate::ops::view::subsample::auto_seed(input.text()));
+        seed = Some(s);
+        header.add_comment(&format!("Sub-sampled fraction={} seed={}", format_fraction(fraction), s));
+    }
+    if let Some(pg) = &opts.pg {
+        let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        header.add_pg("samtools", &fields);
+    }
+    (header, seed)
+}
+
+/// `%g` of the fraction, as samtools prints it in the `@CO` line.
+fn format_fraction(f: f64) -> String {
+    let mut v = Vec::new();
+    crate::io::sam::format::push_g(&mut v, f);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
+    let text = format!(
+        "{{\n    \"records_processed\" : {},\n    \"records_filter_accepted\" : {},\n    \"records_filter_rejected\" : {}\n}}\n",
+        counts.processed,
+        counts.accepted,
+        counts.processed - counts.accepted
+    );
+    let (mut w, file) =
+        crate::io::output::create(path).map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
+    w.write_all(text.as_bytes()).and_then(|_| w.flush()).map_err(|e| Error::io(path, e))?;
+    drop(w);
+    if let Some(f) = file {
+        f.commit().map_err(|e| Error::io(path, e))?;
+    }
+    Ok(())
+}
+
+use std::io::Write;
+
+/// Runs `view` on the current thread pool.
+pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
+    let Opened { mut reader, header: input_header, is_bgzf, .. } = open::open(&opts.input, opts.threads)?;
+    let (header, seed) = output_header(&opts, &input_header);
+    if let (Some((fraction, _)), Some(seed)) = (opts.subsample, seed) {
+        opts.filter.subsample = Some(crate::ops::view::subsample::Subsample::new(fraction, seed));
+    }
+    if opts.fai_refs.is_some() {
+        reader.set_header(&header);
+    }
+    if let Some(bed) = &opts.bed {
+        let mut t = Targets::default();
+        for (name, beg, end) in bed {
+            if let Some(tid) = header.tid(name) {
+                t.by_ref.entry(tid).or_default().push((*beg, *end));
+            }
+        }
+        t.finish();
+        opts.filter.targets = Some(t);
+    }
+    if let Some(lib) = &opts.library {
+        opts.filter.set_library(lib, &header);
+    }
+    let _ = is_bgzf;
+    if opts.header == HeaderMode::Only {
+        if opts.count {
+            return write_count_line(&opts.output, 0);
+        }
+        let sink = RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+        return sink.finish();
+    }
+    if !opts.regions.is_empty() {
+        return Err(Error::Message(
+            "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
+        ));
+    }
+    let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
+    let mut main = if opts.count {
+        None
+    } else {
+        Some(RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, write_header)?)
+    };
+    let mut unselected = match &opts.unselected {
+        Some(p) if !opts.count || true => {
+            let f = OutputFormat::from_path(p).unwrap_or(opts.format);
+            Some(RecordSink::create(p, f, opts.level, opts.threads, &header, write_header || f == OutputFormat::Bam)?)
+        }
+        _ => None,
+    };
+    let plan = Plan {
+        opts: &opts,
+        header: &header,
+        main_format: main.as_ref().map(RecordSink::format),
+        unselected_format: unselected.as_ref().map(RecordSink::format),
+    };
+    let mut counts = Counts::default();
+    while let Some((batches, warnings)) = reader.read_batches(&opts.input)? {
+        for w in warnings {
+            eprintln!("{w}");
+        }
+        for batch in &batches {
+            for chunk in plan.process_batch(batch)? {
+                counts.processed += chunk.counts.processed;
+                counts.accepted += chunk.counts.accepted;
+                if let Some(s) = main.as_mut() {
+                    s.write(&chunk.main)?;
+                }
+                if let Some(s) = unselected.as_mut() {
+                    s.write(&chunk.unselected)?;
+                }
+            }
+        }
+    }
+    if let Some(s) = main {
+        s.finish()?;
+    }
+    if let Some(s) = unselected {
+        s.finish()?;
+    }
+    if opts.count {
+        write_count_line(&opts.output, counts.accepted)?;
+    }
+    if let Some(p) = &opts.save_counts {
+        write_counts(p, counts)?;
+    }
+    Ok(())
+}
+
+fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
+    let (mut w, file) =
+        crate::io::output::create(output).map_err(|e| Error::file(output, format!("could not open for writing: {e}")))?;
+    writeln!(w, "{n}").and_then(|_| w.flush()).map_err(|e| Error::io(output, e))?;
+    drop(w);
+    if let Some(f) = file {
+        f.commit().map_err(|e| Error::io(output, e))?;
+    }
+    Ok(())
+}
+
+/// Runs `view` on a pool of `opts.threads` threads.
+pub fn run_on_pool(opts: ViewOptions) -> Result<(), Error> {
+    crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+}
