@@ -135,6 +135,7 @@ mod tests {
         assert_eq!(input.peek(10).unwrap(), &data[..10]);
         input.consume(5);
         assert_eq!(input.peek(2_000_000).unwrap(), &data[5..2_000_005]);
+        assert_eq!(input.peek(2_999_990).unwrap().len(), 2_999_990);
         input.consume(2_999_990);
         assert_eq!(input.peek(100).unwrap(), &data[2_999_995..]);
         assert_eq!(input.position(), 2_999_995);

@@ -22,19 +22,23 @@ impl Read for Input {
 }
 
 impl ByteStream {
-    /// The next piece of bytes after `prefix`; `None` at end of input.
-    pub fn read_piece(&mut self, mut prefix: Vec<u8>) -> Result<Option<Vec<u8>>, bgzf::reader::ReadError> {
+    /// The next piece of bytes after `prefix`, and whether input ended (then the piece may be
+    /// just the prefix, possibly empty).
+    pub fn read_piece(&mut self, mut prefix: Vec<u8>) -> Result<(Vec<u8>, bool), bgzf::reader::ReadError> {
         match self {
-            ByteStream::Bgzf(r) => Ok(r.read_piece(prefix)?.map(|p| p.data)),
+            ByteStream::Bgzf(r) => Ok(match r.read_piece(prefix)? {
+                Some(p) => {
+                    let ended = p.blocks.is_empty();
+                    (p.data, ended)
+                }
+                None => (Vec::new(), true),
+            }),
             ByteStream::Plain(input, target) => {
                 let chunk = input.peek(*target)?;
-                if chunk.is_empty() {
-                    return Ok(None);
-                }
                 let n = chunk.len();
                 prefix.extend_from_slice(chunk);
                 input.consume(n);
-                Ok(Some(prefix))
+                Ok((prefix, n == 0))
             }
             ByteStream::Gzip(decoder, target) => {
                 let start = prefix.len();
@@ -49,7 +53,7 @@ impl ByteStream {
                     }
                 }
                 prefix.truncate(filled);
-                Ok((filled > start).then_some(prefix))
+                Ok((prefix, filled == start))
             }
         }
     }

@@ -116,8 +116,8 @@ impl Reader {
                 return Ok((Reader { bgzf, carry, records_read: 0 }, header));
             }
             match bgzf.read_piece(data)? {
-                Some(p) => data = p.data,
-                None => return Err(ReadError::TruncatedHeader),
+                Some(p) if !p.blocks.is_empty() => data = p.data,
+                _ => return Err(ReadError::TruncatedHeader),
             }
         }
     }
@@ -130,14 +130,14 @@ impl Reader {
     pub fn read_batch(&mut self) -> Result<Option<Batch>, ReadError> {
         loop {
             let carry = std::mem::take(&mut self.carry);
-            let pending = carry.len();
             let Some(piece) = self.bgzf.read_piece(carry)? else {
-                if pending > 0 {
-                    return Err(ReadError::TruncatedRecord { record: self.records_read + 1 });
-                }
                 return Ok(None);
             };
+            let at_end = piece.blocks.is_empty();
             let (starts, used) = frame_records(&piece.data, self.records_read)?;
+            if at_end && used < piece.data.len() {
+                return Err(ReadError::TruncatedRecord { record: self.records_read + starts.len() as u64 + 1 });
+            }
             if starts.is_empty() {
                 self.carry = piece.data;
                 continue;

@@ -119,7 +119,7 @@ impl Deflater {
 
     /// Appends one complete BGZF block holding `data` (≤ 0xff00 bytes) to `out`.
     pub fn deflate_into(&mut self, data: &[u8], out: &mut Vec<u8>) {
-        debug_assert!(data.len() <= BLOCK_MAX - 1024);
+        debug_assert!(data.len() <= BLOCK_DATA_MAX);
         let start = out.len();
         out.extend_from_slice(&[0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0]);
         match &mut self.compressor {

@@ -70,10 +70,12 @@ impl Reader {
         Ok(())
     }
 
-    /// Inflates the next run of blocks after `prefix`; `None` at end of input.
+    /// Inflates the next run of blocks after `prefix`. At end of input it gives the prefix back
+    /// as a piece without blocks, or `None` when the prefix is empty too.
     pub fn read_piece(&mut self, prefix: Vec<u8>) -> Result<Option<Piece>, ReadError> {
+        let at_end = |prefix: Vec<u8>| (!prefix.is_empty()).then(|| Piece { data: prefix, blocks: Vec::new() });
         if self.eof {
-            return Ok(None);
+            return Ok(at_end(prefix));
         }
         let start_offset = self.input.position();
         let mut spans = Vec::new(); // (offset in run, size, isize)
@@ -107,7 +109,7 @@ impl Reader {
         }
         if spans.is_empty() {
             self.eof = true;
-            return Ok(None);
+            return Ok(at_end(prefix));
         }
         let run = self.input.peek(run_len)?;
         let mut data = prefix;

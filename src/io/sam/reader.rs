@@ -58,13 +58,9 @@ impl Reader {
             if header_done {
                 break;
             }
-            match stream.read_piece(data)? {
-                Some(d) => data = d,
-                None => {
-                    data = Vec::new();
-                    eof = true;
-                }
-            }
+            let (d, ended) = stream.read_piece(data)?;
+            data = d;
+            eof = ended;
         }
         let mut text = data[..scanned.min(data.len())].to_vec();
         if !text.is_empty() && !text.ends_with(b"\n") {
@@ -87,19 +83,8 @@ impl Reader {
             return Ok(None);
         }
         let carry = std::mem::take(&mut self.carry);
-        let (mut data, at_end) = if self.done {
-            (carry, true)
-        } else {
-            // The carry is at most one partial line: keep a copy for the end of input.
-            let last_line = carry.clone();
-            match self.stream.read_piece(carry)? {
-                Some(d) => (d, false),
-                None => {
-                    self.done = true;
-                    (last_line, true)
-                }
-            }
-        };
+        let (mut data, at_end) = if self.done { (carry, true) } else { self.stream.read_piece(carry)? };
+        self.done |= at_end;
         if at_end && data.is_empty() {
             return Ok(None);
         }
