@@ -1,1 +1,3 @@
 //! Bytes ⇄ records.
+
+pub mod index;
