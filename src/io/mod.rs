@@ -1,7 +1,8 @@
-//! Bytes ⇄ records: BGZF, BAM, SAM, and opening inputs and outputs.
+//! Bytes ⇄ records: BGZF, BAM, SAM, indexes, and opening inputs and outputs.
 
 pub mod bam;
 pub mod bgzf;
+pub mod index;
 pub mod input;
 pub mod open;
 pub mod output;
