@@ -338,7 +338,10 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
     if fetch_pairs && count {
         return Err(Error::Message("The options -P and -c cannot be combined".into()));
     }
-    let _ = (fetch_pairs, multi_region, region_file, customized_index);
+    let _ = fetch_pairs;
+    if let Some(f) = region_file {
+        targets_path = Some(f);
+    }
     let mut positionals = positionals.into_iter();
     let input = positionals.next().unwrap_or_else(|| "-".to_string());
     let index_path = if customized_index { positionals.next() } else { None };
@@ -384,6 +387,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         subsample,
         index_path,
         bed,
+        multi_region,
         library: library.map(String::into_bytes),
     })
 }

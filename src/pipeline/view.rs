@@ -7,7 +7,9 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::io::open::{self, Opened};
+use crate::io::index::Region;
+use crate::io::open::{self, Opened, RecordReader};
+use crate::pipeline::region;
 use crate::io::sam::format::format_record;
 use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
@@ -46,6 +48,8 @@ pub struct ViewOptions {
     pub subsample: Option<(f64, Option<u32>)>,
     /// `-X`: the index file given after the input.
     pub index_path: Option<String>,
+    /// `-M`/`--region-file`: merge regions and BED intervals, each read once.
+    pub multi_region: bool,
     /// `-L` BED intervals by reference name.
     pub bed: Option<Vec<(Vec<u8>, i64, i64)>>,
     /// `-l` library.
@@ -212,10 +216,14 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
         let sink = RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
         return sink.finish();
     }
-    if !opts.regions.is_empty() {
-        return Err(Error::Message(
-            "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
-        ));
+    // With -M, BED intervals become regions instead of a filter.
+    let mut bed_regions = Vec::new();
+    if opts.multi_region {
+        if let Some(t) = opts.filter.targets.take() {
+            for (tid, ivs) in t.by_ref {
+                bed_regions.extend(ivs.into_iter().map(|(beg, end)| Region { tid, beg, end }));
+            }
+        }
     }
     let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
     let mut main = if opts.count {
@@ -237,22 +245,38 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
         unselected_format: unselected.as_ref().map(RecordSink::format),
     };
     let mut counts = Counts::default();
-    while let Some((batches, warnings)) = reader.read_batches(&opts.input)? {
-        for w in warnings {
-            eprintln!("{w}");
-        }
-        for batch in &batches {
-            for chunk in plan.process_batch(batch)? {
-                counts.processed += chunk.counts.processed;
-                counts.accepted += chunk.counts.accepted;
-                if let Some(s) = main.as_mut() {
-                    s.write(&chunk.main)?;
-                }
-                if let Some(s) = unselected.as_mut() {
-                    s.write(&chunk.unselected)?;
-                }
+    let mut handle = |batch: &Batch| -> Result<(), Error> {
+        for chunk in plan.process_batch(batch)? {
+            counts.processed += chunk.counts.processed;
+            counts.accepted += chunk.counts.accepted;
+            if let Some(s) = main.as_mut() {
+                s.write(&chunk.main)?;
+            }
+            if let Some(s) = unselected.as_mut() {
+                s.write(&chunk.unselected)?;
             }
         }
+        Ok(())
+    };
+    if opts.regions.is_empty() && !opts.multi_region {
+        while let Some((batches, warnings)) = reader.read_batches(&opts.input)? {
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            for batch in &batches {
+                handle(batch)?;
+            }
+        }
+    } else {
+        let RecordReader::Bam(bam_reader) = &mut reader else {
+            return Err(Error::Message(
+                "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
+            ));
+        };
+        let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
+        let mut regions = region::parse_regions(&opts.regions, &header);
+        regions.extend(bed_regions);
+        region::for_each_region_batch(bam_reader, &index, &opts.input, &regions, opts.multi_region, &mut handle)?;
     }
     if let Some(s) = main {
         s.finish()?;

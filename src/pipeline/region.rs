@@ -1,0 +1,142 @@
+//! Region queries for `view`: which records of an indexed BAM to read, chunk by chunk.
+//!
+//! - Default mode: each region in command-line order, so overlapping regions repeat reads
+//!   (htslib `sam_itr_querys` per region).
+//! - `-M` (multi-region): regions and BED intervals are merged per reference, each read is
+//!   returned once, in file order (htslib's multi-region iterator).
+//!
+//! A record is in region `[beg, end)` of `tid` when it is on `tid`, starts before `end` and ends
+//! (`bam_endpos`) after `beg`.
+
+use crate::error::Error;
+use crate::io::bam;
+use crate::io::index::{Index, Region, parse_region};
+use crate::record::{Batch, Header, RecordRef};
+
+/// Finds and loads the index of `input`: the `-X` path, else `input.bai`, `input.csi`, or the
+/// name with `.bam` replaced by `.bai`.
+pub fn load_index(input: &str, explicit: Option<&str>) -> Result<Index, Error> {
+    let candidates: Vec<String> = match explicit {
+        Some(p) => vec![p.to_string()],
+        None => {
+            let mut c = vec![format!("{input}.bai"), format!("{input}.csi")];
+            if let Some(stem) = input.strip_suffix(".bam") {
+                c.push(format!("{stem}.bai"));
+                c.push(format!("{stem}.csi"));
+            }
+            c
+        }
+    };
+    for path in &candidates {
+        if let Ok(bytes) = std::fs::read(path) {
+            return Index::from_bytes(&bytes).map_err(|e| Error::file(path.as_str(), e));
+        }
+    }
+    Err(Error::Message("Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into()))
+}
+
+fn overlaps(r: &RecordRef<'_>, region: &Region) -> bool {
+    match region.tid {
+        Region::WHOLE_FILE_TID => true,
+        Region::UNPLACED_TID => r.ref_id() < 0,
+        tid => r.ref_id() == tid && (r.pos() as i64) < region.end && r.end_pos() > region.beg,
+    }
+}
+
+/// Parses region strings, warning about (and skipping) invalid ones as samtools does.
+pub fn parse_regions(texts: &[String], header: &Header) -> Vec<Region> {
+    texts
+        .iter()
+        .filter_map(|t| {
+            let r = parse_region(t, header.refs());
+            if r.is_none() {
+                eprintln!("[main_samview] region \"{t}\" specifies an invalid region or unknown reference. Continue anyway.");
+            }
+            r
+        })
+        .collect()
+}
+
+/// Reads the records of `regions` and hands them to `sink` a chunk at a time.
+pub fn for_each_region_batch(
+    reader: &mut bam::Reader,
+    index: &Index,
+    path: &str,
+    regions: &[Region],
+    multi: bool,
+    sink: &mut dyn FnMut(&Batch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if multi {
+        for (tid_regions, chunks) in merged_queries(index, regions) {
+            read_chunks(reader, path, &chunks, &tid_regions, sink)?;
+        }
+        return Ok(());
+    }
+    for region in regions {
+        let chunks = chunks_for(index, region);
+        read_chunks(reader, path, &chunks, std::slice::from_ref(region), sink)?;
+    }
+    Ok(())
+}
+
+fn chunks_for(index: &Index, region: &Region) -> Vec<(u64, u64)> {
+    match region.tid {
+        Region::WHOLE_FILE_TID => vec![(0, u64::MAX)],
+        Region::UNPLACED_TID => index.unplaced_start().map(|s| vec![(s, u64::MAX)]).unwrap_or_default(),
+        tid => index.query(tid, region.beg, region.end).into_iter().map(|c| (c.start, c.end)).collect(),
+    }
+}
+
+/// Per reference (in file order, `*` last): its merged intervals and the union of their chunks.
+fn merged_queries(index: &Index, regions: &[Region]) -> Vec<(Vec<Region>, Vec<(u64, u64)>)> {
+    let mut by_tid: std::collections::BTreeMap<u32, Vec<Region>> = Default::default();
+    for r in regions {
+        // Unplaced (`*`) sorts after every reference.
+        let key = if r.tid < 0 { u32::MAX } else { r.tid as u32 };
+        by_tid.entry(key).or_default().push(*r);
+    }
+    let mut out = Vec::new();
+    for (_, mut rs) in by_tid {
+        rs.sort_by_key(|r| (r.beg, r.end));
+        let mut merged: Vec<Region> = Vec::new();
+        for r in rs {
+            match merged.last_mut() {
+                Some(m) if r.beg <= m.end => m.end = m.end.max(r.end),
+                _ => merged.push(r),
+            }
+        }
+        let mut chunks: Vec<(u64, u64)> = merged.iter().flat_map(|r| chunks_for(index, r)).collect();
+        chunks.sort_unstable();
+        let mut union: Vec<(u64, u64)> = Vec::new();
+        for c in chunks {
+            match union.last_mut() {
+                Some(u) if c.0 <= u.1 => u.1 = u.1.max(c.1),
+                _ => union.push(c),
+            }
+        }
+        out.push((merged, union));
+    }
+    out
+}
+
+fn read_chunks(
+    reader: &mut bam::Reader,
+    path: &str,
+    chunks: &[(u64, u64)],
+    regions: &[Region],
+    sink: &mut dyn FnMut(&Batch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    for &(start, end) in chunks {
+        let batch = reader.read_range(start, end).map_err(|e| Error::file(path, e))?;
+        let mut kept = Batch::default();
+        for r in batch.iter() {
+            if regions.iter().any(|region| overlaps(&r, region)) {
+                kept.push(r.bytes());
+            }
+        }
+        if !kept.is_empty() {
+            sink(&kept)?;
+        }
+    }
+    Ok(())
+}
