@@ -206,6 +206,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
     let mut fetch_pairs = false;
     let mut region_file = None;
     let mut multi_region = false;
+    let mut remove_back = false;
     let flag = |v: &str| parse_flags(v).map_err(|e| Error::Message(e));
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
@@ -284,7 +285,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
                 keep_only = true;
                 keep_tags.extend(parse_tags(v)?);
             }
-            "B" => edit.collapse_back_ops = true,
+            "B" => remove_back = true,
             "s" => {
                 let (s, f) = v.split_once('.').ok_or_else(|| Error::Message("Incorrect sampling argument".into()))?;
                 seed = Some(if s == "auto" { None } else { Some(parse_c_int(s).unwrap_or(0) as u32) });
@@ -388,6 +389,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         index_path,
         bed,
         multi_region,
+        remove_back,
         library: library.map(String::into_bytes),
     })
 }

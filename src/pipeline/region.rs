@@ -57,6 +57,20 @@ pub fn parse_regions(texts: &[String], header: &Header) -> Vec<Region> {
         .collect()
 }
 
+/// The parts of `a`'s regions that `b`'s regions also cover (`-M` with both regions and `-L`).
+pub fn intersect(a: &[Region], b: &[Region]) -> Vec<Region> {
+    let mut out = Vec::new();
+    for x in a {
+        for y in b.iter().filter(|y| y.tid == x.tid) {
+            let (beg, end) = (x.beg.max(y.beg), x.end.min(y.end));
+            if beg < end {
+                out.push(Region { tid: x.tid, beg, end });
+            }
+        }
+    }
+    out
+}
+
 /// Reads the records of `regions` and hands them to `sink` a chunk at a time.
 pub fn for_each_region_batch(
     reader: &mut bam::Reader,

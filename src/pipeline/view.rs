@@ -50,6 +50,8 @@ pub struct ViewOptions {
     pub index_path: Option<String>,
     /// `-M`/`--region-file`: merge regions and BED intervals, each read once.
     pub multi_region: bool,
+    /// `-B`: collapse CIGAR back operations before filtering.
+    pub remove_back: bool,
     /// `-L` BED intervals by reference name.
     pub bed: Option<Vec<(Vec<u8>, i64, i64)>>,
     /// `-l` library.
@@ -107,8 +109,14 @@ impl Plan<'_> {
     fn process_chunk(&self, batch: &Batch, range: std::ops::Range<usize>) -> Result<ChunkOut, Error> {
         let mut out = ChunkOut::default();
         let edit = self.opts.edit.is_active().then_some(&self.opts.edit);
+        let mut rewritten = Vec::new();
         for i in range {
-            let r = batch.get(i);
+            let mut r = batch.get(i);
+            if self.opts.remove_back {
+                rewritten.clear();
+                edit::remove_back_ops(&r, &mut rewritten);
+                r = RecordRef::new(&rewritten);
+            }
             out.counts.processed += 1;
             let ok = self.opts.filter.accepts(&r, self.header).map_err(Error::Message)?;
             if ok {
@@ -275,7 +283,7 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
         };
         let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
         let mut regions = region::parse_regions(&opts.regions, &header);
-        regions.extend(bed_regions);
+        regions = if regions.is_empty() { bed_regions } else if bed_regions.is_empty() { regions } else { region::intersect(&regions, &bed_regions) };
         region::for_each_region_batch(bam_reader, &index, &opts.input, &regions, opts.multi_region, &mut handle)?;
     }
     if let Some(s) = main {

@@ -26,22 +26,17 @@ pub struct RecordEdit {
     pub add_flags: u16,
     pub remove_flags: u16,
     pub tags: TagEdit,
-    pub collapse_back_ops: bool,
 }
 
 impl RecordEdit {
     pub fn is_active(&self) -> bool {
-        self.add_flags != 0 || self.remove_flags != 0 || self.tags.is_active() || self.collapse_back_ops
+        self.add_flags != 0 || self.remove_flags != 0 || self.tags.is_active()
     }
 
     /// Appends the edited record (without `block_size`) to `out`.
     pub fn apply(&self, r: &RecordRef<'_>, out: &mut Vec<u8>) {
         let start = out.len();
-        if self.collapse_back_ops && r.cigar().any(|c| cigar::op(c) == cigar::BACK) {
-            collapse_back(r, out);
-        } else {
-            out.extend_from_slice(&r.bytes()[..r.aux_offset()]);
-        }
+        out.extend_from_slice(&r.bytes()[..r.aux_offset()]);
         let flag = (r.flag() | self.add_flags) & !self.remove_flags;
         out[start + layout::FLAG..start + layout::FLAG + 2].copy_from_slice(&flag.to_le_bytes());
         for f in r.aux() {
@@ -67,72 +62,112 @@ pub fn unmap(r: &RecordRef<'_>, out: &mut Vec<u8>) {
     rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2].copy_from_slice(&0u16.to_le_bytes());
 }
 
-/// Removes CIGAR `B` (back) operations as samtools' `bam_remove_B` does: the sequence and
-/// qualities that the back step made overlap are dropped, and adjacent operations of the same
-/// kind are merged. The caller appends the aux fields.
-fn collapse_back(r: &RecordRef<'_>, out: &mut Vec<u8>) {
+/// Removes CIGAR `B` (back) operations as samtools' `bam_remove_B` does, appending the whole
+/// rewritten record to `out`. Bases that a back step makes overlap are merged into a consensus:
+/// equal bases keep the higher quality; different bases keep the better one with the quality
+/// difference. A record that cannot be rewritten (B first, or a step back past the start) is
+/// flagged unmapped instead. Records without `B` are copied unchanged.
+pub fn remove_back_ops(r: &RecordRef<'_>, out: &mut Vec<u8>) {
     let ops: Vec<u32> = r.cigar().collect();
-    let l_seq = r.l_seq();
-    let seq: Vec<u8> = (0..l_seq).map(|i| r.base_code(i)).collect();
-    let qual = r.qual().to_vec();
+    let has_back = ops.iter().any(|&c| cigar::op(c) == cigar::BACK);
+    if r.flag() & layout::flags::UNMAP != 0 || !has_back {
+        out.extend_from_slice(r.bytes());
+        return;
+    }
+    let unmapped_copy = |out: &mut Vec<u8>| {
+        let start = out.len();
+        out.extend_from_slice(r.bytes());
+        let flag = r.flag() | layout::flags::UNMAP;
+        out[start + layout::FLAG..start + layout::FLAG + 2].copy_from_slice(&flag.to_le_bytes());
+    };
+    if cigar::op(ops[0]) == cigar::BACK {
+        return unmapped_copy(out);
+    }
+    let mut seq: Vec<u8> = (0..r.l_seq()).map(|i| r.base_code(i)).collect();
+    let mut qual = r.qual().to_vec();
+    let no_qual = qual.first() == Some(&0xff);
     let mut new_ops: Vec<u32> = Vec::with_capacity(ops.len());
-    let mut keep = vec![true; l_seq];
-    let mut qpos = 0usize; // query position after the ops so far
-    for &c in &ops {
+    let (mut i, mut j, mut end_j) = (0usize, 0usize, 0usize);
+    for (k, &c) in ops.iter().enumerate() {
         let (op, len) = (cigar::op(c), cigar::len(c) as usize);
         if op == cigar::BACK {
-            // Step back `len` bases: trim the preceding query-consuming ops and drop those bases.
-            let mut left = len;
-            while left > 0 {
-                let Some(last) = new_ops.last_mut() else { break };
-                let (lop, llen) = (cigar::op(*last), cigar::len(*last) as usize);
-                let take = left.min(llen);
-                if cigar::consumes_query(lop) {
-                    for k in 0..take {
-                        if qpos > k {
-                            keep[qpos - 1 - k] = false;
-                        }
-                    }
-                    qpos -= take.min(qpos);
-                }
-                if take == llen {
-                    new_ops.pop();
-                } else {
-                    *last = (((llen - take) as u32) << 4) | lop as u32;
-                }
-                left -= take;
+            if k == ops.len() - 1 {
+                break; // a trailing B is ignored
             }
+            if len > j {
+                return unmapped_copy(out);
+            }
+            // Walk back over query-consuming ops until `len` bases are undone.
+            let mut undone = 0usize;
+            let mut t = new_ops.len();
+            while t > 0 {
+                t -= 1;
+                let (op1, len1) = (cigar::op(new_ops[t]), cigar::len(new_ops[t]) as usize);
+                if cigar::consumes_query(op1) {
+                    if undone + len1 >= len {
+                        new_ops[t] -= ((len - undone) as u32) << 4;
+                        break;
+                    }
+                    undone += len1;
+                }
+            }
+            let keep = if cigar::len(new_ops[t]) == 0 { t } else { t + 1 };
+            new_ops.truncate(keep);
+            end_j = j;
+            j -= len;
             continue;
         }
-        match new_ops.last_mut() {
-            Some(last) if cigar::op(*last) == op => *last += (len as u32) << 4,
-            _ => new_ops.push(c),
-        }
+        new_ops.push(c);
         if cigar::consumes_query(op) {
-            // Bases after a back step overwrite the dropped ones; mark them kept again.
-            for k in 0..len {
-                if qpos + k < l_seq {
-                    keep[qpos + k] = true;
+            if i != j {
+                for u in 0..len {
+                    let base = seq[i + u];
+                    if j + u < end_j {
+                        if base != seq[j + u] {
+                            if qual[j + u] < qual[i + u] {
+                                seq[j + u] = base;
+                                qual[j + u] = qual[i + u] - qual[j + u];
+                            } else {
+                                qual[j + u] -= qual[i + u];
+                            }
+                        } else {
+                            qual[j + u] = qual[j + u].max(qual[i + u]);
+                        }
+                    } else {
+                        seq[j + u] = base;
+                        qual[j + u] = qual[i + u];
+                    }
                 }
             }
-            qpos += len;
+            i += len;
+            j += len;
         }
     }
-    let kept: Vec<usize> = (0..l_seq).filter(|&i| keep[i]).collect();
+    if no_qual && !qual.is_empty() {
+        qual[0] = 0xff;
+    }
+    // Merge neighbours with the same op, then drop zero-length ops.
+    let mut merged: Vec<u32> = Vec::with_capacity(new_ops.len());
+    for c in new_ops {
+        match merged.last_mut() {
+            Some(last) if cigar::op(*last) == cigar::op(c) => *last += c & !0xf,
+            _ => merged.push(c),
+        }
+    }
+    merged.retain(|&c| cigar::len(c) > 0);
     let b = r.bytes();
     let start = out.len();
     let name_end = layout::FIXED_LEN + r.read_name().len() + 1;
     out.extend_from_slice(&b[..name_end]);
-    for c in &new_ops {
+    for c in &merged {
         out.extend_from_slice(&c.to_le_bytes());
     }
-    for pair in kept.chunks(2) {
-        let hi = seq[pair[0]] << 4;
-        let lo = pair.get(1).map_or(0, |&i| seq[i]);
-        out.push(hi | lo);
+    for pair in seq[..j].chunks(2) {
+        out.push(pair[0] << 4 | pair.get(1).copied().unwrap_or(0));
     }
-    out.extend(kept.iter().map(|&i| qual[i]));
+    out.extend_from_slice(&qual[..j]);
+    out.extend_from_slice(r.aux_bytes());
     let rec = &mut out[start..];
-    rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2].copy_from_slice(&(new_ops.len() as u16).to_le_bytes());
-    rec[layout::L_SEQ..layout::L_SEQ + 4].copy_from_slice(&(kept.len() as i32).to_le_bytes());
+    rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2].copy_from_slice(&(merged.len() as u16).to_le_bytes());
+    rec[layout::L_SEQ..layout::L_SEQ + 4].copy_from_slice(&(j as i32).to_le_bytes());
 }
