@@ -1,1 +1,3 @@
 //! What the samtools commands mean, on records only.
+
+pub mod view;

@@ -1,0 +1,2 @@
+//! `samtools view`: record filters used by the view command.
+pub mod expr;
