@@ -339,7 +339,6 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
     if fetch_pairs && count {
         return Err(Error::Message("The options -P and -c cannot be combined".into()));
     }
-    let _ = fetch_pairs;
     if let Some(f) = region_file {
         targets_path = Some(f);
     }
@@ -389,6 +388,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         index_path,
         bed,
         multi_region,
+        fetch_pairs,
         remove_back,
         library: library.map(String::into_bytes),
     })

@@ -11,6 +11,9 @@
 use crate::error::Error;
 use crate::io::bam;
 use crate::io::index::{Index, Region, parse_region};
+use std::collections::HashSet;
+
+use crate::record::layout::flags;
 use crate::record::{Batch, Header, RecordRef};
 
 /// Finds and loads the index of `input`: the `-X` path, else `input.bai`, `input.csi`, or the
@@ -35,7 +38,7 @@ pub fn load_index(input: &str, explicit: Option<&str>) -> Result<Index, Error> {
     Err(Error::Message("Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into()))
 }
 
-fn overlaps(r: &RecordRef<'_>, region: &Region) -> bool {
+pub fn overlaps(r: &RecordRef<'_>, region: &Region) -> bool {
     match region.tid {
         Region::WHOLE_FILE_TID => true,
         Region::UNPLACED_TID => r.ref_id() < 0,
@@ -69,6 +72,39 @@ pub fn intersect(a: &[Region], b: &[Region]) -> Vec<Region> {
         }
     }
     out
+}
+
+/// `-P` pass 1: the names of paired reads in `regions` that pass `accepts`, and one point
+/// region at each of their mates (`*` when a mate is unplaced).
+pub fn collect_mates(
+    reader: &mut bam::Reader,
+    index: &Index,
+    path: &str,
+    regions: &[Region],
+    accepts: &dyn Fn(&RecordRef<'_>) -> Result<bool, Error>,
+) -> Result<(HashSet<Vec<u8>>, Vec<Region>), Error> {
+    let mut names = HashSet::new();
+    let mut mates = Vec::new();
+    let mut unplaced = false;
+    for_each_region_batch(reader, index, path, regions, true, &mut |batch: &Batch| {
+        for r in batch.iter() {
+            if r.flag() & flags::PAIRED == 0 || !accepts(&r)? {
+                continue;
+            }
+            names.insert(r.read_name().to_vec());
+            if r.next_ref_id() >= 0 {
+                let pos = r.next_pos() as i64;
+                mates.push(Region { tid: r.next_ref_id(), beg: pos, end: pos + 1 });
+            } else {
+                unplaced = true;
+            }
+        }
+        Ok(())
+    })?;
+    if unplaced {
+        mates.push(Region { tid: Region::UNPLACED_TID, beg: 0, end: Region::END_OF_REFERENCE });
+    }
+    Ok((names, mates))
 }
 
 /// Reads the records of `regions` and hands them to `sink` a chunk at a time.

@@ -50,6 +50,8 @@ pub struct ViewOptions {
     pub index_path: Option<String>,
     /// `-M`/`--region-file`: merge regions and BED intervals, each read once.
     pub multi_region: bool,
+    /// `-P`: also fetch mates outside the regions.
+    pub fetch_pairs: bool,
     /// `-B`: collapse CIGAR back operations before filtering.
     pub remove_back: bool,
     /// `-L` BED intervals by reference name.
@@ -284,7 +286,24 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
         let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
         let mut regions = region::parse_regions(&opts.regions, &header);
         regions = if regions.is_empty() { bed_regions } else if bed_regions.is_empty() { regions } else { region::intersect(&regions, &bed_regions) };
-        region::for_each_region_batch(bam_reader, &index, &opts.input, &regions, opts.multi_region, &mut handle)?;
+        if opts.fetch_pairs {
+            let (names, mates) = region::collect_mates(bam_reader, &index, &opts.input, &regions, &|r| {
+                opts.filter.accepts(r, &header).map_err(Error::Message)
+            })?;
+            let mut union = regions.clone();
+            union.extend(mates);
+            region::for_each_region_batch(bam_reader, &index, &opts.input, &union, true, &mut |batch: &Batch| {
+                let mut wanted = Batch::default();
+                for r in batch.iter() {
+                    if names.contains(r.read_name()) || regions.iter().any(|g| region::overlaps(&r, g)) {
+                        wanted.push(r.bytes());
+                    }
+                }
+                handle(&wanted)
+            })?;
+        } else {
+            region::for_each_region_batch(bam_reader, &index, &opts.input, &regions, opts.multi_region, &mut handle)?;
+        }
     }
     if let Some(s) = main {
         s.finish()?;
