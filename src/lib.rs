@@ -8,6 +8,8 @@
 //! - [`ops`]: what the samtools commands mean, on records only.
 //! - [`pipeline`]: wires io → ops → io and owns the threads.
 //! - [`cli`]: samtools-compatible argument parsing; one file per command.
+//! - [`simulate`]: a deterministic generator of realistic aligned SAM for tests and benchmarks; a
+//!   test tool outside the data flow, using no other module.
 
 pub mod cli;
 pub mod error;
@@ -15,3 +17,4 @@ pub mod io;
 pub mod ops;
 pub mod pipeline;
 pub mod record;
+pub mod simulate;
