@@ -4,3 +4,6 @@ mod support;
 
 /// The SAM simulator against the samtools 1.24 oracle.
 mod simulate;
+
+/// samtools' own test cases through the peer-suite runner.
+mod peer_suite;

@@ -31,7 +31,9 @@ impl std::fmt::Display for GetoptError {
         match self {
             GetoptError::Unknown(o) if o.len() == 1 => write!(f, "invalid option -- '{o}'"),
             GetoptError::Unknown(o) => write!(f, "unrecognized option '--{o}'"),
-            GetoptError::MissingArgument(o) if o.len() == 1 => write!(f, "option requires an argument -- '{o}'"),
+            GetoptError::MissingArgument(o) if o.len() == 1 => {
+                write!(f, "option requires an argument -- '{o}'")
+            }
             GetoptError::MissingArgument(o) => write!(f, "option '--{o}' requires an argument"),
             GetoptError::Ambiguous(o) => write!(f, "option '--{o}' is ambiguous"),
         }
@@ -40,7 +42,11 @@ impl std::fmt::Display for GetoptError {
 
 /// Parses `args` (without the command name) with a getopt short spec such as `"bo:@:"`.
 /// Returns the options in order and the positionals in order.
-pub fn parse(args: &[String], short: &str, long: &[LongOpt]) -> Result<(Vec<Opt>, Vec<String>), GetoptError> {
+pub fn parse(
+    args: &[String],
+    short: &str,
+    long: &[LongOpt],
+) -> Result<(Vec<Opt>, Vec<String>), GetoptError> {
     let mut opts = Vec::new();
     let mut positionals = Vec::new();
     let mut i = 0;
@@ -81,7 +87,10 @@ pub fn parse(args: &[String], short: &str, long: &[LongOpt]) -> Result<(Vec<Opt>
         while j < chars.len() {
             let c = chars[j];
             j += 1;
-            let pos = short.find(c).filter(|_| c != ':').ok_or_else(|| GetoptError::Unknown(c.to_string()))?;
+            let pos = short
+                .find(c)
+                .filter(|_| c != ':')
+                .ok_or_else(|| GetoptError::Unknown(c.to_string()))?;
             let takes_arg = short[pos + c.len_utf8()..].starts_with(':');
             if !takes_arg {
                 opts.push(Opt { key: c.to_string(), value: None });
@@ -111,7 +120,11 @@ fn find_long<'a>(long: &'a [LongOpt], name: &str) -> Result<&'a LongOpt, GetoptE
     match matches.as_slice() {
         [] => Err(GetoptError::Unknown(name.to_string())),
         [one] => Ok(one),
-        [first, rest @ ..] if rest.iter().all(|l| l.key == first.key && l.has_arg == first.has_arg) => Ok(first),
+        [first, rest @ ..]
+            if rest.iter().all(|l| l.key == first.key && l.has_arg == first.has_arg) =>
+        {
+            Ok(first)
+        }
         _ => Err(GetoptError::Ambiguous(name.to_string())),
     }
 }
@@ -132,11 +145,19 @@ mod tests {
 
     #[test]
     fn permutes_bundles_and_attaches() {
-        let (o, p) = parse(&args("-bh in.sam -@4 -o out.bam --no-PG reg1 -q 30"), "bho:@:q:", LONG).unwrap();
+        let (o, p) =
+            parse(&args("-bh in.sam -@4 -o out.bam --no-PG reg1 -q 30"), "bho:@:q:", LONG).unwrap();
         let keys: Vec<_> = o.iter().map(|o| (o.key.as_str(), o.value.as_deref())).collect();
         assert_eq!(
             keys,
-            vec![("b", None), ("h", None), ("@", Some("4")), ("o", Some("out.bam")), ("no-PG", None), ("q", Some("30"))]
+            vec![
+                ("b", None),
+                ("h", None),
+                ("@", Some("4")),
+                ("o", Some("out.bam")),
+                ("no-PG", None),
+                ("q", Some("30"))
+            ]
         );
         assert_eq!(p, vec!["in.sam", "reg1"]);
     }

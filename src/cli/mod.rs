@@ -4,6 +4,7 @@
 pub mod flags;
 pub mod getopt;
 pub mod global;
+pub mod simulate;
 pub mod view;
 
 use std::io::{IsTerminal, Write};
@@ -43,12 +44,15 @@ pub fn version_line() -> String {
 }
 
 fn main_usage() -> String {
-    include_str!("usage/main.txt").replace("{VERSION}", &format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})"))
+    include_str!("usage/main.txt")
+        .replace("{VERSION}", &format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})"))
 }
 
 fn print_version() {
     println!("{}", version_line());
-    println!("Using mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)");
+    println!(
+        "Using mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)"
+    );
 }
 
 /// Runs a command line; returns the exit status.
@@ -90,6 +94,14 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             }
             (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
         }
+        "simulate" => (
+            simulate::USAGE,
+            simulate::parse(args).and_then(|c| {
+                let threads = c.options.threads;
+                crate::pipeline::threads::pool(threads)
+                    .install(|| crate::pipeline::simulate::run(c))
+            }),
+        ),
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");
             return 1;

@@ -33,7 +33,11 @@ impl Input {
             let map = unsafe { Mmap::map(&file)? };
             #[cfg(unix)]
             let _ = map.advise(memmap2::Advice::Sequential);
-            return Ok(Input { name: path.to_string(), src: Source::Mapped { map, pos: 0 }, consumed: 0 });
+            return Ok(Input {
+                name: path.to_string(),
+                src: Source::Mapped { map, pos: 0 },
+                consumed: 0,
+            });
         }
         if meta.is_dir() {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"));

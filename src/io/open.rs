@@ -6,10 +6,10 @@ use libdeflater::Decompressor;
 use crate::error::Error;
 use crate::io::bgzf::{self, block};
 use crate::io::input::Input;
-use crate::io::sam::parse::Warning;
+use crate::io::sam::reader::Batches;
 use crate::io::stream::ByteStream;
 use crate::io::{bam, sam};
-use crate::record::{Batch, Header};
+use crate::record::Header;
 
 /// Inflated bytes per thread per piece: large enough to amortise task overhead, small enough to
 /// keep memory bounded for streaming commands.
@@ -72,20 +72,30 @@ fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
 
 /// Opens `path` (or stdin for `-`) for reading records with `threads` parsing tasks.
 pub fn open(path: &str, threads: usize) -> Result<Opened, Error> {
-    let mut input = Input::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
+    let mut input =
+        Input::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
     let target = PIECE_BYTES_PER_THREAD * threads.max(1);
     let sniffed = sniff(&mut input).map_err(|e| Error::io(path, e))?;
     let tasks = threads.max(1) * 4;
     match sniffed {
         Sniffed::Cram => Err(Error::file(path, "CRAM is not supported by mdsam")),
-        Sniffed::RawBam => Err(Error::file(path, "uncompressed raw BAM (not BGZF) is not supported")),
+        Sniffed::RawBam => {
+            Err(Error::file(path, "uncompressed raw BAM (not BGZF) is not supported"))
+        }
         Sniffed::Bgzf { bam: true } => {
             let reader = bgzf::Reader::new(input, target);
             if !reader.has_eof_marker() {
-                eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
+                eprintln!(
+                    "[W::bam_hdr_read] EOF marker is absent. The input is probably truncated"
+                );
             }
             let (reader, header) = bam::Reader::new(reader).map_err(|e| Error::file(path, e))?;
-            Ok(Opened { reader: RecordReader::Bam(reader), header, format: InputFormat::Bam, is_bgzf: true })
+            Ok(Opened {
+                reader: RecordReader::Bam(reader),
+                header,
+                format: InputFormat::Bam,
+                is_bgzf: true,
+            })
         }
         Sniffed::Bgzf { bam: false } => {
             let stream = ByteStream::Bgzf(bgzf::Reader::new(input, target));
@@ -106,7 +116,7 @@ fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Resu
 
 impl RecordReader {
     /// The next batches in input order with any parse warnings; `None` at end of input.
-    pub fn read_batches(&mut self, path: &str) -> Result<Option<(Vec<Batch>, Vec<Warning>)>, Error> {
+    pub fn read_batches(&mut self, path: &str) -> Result<Option<Batches>, Error> {
         match self {
             RecordReader::Bam(r) => {
                 Ok(r.read_batch().map_err(|e| Error::file(path, e))?.map(|b| (vec![b], Vec::new())))

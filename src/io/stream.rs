@@ -24,7 +24,10 @@ impl Read for Input {
 impl ByteStream {
     /// The next piece of bytes after `prefix`, and whether input ended (then the piece may be
     /// just the prefix, possibly empty).
-    pub fn read_piece(&mut self, mut prefix: Vec<u8>) -> Result<(Vec<u8>, bool), bgzf::reader::ReadError> {
+    pub fn read_piece(
+        &mut self,
+        mut prefix: Vec<u8>,
+    ) -> Result<(Vec<u8>, bool), bgzf::reader::ReadError> {
         match self {
             ByteStream::Bgzf(r) => Ok(match r.read_piece(prefix)? {
                 Some(p) => {

@@ -2,6 +2,7 @@
 //! running the command inside it.
 
 pub mod region;
+pub mod simulate;
 pub mod sink;
 pub mod threads;
 pub mod view;

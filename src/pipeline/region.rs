@@ -35,7 +35,9 @@ pub fn load_index(input: &str, explicit: Option<&str>) -> Result<Index, Error> {
             return Index::from_bytes(&bytes).map_err(|e| Error::file(path.as_str(), e));
         }
     }
-    Err(Error::Message("Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into()))
+    Err(Error::Message(
+        "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
+    ))
 }
 
 pub fn overlaps(r: &RecordRef<'_>, region: &Region) -> bool {
@@ -132,13 +134,20 @@ pub fn for_each_region_batch(
 fn chunks_for(index: &Index, region: &Region) -> Vec<(u64, u64)> {
     match region.tid {
         Region::WHOLE_FILE_TID => vec![(0, u64::MAX)],
-        Region::UNPLACED_TID => index.unplaced_start().map(|s| vec![(s, u64::MAX)]).unwrap_or_default(),
-        tid => index.query(tid, region.beg, region.end).into_iter().map(|c| (c.start, c.end)).collect(),
+        Region::UNPLACED_TID => {
+            index.unplaced_start().map(|s| vec![(s, u64::MAX)]).unwrap_or_default()
+        }
+        tid => {
+            index.query(tid, region.beg, region.end).into_iter().map(|c| (c.start, c.end)).collect()
+        }
     }
 }
 
+/// A query chunk as virtual offsets `[start, end)`.
+type Chunk = (u64, u64);
+
 /// Per reference (in file order, `*` last): its merged intervals and the union of their chunks.
-fn merged_queries(index: &Index, regions: &[Region]) -> Vec<(Vec<Region>, Vec<(u64, u64)>)> {
+fn merged_queries(index: &Index, regions: &[Region]) -> Vec<(Vec<Region>, Vec<Chunk>)> {
     let mut by_tid: std::collections::BTreeMap<u32, Vec<Region>> = Default::default();
     for r in regions {
         // Unplaced (`*`) sorts after every reference.
@@ -155,7 +164,8 @@ fn merged_queries(index: &Index, regions: &[Region]) -> Vec<(Vec<Region>, Vec<(u
                 _ => merged.push(r),
             }
         }
-        let mut chunks: Vec<(u64, u64)> = merged.iter().flat_map(|r| chunks_for(index, r)).collect();
+        let mut chunks: Vec<(u64, u64)> =
+            merged.iter().flat_map(|r| chunks_for(index, r)).collect();
         chunks.sort_unstable();
         let mut union: Vec<(u64, u64)> = Vec::new();
         for c in chunks {

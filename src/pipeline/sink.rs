@@ -85,10 +85,13 @@ impl RecordSink {
         header: &Header,
         write_header: bool,
     ) -> Result<RecordSink, Error> {
-        let (w, file) = output::create(path).map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
+        let (w, file) = output::create(path)
+            .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);
         let kind = match format {
-            OutputFormat::Bam => Kind::Bam(bam::Writer::new(w, header, level, threads).map_err(io)?),
+            OutputFormat::Bam => {
+                Kind::Bam(bam::Writer::new(w, header, level, threads).map_err(io)?)
+            }
             OutputFormat::SamGz => {
                 let mut b = bgzf::Writer::new(w, level, threads);
                 if write_header {
@@ -141,7 +144,10 @@ impl RecordSink {
     }
 }
 
-fn write_units(enc: &Encoded, mut f: impl FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+fn write_units(
+    enc: &Encoded,
+    mut f: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut start = 0usize;
     for &end in &enc.ends {
         f(&enc.data[start..end as usize])?;

@@ -6,5 +6,7 @@ pub fn pool(threads: usize) -> rayon::ThreadPool {
         .num_threads(threads.max(1))
         .thread_name(|i| format!("mdsam-{i}"))
         .build()
-        .unwrap_or_else(|_| rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool"))
+        .unwrap_or_else(|_| {
+            rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("a one-thread pool")
+        })
 }

@@ -63,7 +63,12 @@ mod tests {
 
     #[test]
     fn lengths_follow_op_classes() {
-        let c = [(10 << 4) | MATCH as u32, (2 << 4) | INS as u32, (3 << 4) | DEL as u32, (5 << 4) | SOFT_CLIP as u32];
+        let c = [
+            (10 << 4) | MATCH as u32,
+            (2 << 4) | INS as u32,
+            (3 << 4) | DEL as u32,
+            (5 << 4) | SOFT_CLIP as u32,
+        ];
         assert_eq!(ref_len(c.iter().copied()), 13);
         assert_eq!(query_len(c.iter().copied()), 17);
         assert_eq!(op_code(b'='), Some(EQUAL));

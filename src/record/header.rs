@@ -29,7 +29,10 @@ pub enum HeaderError {
 
 /// The value of `KEY:` on a tab-separated header line.
 pub fn line_field<'a>(line: &'a [u8], key: &[u8; 2]) -> Option<&'a [u8]> {
-    line.split(|&b| b == b'\t').skip(1).find(|f| f.len() >= 3 && &f[..2] == key && f[2] == b':').map(|f| &f[3..])
+    line.split(|&b| b == b'\t')
+        .skip(1)
+        .find(|f| f.len() >= 3 && &f[..2] == key && f[2] == b':')
+        .map(|f| &f[3..])
 }
 
 impl Header {
@@ -149,10 +152,10 @@ impl Header {
             .filter(|id| !pps.iter().any(|p| p == id))
             .map(|v| v.to_vec())
             .collect();
-        if ends.is_empty() {
-            if let Some(last) = ids.last() {
-                ends.push(last.clone());
-            }
+        if ends.is_empty()
+            && let Some(last) = ids.last()
+        {
+            ends.push(last.clone());
         }
         let mut taken: Vec<Vec<u8>> = ids.clone();
         let mut new_lines = Vec::new();
@@ -239,8 +242,10 @@ mod tests {
 
     #[test]
     fn parses_sq_lines() {
-        let h = Header::from_sam_text(b"@HD\tVN:1.6\n@SQ\tSN:chr1\tLN:100\n@SQ\tSN:chr2\tLN:5\n".to_vec())
-            .unwrap();
+        let h = Header::from_sam_text(
+            b"@HD\tVN:1.6\n@SQ\tSN:chr1\tLN:100\n@SQ\tSN:chr2\tLN:5\n".to_vec(),
+        )
+        .unwrap();
         assert_eq!(h.tid(b"chr2"), Some(1));
         assert_eq!(h.refs()[0].len, 100);
         assert!(Header::from_sam_text(b"@SQ\tSN:x\n".to_vec()).is_err());
@@ -248,10 +253,9 @@ mod tests {
 
     #[test]
     fn pg_chains_to_each_end() {
-        let mut h = Header::from_sam_text(
-            b"@PG\tID:a\n@PG\tID:b\tPP:a\n@PG\tID:c\n@CO\tx\n".to_vec(),
-        )
-        .unwrap();
+        let mut h =
+            Header::from_sam_text(b"@PG\tID:a\n@PG\tID:b\tPP:a\n@PG\tID:c\n@CO\tx\n".to_vec())
+                .unwrap();
         h.add_pg("samtools", &[("PN", "samtools"), ("VN", "1.24")]);
         let pgs = pg_ids(&h);
         assert_eq!(pgs[3], "@PG\tID:samtools\tPN:samtools\tPP:b\tVN:1.24");

@@ -147,7 +147,7 @@ impl<'a> RecordRef<'a> {
     #[inline]
     pub fn base_code(&self, i: usize) -> u8 {
         let b = self.seq_packed()[i / 2];
-        if i % 2 == 0 { b >> 4 } else { b & 0xf }
+        if i.is_multiple_of(2) { b >> 4 } else { b & 0xf }
     }
     /// Phred qualities (0xff in the first byte means absent).
     #[inline]

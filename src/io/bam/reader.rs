@@ -72,7 +72,9 @@ fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> {
         }
         let name = &data[at + 4..at + 4 + l_name];
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-        let len = u32::from_le_bytes(data[at + 4 + l_name..at + 8 + l_name].try_into().unwrap_or_default());
+        let len = u32::from_le_bytes(
+            data[at + 4 + l_name..at + 8 + l_name].try_into().unwrap_or_default(),
+        );
         refs.push(Reference { name: name.to_vec(), len });
         at += 8 + l_name;
     }
@@ -87,7 +89,10 @@ fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), Re
     while at + 4 <= data.len() {
         let size = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default());
         if (size as usize) < crate::record::layout::FIXED_LEN {
-            return Err(ReadError::BadBlockSize { record: first_record + starts.len() as u64, size });
+            return Err(ReadError::BadBlockSize {
+                record: first_record + starts.len() as u64,
+                size,
+            });
         }
         if at + 4 + size as usize > data.len() {
             break;
@@ -136,7 +141,9 @@ impl Reader {
             let at_end = piece.blocks.is_empty();
             let (starts, used) = frame_records(&piece.data, self.records_read)?;
             if at_end && used < piece.data.len() {
-                return Err(ReadError::TruncatedRecord { record: self.records_read + starts.len() as u64 + 1 });
+                return Err(ReadError::TruncatedRecord {
+                    record: self.records_read + starts.len() as u64 + 1,
+                });
             }
             if starts.is_empty() {
                 self.carry = piece.data;
@@ -162,7 +169,12 @@ impl Reader {
         let mut blocks = Vec::new();
         while let Some(piece) = self.bgzf.read_piece(Vec::new())? {
             let base = data.len();
-            blocks.extend(piece.blocks.iter().map(|b| bgzf::reader::BlockSpan { data_start: b.data_start + base, ..*b }));
+            blocks.extend(
+                piece
+                    .blocks
+                    .iter()
+                    .map(|b| bgzf::reader::BlockSpan { data_start: b.data_start + base, ..*b }),
+            );
             data.extend_from_slice(&piece.data);
         }
         self.bgzf.seek(0, None).map_err(bgzf::reader::ReadError::Io)?;
@@ -192,7 +204,10 @@ mod tests {
 
     #[test]
     fn header_needs_all_bytes() {
-        let h = Header::from_parts(b"@HD\tVN:1.6\n".to_vec(), vec![Reference { name: b"chr1".to_vec(), len: 9 }]);
+        let h = Header::from_parts(
+            b"@HD\tVN:1.6\n".to_vec(),
+            vec![Reference { name: b"chr1".to_vec(), len: 9 }],
+        );
         let bytes = h.encode_bam();
         for cut in 0..bytes.len() {
             assert!(decode_header(&bytes[..cut]).unwrap().is_none(), "cut {cut}");
@@ -210,6 +225,9 @@ mod tests {
         b.push(&[0; 40]);
         let (starts, used) = frame_records(&b.data[..50], 0).unwrap();
         assert_eq!((starts, used), (vec![0], 40));
-        assert!(matches!(frame_records(&[4, 0, 0, 0, 1, 2, 3, 4], 0), Err(ReadError::BadBlockSize { .. })));
+        assert!(matches!(
+            frame_records(&[4, 0, 0, 0, 1, 2, 3, 4], 0),
+            Err(ReadError::BadBlockSize { .. })
+        ));
     }
 }

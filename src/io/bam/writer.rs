@@ -11,7 +11,12 @@ pub struct Writer {
 
 impl Writer {
     /// Writes the header and returns a writer for records (`bam_hdr_write` then `bgzf_flush`).
-    pub fn new(sink: Box<dyn Write + Send>, header: &Header, level: i32, threads: usize) -> std::io::Result<Self> {
+    pub fn new(
+        sink: Box<dyn Write + Send>,
+        header: &Header,
+        level: i32,
+        threads: usize,
+    ) -> std::io::Result<Self> {
         let mut bgzf = bgzf::Writer::new(sink, level, threads);
         bgzf.write_bytes(&header.encode_bam())?;
         bgzf.flush_block()?;

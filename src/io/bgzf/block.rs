@@ -18,8 +18,8 @@ pub const BLOCK_DATA_MAX: usize = 0xff00;
 pub const BLOCK_MAX: usize = 0x10000;
 /// The 28-byte empty block that ends every BGZF file.
 pub const EOF_BLOCK: [u8; 28] = [
-    0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 0x06, 0, 0x42, 0x43, 0x02, 0, 0x1b, 0, 0x03, 0, 0, 0,
-    0, 0, 0, 0, 0, 0,
+    0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 0x06, 0, 0x42, 0x43, 0x02, 0, 0x1b, 0, 0x03, 0, 0,
+    0, 0, 0, 0, 0, 0, 0,
 ];
 const FOOTER_LEN: usize = 8;
 
@@ -45,7 +45,11 @@ pub fn is_gzip(b: &[u8]) -> bool {
 /// Total on-disk size of the block starting at `b[0]`, read from its BC subfield.
 pub fn block_size(b: &[u8]) -> Result<usize, BlockError> {
     if b.len() < 12 {
-        return Err(if is_gzip(b) || b.is_empty() { BlockError::Truncated } else { BlockError::NotBgzf });
+        return Err(if is_gzip(b) || b.is_empty() {
+            BlockError::Truncated
+        } else {
+            BlockError::NotBgzf
+        });
     }
     if b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 || b[3] & 4 == 0 {
         return Err(BlockError::NotBgzf);
@@ -121,7 +125,9 @@ impl Deflater {
     pub fn deflate_into(&mut self, data: &[u8], out: &mut Vec<u8>) {
         debug_assert!(data.len() <= BLOCK_DATA_MAX);
         let start = out.len();
-        out.extend_from_slice(&[0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0]);
+        out.extend_from_slice(&[
+            0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0,
+        ]);
         match &mut self.compressor {
             Some(c) => {
                 let bound = c.deflate_compress_bound(data.len());

@@ -73,7 +73,9 @@ impl Reader {
     /// Inflates the next run of blocks after `prefix`. At end of input it gives the prefix back
     /// as a piece without blocks, or `None` when the prefix is empty too.
     pub fn read_piece(&mut self, prefix: Vec<u8>) -> Result<Option<Piece>, ReadError> {
-        let at_end = |prefix: Vec<u8>| (!prefix.is_empty()).then(|| Piece { data: prefix, blocks: Vec::new() });
+        let at_end = |prefix: Vec<u8>| {
+            (!prefix.is_empty()).then(|| Piece { data: prefix, blocks: Vec::new() })
+        };
         if self.eof {
             return Ok(at_end(prefix));
         }
@@ -126,9 +128,12 @@ impl Reader {
             blocks.push(BlockSpan { coffset: start_offset + off as u64, data_start: at });
             at += isize;
         }
-        slots.into_par_iter().with_min_len(4).try_for_each_init(Decompressor::new, |d, (blk, out, offset)| {
-            block::inflate(blk, out, d).map_err(|source| ReadError::Block { source, offset })
-        })?;
+        slots.into_par_iter().with_min_len(4).try_for_each_init(
+            Decompressor::new,
+            |d, (blk, out, offset)| {
+                block::inflate(blk, out, d).map_err(|source| ReadError::Block { source, offset })
+            },
+        )?;
         self.input.consume(run_len);
         Ok(Some(Piece { data, blocks }))
     }

@@ -75,8 +75,29 @@ fn push_ref(out: &mut Vec<u8>, header: &Header, tid: i32) {
     }
 }
 
+/// Both letters of every packed sequence byte, so decoding is one lookup per two bases
+/// (per-base decoding was 20 % of SAM output time under callgrind).
+const SEQ_PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [SEQ_CODES[i >> 4], SEQ_CODES[i & 0xf]];
+        i += 1;
+    }
+    t
+};
+
+fn push_seq(out: &mut Vec<u8>, packed: &[u8], l_seq: usize) {
+    out.reserve(l_seq + 1);
+    for &b in packed {
+        out.extend_from_slice(&SEQ_PAIRS[b as usize]);
+    }
+    out.truncate(out.len() - (packed.len() * 2 - l_seq));
+}
+
 /// Appends the SAM line for `r` (with its `\n`).
 pub fn format_record(out: &mut Vec<u8>, r: &RecordRef<'_>, header: &Header) {
+    out.reserve(2 * r.bytes().len() + 64);
     out.extend_from_slice(r.read_name());
     out.push(b'\t');
     push_int(out, r.flag() as i64);
@@ -113,14 +134,16 @@ pub fn format_record(out: &mut Vec<u8>, r: &RecordRef<'_>, header: &Header) {
     if l_seq == 0 {
         out.push(b'*');
     } else {
-        out.extend((0..l_seq).map(|i| SEQ_CODES[r.base_code(i) as usize]));
+        push_seq(out, r.seq_packed(), l_seq);
     }
     out.push(b'\t');
     let qual = r.qual();
     if l_seq == 0 || qual[0] == 0xff {
         out.push(b'*');
     } else {
-        out.extend(qual.iter().map(|&q| q.wrapping_add(33)));
+        let at = out.len();
+        out.extend_from_slice(qual);
+        out[at..].iter_mut().for_each(|q| *q = q.wrapping_add(33));
     }
     for f in r.aux() {
         out.push(b'\t');
@@ -189,7 +212,7 @@ mod tests {
         assert_eq!(g(1.5), "1.5");
         assert_eq!(g(100.0), "100");
         assert_eq!(g(999999.5), "1e+06");
-        assert_eq!(g(3.14159265), "3.14159");
+        assert_eq!(g(1.234567891), "1.23457");
         assert_eq!(g(f64::INFINITY), "inf");
         assert_eq!(g(1e100), "1e+100");
         assert_eq!(g(0.1f32 as f64), "0.1");

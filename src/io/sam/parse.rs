@@ -57,33 +57,29 @@ impl std::fmt::Display for Warning {
                 write!(f, "[W::sam_parse1] mapped query must have a CIGAR; treated as unmapped")
             }
             Warning::MappedAtZero => {
-                write!(f, "[W::sam_parse1] mapped query cannot have zero coordinate; treated as unmapped")
+                write!(
+                    f,
+                    "[W::sam_parse1] mapped query cannot have zero coordinate; treated as unmapped"
+                )
             }
         }
     }
 }
 
-/// `seq_nt16_table`: base letter → 4-bit code.
-fn base_code(c: u8) -> u8 {
-    match c.to_ascii_uppercase() {
-        b'=' => 0,
-        b'A' => 1,
-        b'C' => 2,
-        b'M' => 3,
-        b'G' => 4,
-        b'R' => 5,
-        b'S' => 6,
-        b'V' => 7,
-        b'T' | b'U' => 8,
-        b'W' => 9,
-        b'Y' => 10,
-        b'H' => 11,
-        b'K' => 12,
-        b'D' => 13,
-        b'B' => 14,
-        _ => 15,
+/// htslib's `seq_nt16_table`: base letter (either case) → 4-bit code; anything else is N (15).
+const SEQ_NT16: [u8; 256] = {
+    let mut t = [15u8; 256];
+    let letters = b"=ACMGRSVTWYHKDBN";
+    let mut i = 0;
+    while i < 16 {
+        t[letters[i] as usize] = i as u8;
+        t[letters[i].to_ascii_lowercase() as usize] = i as u8;
+        i += 1;
     }
-}
+    t[b'U' as usize] = 8;
+    t[b'u' as usize] = 8;
+    t
+};
 
 fn parse_i64(s: &[u8]) -> Option<i64> {
     let (neg, digits) = match s.first() {
@@ -124,7 +120,11 @@ fn ref_id(name: &[u8], header: &Header, warnings: &mut Vec<Warning>, mate: bool)
     }
     header.tid(name).unwrap_or_else(|| {
         let n = name.to_vec();
-        warnings.push(if mate { Warning::UnknownMateReference(n) } else { Warning::UnknownReference(n) });
+        warnings.push(if mate {
+            Warning::UnknownMateReference(n)
+        } else {
+            Warning::UnknownReference(n)
+        });
         -1
     })
 }
@@ -150,9 +150,31 @@ pub fn parse_line(
     }
 }
 
-fn encode(line: &[u8], header: &Header, buf: &mut Vec<u8>, warnings: &mut Vec<Warning>) -> Result<(), ParseError> {
-    let mut fields = line.split(|&b| b == b'\t');
-    let mut next = || fields.next().ok_or(ParseError::TooFewFields);
+fn encode(
+    line: &[u8],
+    header: &Header,
+    buf: &mut Vec<u8>,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), ParseError> {
+    // memchr finds tabs many bytes at a time; a byte-by-byte split was a hot spot.
+    let mut rest = line;
+    let mut done = false;
+    let mut next = || -> Result<&[u8], ParseError> {
+        if done {
+            return Err(ParseError::TooFewFields);
+        }
+        match memchr::memchr(b'\t', rest) {
+            Some(n) => {
+                let f = &rest[..n];
+                rest = &rest[n + 1..];
+                Ok(f)
+            }
+            None => {
+                done = true;
+                Ok(rest)
+            }
+        }
+    };
     let qname = next()?;
     let flag_s = next()?;
     let rname = next()?;
@@ -172,13 +194,22 @@ fn encode(line: &[u8], header: &Header, buf: &mut Vec<u8>, warnings: &mut Vec<Wa
     if qname.is_empty() {
         return Err(ParseError::BadField("QNAME"));
     }
-    let mut flag = parse_i64(flag_s).filter(|f| (0..=0xffff).contains(f)).ok_or(ParseError::BadField("FLAG"))? as u16;
+    let mut flag = parse_i64(flag_s)
+        .filter(|f| (0..=0xffff).contains(f))
+        .ok_or(ParseError::BadField("FLAG"))? as u16;
     let tid = ref_id(rname, header, warnings, false);
-    let pos = parse_i64(pos_s).filter(|p| (0..=i32::MAX as i64 + 1).contains(p)).ok_or(ParseError::BadField("POS"))? - 1;
-    let mapq = parse_i64(mapq_s).filter(|m| (0..=255).contains(m)).ok_or(ParseError::BadField("MAPQ"))? as u8;
+    let pos = parse_i64(pos_s)
+        .filter(|p| (0..=i32::MAX as i64 + 1).contains(p))
+        .ok_or(ParseError::BadField("POS"))?
+        - 1;
+    let mapq = parse_i64(mapq_s)
+        .filter(|m| (0..=255).contains(m))
+        .ok_or(ParseError::BadField("MAPQ"))? as u8;
     let next_tid = if rnext == b"=" { tid } else { ref_id(rnext, header, warnings, true) };
-    let next_pos =
-        parse_i64(pnext_s).filter(|p| (0..=i32::MAX as i64 + 1).contains(p)).ok_or(ParseError::BadField("PNEXT"))? - 1;
+    let next_pos = parse_i64(pnext_s)
+        .filter(|p| (0..=i32::MAX as i64 + 1).contains(p))
+        .ok_or(ParseError::BadField("PNEXT"))?
+        - 1;
     let tlen = parse_i64(tlen_s).ok_or(ParseError::BadField("TLEN"))?;
     if tlen < i32::MIN as i64 || tlen > i32::MAX as i64 {
         return Err(ParseError::TooLarge);
@@ -241,21 +272,26 @@ fn encode(line: &[u8], header: &Header, buf: &mut Vec<u8>, warnings: &mut Vec<Wa
     let end = pos + if rlen > 0 { rlen } else { 1 };
     let bin = layout::reg2bin(pos, end);
 
-    for pair in seq.chunks(2).take(if l_seq > 0 { usize::MAX } else { 0 }) {
-        let hi = base_code(pair[0]) << 4;
-        let lo = pair.get(1).map_or(0, |&c| base_code(c));
-        buf.push(hi | lo);
+    if l_seq > 0 {
+        let pairs = seq.chunks_exact(2);
+        let odd = pairs.remainder().first().map(|&c| SEQ_NT16[c as usize] << 4);
+        buf.extend(pairs.map(|p| SEQ_NT16[p[0] as usize] << 4 | SEQ_NT16[p[1] as usize]));
+        buf.extend(odd);
     }
     if qual == b"*" {
-        buf.extend(std::iter::repeat_n(0xffu8, l_seq));
+        buf.resize(buf.len() + l_seq, 0xff);
     } else {
         if qual.len() != l_seq {
             return Err(ParseError::SeqQualMismatch);
         }
-        buf.extend(qual.iter().map(|&q| q.wrapping_sub(33)));
+        let at = buf.len();
+        buf.extend_from_slice(qual);
+        buf[at..].iter_mut().for_each(|q| *q = q.wrapping_sub(33));
     }
-    for field in fields {
-        encode_aux(field, buf)?;
+    if !done {
+        for field in rest.split(|&b| b == b'\t') {
+            encode_aux(field, buf)?;
+        }
     }
 
     let fixed = &mut buf[rec..rec + layout::FIXED_LEN];
@@ -312,7 +348,9 @@ fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
             buf.extend_from_slice(&v.to_le_bytes());
         }
         ty @ (b'Z' | b'H') => {
-            if ty == b'H' && (value.len() % 2 != 0 || !value.iter().all(u8::is_ascii_hexdigit)) {
+            if ty == b'H'
+                && (!value.len().is_multiple_of(2) || !value.iter().all(u8::is_ascii_hexdigit))
+            {
                 return Err(bad());
             }
             buf.push(ty);
@@ -386,7 +424,10 @@ mod tests {
     fn parses_all_fields() {
         let b = parse("r1\t99\tchr1\t100\t60\t5M1I4M\t=\t300\t210\tACGTAACGTA\tIIIIIIIIII\tNM:i:1\tXS:i:-5\tRG:Z:g1\tXB:B:s,1,-2\tXF:f:1.5").unwrap();
         let r = b.get(0);
-        assert_eq!((r.ref_id(), r.pos(), r.mapq(), r.flag(), r.next_ref_id(), r.next_pos(), r.tlen()), (0, 99, 60, 99, 0, 299, 210));
+        assert_eq!(
+            (r.ref_id(), r.pos(), r.mapq(), r.flag(), r.next_ref_id(), r.next_pos(), r.tlen()),
+            (0, 99, 60, 99, 0, 299, 210)
+        );
         assert_eq!(r.read_name(), b"r1");
         assert_eq!(r.n_cigar_op(), 3);
         assert_eq!(r.l_seq(), 10);
@@ -409,18 +450,34 @@ mod tests {
     #[test]
     fn rejects_bad_lines() {
         assert_eq!(parse("r\t0\tchr1").err(), Some(ParseError::TooFewFields));
-        assert_eq!(parse("r\tx\tchr1\t1\t0\t*\t*\t0\t0\t*\t*").err(), Some(ParseError::BadField("FLAG")));
-        assert_eq!(parse("r\t0\tchr1\t1\t0\t3Q\t*\t0\t0\t*\t*").err(), Some(ParseError::BadCigarOp(b'Q')));
-        assert_eq!(parse("r\t0\tchr1\t1\t0\t3M\t*\t0\t0\tACGT\t*").err(), Some(ParseError::CigarSeqMismatch));
-        assert_eq!(parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tII").err(), Some(ParseError::SeqQualMismatch));
-        assert!(matches!(parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"), Err(ParseError::BadAux(_))));
+        assert_eq!(
+            parse("r\tx\tchr1\t1\t0\t*\t*\t0\t0\t*\t*").err(),
+            Some(ParseError::BadField("FLAG"))
+        );
+        assert_eq!(
+            parse("r\t0\tchr1\t1\t0\t3Q\t*\t0\t0\t*\t*").err(),
+            Some(ParseError::BadCigarOp(b'Q'))
+        );
+        assert_eq!(
+            parse("r\t0\tchr1\t1\t0\t3M\t*\t0\t0\tACGT\t*").err(),
+            Some(ParseError::CigarSeqMismatch)
+        );
+        assert_eq!(
+            parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tII").err(),
+            Some(ParseError::SeqQualMismatch)
+        );
+        assert!(matches!(
+            parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"),
+            Err(ParseError::BadAux(_))
+        ));
     }
 
     #[test]
     fn unknown_reference_warns_and_unmaps_nothing_else() {
         let mut b = Batch::default();
         let mut w = Vec::new();
-        parse_line(b"r\t0\tchrX\t5\t0\t4M\t*\t0\t0\tACGT\tIIII", &header(), &mut b, &mut w).unwrap();
+        parse_line(b"r\t0\tchrX\t5\t0\t4M\t*\t0\t0\tACGT\tIIII", &header(), &mut b, &mut w)
+            .unwrap();
         assert_eq!(w, vec![Warning::UnknownReference(b"chrX".to_vec())]);
         assert_eq!(b.get(0).ref_id(), -1);
     }

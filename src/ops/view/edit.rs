@@ -168,6 +168,7 @@ pub fn remove_back_ops(r: &RecordRef<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(&qual[..j]);
     out.extend_from_slice(r.aux_bytes());
     let rec = &mut out[start..];
-    rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2].copy_from_slice(&(merged.len() as u16).to_le_bytes());
+    rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2]
+        .copy_from_slice(&(merged.len() as u16).to_le_bytes());
     rec[layout::L_SEQ..layout::L_SEQ + 4].copy_from_slice(&(j as i32).to_le_bytes());
 }

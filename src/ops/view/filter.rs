@@ -101,15 +101,17 @@ impl Filter {
 
     /// Whether `r` passes every test.
     pub fn accepts(&self, r: &RecordRef<'_>, header: &Header) -> Result<bool, String> {
-        if let Some(e) = &self.expr {
-            if !e.eval(r, header)? {
-                return Ok(false);
-            }
+        if let Some(e) = &self.expr
+            && !e.eval(r, header)?
+        {
+            return Ok(false);
         }
         if self.min_qlen > 0 {
             let qlen: i64 = r
                 .cigar()
-                .filter(|&c| cigar::consumes_query(cigar::op(c)) || cigar::op(c) == cigar::HARD_CLIP)
+                .filter(|&c| {
+                    cigar::consumes_query(cigar::op(c)) || cigar::op(c) == cigar::HARD_CLIP
+                })
                 .map(|c| cigar::len(c) as i64)
                 .sum();
             if qlen < self.min_qlen {
@@ -125,44 +127,45 @@ impl Filter {
         {
             return Ok(false);
         }
-        if let Some(t) = &self.targets {
-            if r.ref_id() < 0 || !t.overlaps(r.ref_id(), r.pos() as i64, r.end_pos()) {
-                return Ok(false);
-            }
+        if let Some(t) = &self.targets
+            && (r.ref_id() < 0 || !t.overlaps(r.ref_id(), r.pos() as i64, r.end_pos()))
+        {
+            return Ok(false);
         }
-        if let Some(s) = &self.subsample {
-            if !s.keeps(r.read_name()) {
-                return Ok(false);
-            }
+        if let Some(s) = &self.subsample
+            && !s.keeps(r.read_name())
+        {
+            return Ok(false);
         }
-        if self.read_groups.is_some() || self.exclude_no_read_group || self.library_groups.is_some() {
+        if self.read_groups.is_some() || self.exclude_no_read_group || self.library_groups.is_some()
+        {
             let rg = r.aux_get(*b"RG").filter(|f| f.ty == b'Z').map(|f| f.value);
-            if let (Some(set), Some(rg)) = (&self.read_groups, rg) {
-                if !set.accepts(rg) {
-                    return Ok(false);
-                }
+            if let (Some(set), Some(rg)) = (&self.read_groups, rg)
+                && !set.accepts(rg)
+            {
+                return Ok(false);
             }
             if self.exclude_no_read_group && rg.is_none() {
                 return Ok(false);
             }
-            if let Some(groups) = &self.library_groups {
-                if !rg.is_some_and(|g| groups.contains(g)) {
-                    return Ok(false);
-                }
+            if let Some(groups) = &self.library_groups
+                && !rg.is_some_and(|g| groups.contains(g))
+            {
+                return Ok(false);
             }
         }
         if let Some(tf) = &self.tag {
             let Some(f) = r.aux_get(tf.tag) else { return Ok(false) };
-            if let Some(values) = &tf.values {
-                if !values.contains(&tag_value_text(&f)) {
-                    return Ok(false);
-                }
-            }
-        }
-        if let Some(names) = &self.read_names {
-            if !names.accepts(r.read_name()) {
+            if let Some(values) = &tf.values
+                && !values.contains(&tag_value_text(&f))
+            {
                 return Ok(false);
             }
+        }
+        if let Some(names) = &self.read_names
+            && !names.accepts(r.read_name())
+        {
+            return Ok(false);
         }
         Ok(true)
     }

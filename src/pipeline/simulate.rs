@@ -1,0 +1,68 @@
+//! `simulate`: SAM text from the generator, written as is or converted to BAM on the fly
+//! (the generator writes into a pipe that the SAM reader parses in parallel).
+
+use std::io::Write;
+
+use crate::cli::simulate::SimulateCommand;
+use crate::error::Error;
+use crate::io::input::Input;
+use crate::io::open::PIECE_BYTES_PER_THREAD;
+use crate::io::sam;
+use crate::io::stream::ByteStream;
+use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+
+pub fn run(cmd: SimulateCommand) -> Result<(), Error> {
+    let threads = cmd.options.threads.max(1);
+    if let Some(path) = &cmd.fasta {
+        let (mut w, file) =
+            crate::io::output::create(path).map_err(|e| Error::io(path.as_str(), e))?;
+        crate::simulate::write_fasta(&cmd.options, &mut w)
+            .map_err(|e| Error::io(path.as_str(), e))?;
+        w.flush().map_err(|e| Error::io(path.as_str(), e))?;
+        drop(w);
+        if let Some(f) = file {
+            f.commit().map_err(|e| Error::io(path.as_str(), e))?;
+        }
+    }
+    let format = OutputFormat::from_path(&cmd.output).unwrap_or(OutputFormat::Sam);
+    if format == OutputFormat::Sam {
+        let out = cmd.output.as_str();
+        let (mut w, file) = crate::io::output::create(out).map_err(|e| Error::io(out, e))?;
+        crate::simulate::write_sam(&cmd.options, &mut w).map_err(|e| Error::io(out, e))?;
+        w.flush().map_err(|e| Error::io(out, e))?;
+        drop(w);
+        if let Some(f) = file {
+            f.commit().map_err(|e| Error::io(out, e))?;
+        }
+        return Ok(());
+    }
+    let (reader, mut writer) = std::io::pipe().map_err(|e| Error::Message(e.to_string()))?;
+    let options = cmd.options.clone();
+    let generator = std::thread::spawn(move || {
+        let r = crate::simulate::write_sam(&options, &mut writer);
+        drop(writer);
+        r
+    });
+    let input = Input::from_reader("simulate", Box::new(reader));
+    let stream = ByteStream::Plain(input, PIECE_BYTES_PER_THREAD * threads);
+    let (mut sam_reader, header) =
+        sam::Reader::new(stream, threads * 4).map_err(|e| Error::Message(e.to_string()))?;
+    let mut sink = RecordSink::create(&cmd.output, format, -1, threads, &header, true)?;
+    while let Some((batches, _)) =
+        sam_reader.read_batches().map_err(|e| Error::Message(e.to_string()))?
+    {
+        for b in batches {
+            let mut enc = Encoded::default();
+            for i in 0..b.len() {
+                enc.data.extend_from_slice(b.framed(i));
+                enc.end_unit();
+            }
+            sink.write(&enc)?;
+        }
+    }
+    generator
+        .join()
+        .map_err(|_| Error::Message("the generator thread failed".into()))?
+        .map_err(|e| Error::Message(e.to_string()))?;
+    sink.finish()
+}
