@@ -29,6 +29,26 @@ pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<Outp
     Ok((Box::new(BufWriter::with_capacity(BUFFER_BYTES, file)), Some(guard)))
 }
 
+/// Writes a whole file atomically with `fill` (or to stdout for `-`).
+pub fn write_with(
+    path: &str,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let (mut w, file) = create(path)?;
+    fill(&mut w)?;
+    w.flush()?;
+    drop(w);
+    match file {
+        Some(f) => f.commit(),
+        None => Ok(()),
+    }
+}
+
+/// Writes a small whole file (counts, JSON) atomically.
+pub fn write_file(path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, |w| w.write_all(bytes))
+}
+
 impl OutputFile {
     /// Moves the finished file into place.
     pub fn commit(mut self) -> std::io::Result<()> {

@@ -1,12 +1,11 @@
 //! `simulate`: SAM text from the generator, written as is or converted to BAM on the fly
 //! (the generator writes into a pipe that the SAM reader parses in parallel).
 
-use std::io::Write;
-
 use crate::cli::simulate::SimulateCommand;
 use crate::error::Error;
 use crate::io::input::Input;
 use crate::io::open::PIECE_BYTES_PER_THREAD;
+use crate::io::output::write_with;
 use crate::io::sam;
 use crate::io::stream::ByteStream;
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
@@ -14,27 +13,14 @@ use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
 pub fn run(cmd: SimulateCommand) -> Result<(), Error> {
     let threads = cmd.options.threads.max(1);
     if let Some(path) = &cmd.fasta {
-        let (mut w, file) =
-            crate::io::output::create(path).map_err(|e| Error::io(path.as_str(), e))?;
-        crate::simulate::write_fasta(&cmd.options, &mut w)
+        write_with(path, |w| crate::simulate::write_fasta(&cmd.options, w))
             .map_err(|e| Error::io(path.as_str(), e))?;
-        w.flush().map_err(|e| Error::io(path.as_str(), e))?;
-        drop(w);
-        if let Some(f) = file {
-            f.commit().map_err(|e| Error::io(path.as_str(), e))?;
-        }
     }
     let format = OutputFormat::from_path(&cmd.output).unwrap_or(OutputFormat::Sam);
     if format == OutputFormat::Sam {
         let out = cmd.output.as_str();
-        let (mut w, file) = crate::io::output::create(out).map_err(|e| Error::io(out, e))?;
-        crate::simulate::write_sam(&cmd.options, &mut w).map_err(|e| Error::io(out, e))?;
-        w.flush().map_err(|e| Error::io(out, e))?;
-        drop(w);
-        if let Some(f) = file {
-            f.commit().map_err(|e| Error::io(out, e))?;
-        }
-        return Ok(());
+        return write_with(out, |w| crate::simulate::write_sam(&cmd.options, w))
+            .map_err(|e| Error::io(out, e));
     }
     let (reader, mut writer) = std::io::pipe().map_err(|e| Error::Message(e.to_string()))?;
     let options = cmd.options.clone();

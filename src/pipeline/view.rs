@@ -198,17 +198,8 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
         counts.accepted,
         counts.processed - counts.accepted
     );
-    let (mut w, file) = crate::io::output::create(path)
-        .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
-    w.write_all(text.as_bytes()).and_then(|_| w.flush()).map_err(|e| Error::io(path, e))?;
-    drop(w);
-    if let Some(f) = file {
-        f.commit().map_err(|e| Error::io(path, e))?;
-    }
-    Ok(())
+    crate::io::output::write_file(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }
-
-use std::io::Write;
 
 /// Runs `view` on the current thread pool.
 pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
@@ -376,14 +367,8 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
 }
 
 fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
-    let (mut w, file) = crate::io::output::create(output)
-        .map_err(|e| Error::file(output, format!("could not open for writing: {e}")))?;
-    writeln!(w, "{n}").and_then(|_| w.flush()).map_err(|e| Error::io(output, e))?;
-    drop(w);
-    if let Some(f) = file {
-        f.commit().map_err(|e| Error::io(output, e))?;
-    }
-    Ok(())
+    crate::io::output::write_file(output, format!("{n}\n").as_bytes())
+        .map_err(|e| Error::io(output, e))
 }
 
 /// Runs `view` on a pool of `opts.threads` threads.
