@@ -1,5 +1,6 @@
 //! Bytes ⇄ records: BGZF, BAM, SAM, indexes, and opening inputs and outputs.
 
+pub mod background;
 pub mod bam;
 pub mod bgzf;
 pub mod index;

@@ -2,7 +2,9 @@
 //! directory and renamed into place only when the command succeeds.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
+
+use crate::io::background::BackgroundWriter;
 use std::path::{Path, PathBuf};
 
 /// A file being written; removed on drop unless committed.
@@ -12,13 +14,11 @@ pub struct OutputFile {
     committed: bool,
 }
 
-const BUFFER_BYTES: usize = 1 << 20;
-
 /// Opens `path` for writing (`-` is stdout). The returned guard must be committed after the
 /// writer is finished; a file guard that is dropped removes the temporary file.
 pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
     if path == "-" {
-        return Ok((Box::new(BufWriter::with_capacity(BUFFER_BYTES, std::io::stdout())), None));
+        return Ok((Box::new(BackgroundWriter::new(Box::new(std::io::stdout()))), None));
     }
     let target = PathBuf::from(path);
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -26,7 +26,7 @@ pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<Outp
     let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
     let file = File::create(&temp)?;
     let guard = OutputFile { target, temp, committed: false };
-    Ok((Box::new(BufWriter::with_capacity(BUFFER_BYTES, file)), Some(guard)))
+    Ok((Box::new(BackgroundWriter::new(Box::new(file))), Some(guard)))
 }
 
 /// Writes a whole file atomically with `fill` (or to stdout for `-`).
