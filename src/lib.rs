@@ -11,6 +11,7 @@
 //! - [`simulate`]: a deterministic generator of realistic aligned SAM for tests and benchmarks; a
 //!   test tool outside the data flow, using no other module.
 
+pub mod alloc;
 pub mod cli;
 pub mod error;
 pub mod io;

@@ -7,3 +7,6 @@ mod simulate;
 
 /// samtools' own test cases through the peer-suite runner.
 mod peer_suite;
+
+/// Run-time allocator selection and allocations per record.
+mod allocator;

@@ -1,26 +1,64 @@
 //! mdsam's entry point. Installed under the name `samtools` (a symlink), it behaves as samtools:
 //! the subcommand is the first argument either way, and `@PG` lines record argv[0] as invoked.
 
+use mdsam::alloc::{self, Choice, Dispatch};
+
+#[global_allocator]
+static GLOBAL: Dispatch = Dispatch;
+
 fn main() {
     // A closed stdout (e.g. `| head`) must end the program quietly, as samtools does: restore
     // the default SIGPIPE action that Rust's runtime ignores.
     #[cfg(unix)]
-    unsafe {
-        // SAFETY: called once at start-up before any thread exists; only resets a signal action.
-        libc_sigpipe_default();
+    reset_sigpipe();
+    let mut argv: Vec<String> =
+        std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    if argv.get(1).is_some_and(|a| a == "--allocator" || a.starts_with("--allocator=")) {
+        let (name, used) = match argv[1].split_once('=') {
+            Some((_, n)) => (n.to_string(), 1),
+            None => (argv.get(2).cloned().unwrap_or_default(), 2),
+        };
+        let Some(choice) = Choice::from_name(name.as_bytes()) else {
+            eprintln!("mdsam: unknown allocator \"{name}\" (system, mimalloc, jemalloc, bump)");
+            std::process::exit(1);
+        };
+        argv.drain(1..1 + used);
+        if choice != alloc::active() {
+            reexec_with(choice, &argv);
+        }
     }
-    let argv: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    if alloc::active() == Choice::Bump {
+        eprintln!(
+            "[mdsam] warning: the bump allocator never frees memory; it is for experiments only"
+        );
+    }
     std::process::exit(mdsam::cli::run(argv));
 }
 
+/// Runs this program again with `MDSAM_ALLOCATOR` set, so the new allocator serves every
+/// allocation from the first one on.
 #[cfg(unix)]
-unsafe fn libc_sigpipe_default() {
+fn reexec_with(choice: Choice, argv: &[String]) -> ! {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().unwrap_or_else(|_| argv[0].clone().into());
+    let err = std::process::Command::new(exe)
+        .arg0(&argv[0])
+        .args(&argv[1..])
+        .env("MDSAM_ALLOCATOR", choice.name())
+        .exec();
+    eprintln!("mdsam: could not restart with allocator {}: {err}", choice.name());
+    std::process::exit(1);
+}
+
+#[cfg(unix)]
+fn reset_sigpipe() {
     unsafe extern "C" {
         fn signal(signum: i32, handler: usize) -> usize;
     }
     const SIGPIPE: i32 = 13;
     const SIG_DFL: usize = 0;
-    // SAFETY: `signal` with SIG_DFL is async-signal-safe and has no preconditions.
+    // SAFETY: called once at start-up before any thread exists; `signal` with SIG_DFL only
+    // resets a signal action.
     unsafe {
         signal(SIGPIPE, SIG_DFL);
     }

@@ -53,6 +53,38 @@ fn print_version() {
     println!(
         "Using mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)"
     );
+    println!("Allocator: {}", crate::alloc::active().name());
+}
+
+const LOAD_USAGE: &str = "
+Usage: mdsam load [-@ INT] <in.bam|in.sam>
+
+Reads the whole input into memory and prints: seconds, records, record bytes, allocations,
+allocator, threads (tab-separated). Allocations are counted with MDSAM_COUNT_ALLOCS=1.
+";
+
+fn load(args: &[String]) -> Result<(), Error> {
+    let (opts, positionals) =
+        getopt::parse(args, "@:", &[]).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut threads = 1;
+    for o in opts {
+        if o.key == "@" {
+            threads = global::parse_threads(o.value.as_deref().unwrap_or("0"))? + 1;
+        }
+    }
+    let input = positionals.first().ok_or_else(|| Error::Usage("no input".into()))?;
+    let r = crate::pipeline::threads::pool(threads)
+        .install(|| crate::pipeline::load::run(input, threads))?;
+    println!(
+        "{:.6}\t{}\t{}\t{}\t{}\t{}",
+        r.seconds,
+        r.records,
+        r.bytes,
+        r.allocations,
+        crate::alloc::active().name(),
+        threads
+    );
+    Ok(())
 }
 
 /// Runs a command line; returns the exit status.
@@ -94,6 +126,7 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             }
             (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
         }
+        "load" => (LOAD_USAGE, load(args)),
         "simulate" => (
             simulate::USAGE,
             simulate::parse(args).and_then(|c| {

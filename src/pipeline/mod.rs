@@ -1,6 +1,7 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod load;
 pub mod region;
 pub mod simulate;
 pub mod sink;

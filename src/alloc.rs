@@ -1,0 +1,204 @@
+//! The global allocator, chosen at run time: `system`, `mimalloc`, `jemalloc` or `bump`.
+//!
+//! Every allocation must be freed by the allocator that made it, so the choice is made once,
+//! before the first allocation, and never changes: the first call into [`Dispatch`] reads
+//! `MDSAM_ALLOCATOR` with libc's `getenv` (which does not allocate) and stores the answer.
+//! `mdsam --allocator NAME …` therefore re-executes itself with the variable set (see
+//! `bin/mdsam.rs`) instead of switching mid-run.
+//!
+//! `bump` is the seed paper's experimental allocator: large per-thread chunks, a pointer bump per
+//! allocation, nothing ever freed. It shows what allocation costs when it costs nothing; it is
+//! not for production runs (memory only grows).
+//!
+//! With `MDSAM_COUNT_ALLOCS=1` every allocation is counted, for the load benchmark's
+//! allocations-per-record figure.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    System = 1,
+    Mimalloc = 2,
+    Jemalloc = 3,
+    Bump = 4,
+}
+
+impl Choice {
+    pub fn name(self) -> &'static str {
+        match self {
+            Choice::System => "system",
+            Choice::Mimalloc => "mimalloc",
+            Choice::Jemalloc => "jemalloc",
+            Choice::Bump => "bump",
+        }
+    }
+
+    pub fn from_name(name: &[u8]) -> Option<Choice> {
+        match name {
+            b"system" => Some(Choice::System),
+            b"mimalloc" => Some(Choice::Mimalloc),
+            b"jemalloc" => Some(Choice::Jemalloc),
+            b"bump" | b"arena" => Some(Choice::Bump),
+            _ => None,
+        }
+    }
+
+    fn from_code(c: u8) -> Choice {
+        match c {
+            2 => Choice::Mimalloc,
+            3 => Choice::Jemalloc,
+            4 => Choice::Bump,
+            _ => Choice::System,
+        }
+    }
+}
+
+/// The default when MDSAM_ALLOCATOR is unset.
+pub const DEFAULT: Choice = Choice::Mimalloc;
+
+static CHOICE: AtomicU8 = AtomicU8::new(0);
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe extern "C" {
+    fn getenv(name: *const std::ffi::c_char) -> *const std::ffi::c_char;
+}
+
+/// Reads an environment variable without allocating.
+fn env_bytes(name: &std::ffi::CStr) -> Option<&'static [u8]> {
+    // SAFETY: getenv returns NULL or a NUL-terminated string owned by the environment, which
+    // mdsam never modifies while running.
+    unsafe {
+        let p = getenv(name.as_ptr());
+        (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_bytes())
+    }
+}
+
+#[cold]
+fn decide() -> u8 {
+    let choice = env_bytes(c"MDSAM_ALLOCATOR").and_then(Choice::from_name).unwrap_or(DEFAULT);
+    COUNTING.store(env_bytes(c"MDSAM_COUNT_ALLOCS").is_some_and(|v| v == b"1"), Ordering::Relaxed);
+    match CHOICE.compare_exchange(0, choice as u8, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => choice as u8,
+        Err(already) => already,
+    }
+}
+
+#[inline]
+fn current() -> u8 {
+    match CHOICE.load(Ordering::Acquire) {
+        0 => decide(),
+        c => c,
+    }
+}
+
+/// The allocator in use.
+pub fn active() -> Choice {
+    Choice::from_code(current())
+}
+
+/// Allocations made so far (0 unless `MDSAM_COUNT_ALLOCS=1`).
+pub fn allocations() -> u64 {
+    ALLOCATIONS.load(Ordering::Relaxed)
+}
+
+/// Per-thread bump chunks: (next free address, end of chunk).
+mod bump {
+    use super::*;
+
+    const CHUNK_BYTES: usize = 64 << 20;
+
+    thread_local! {
+        static CURSOR: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    }
+
+    pub unsafe fn alloc(layout: Layout) -> *mut u8 {
+        if layout.size() > CHUNK_BYTES / 8 {
+            // SAFETY: forwarded with the caller's valid layout.
+            return unsafe { System.alloc(layout) };
+        }
+        let got = CURSOR.try_with(|c| {
+            let (mut next, mut end) = c.get();
+            let mut start = (next + layout.align() - 1) & !(layout.align() - 1);
+            if next == 0 || start + layout.size() > end {
+                // SAFETY: a valid, non-zero layout for a fresh chunk.
+                let chunk =
+                    unsafe { System.alloc(Layout::from_size_align_unchecked(CHUNK_BYTES, 4096)) };
+                if chunk.is_null() {
+                    return std::ptr::null_mut();
+                }
+                next = chunk as usize;
+                end = next + CHUNK_BYTES;
+                start = (next + layout.align() - 1) & !(layout.align() - 1);
+            }
+            c.set((start + layout.size(), end));
+            start as *mut u8
+        });
+        // A thread being torn down has no TLS left: fall back to the system allocator (never freed).
+        // SAFETY: forwarded with the caller's valid layout.
+        got.unwrap_or_else(|_| unsafe { System.alloc(layout) })
+    }
+}
+
+/// Dispatches every call to the allocator chosen at start-up.
+pub struct Dispatch;
+
+// SAFETY: each method forwards to one allocator, the same one for the life of the process, so
+// memory is always freed or resized by the allocator that produced it; `bump` never frees.
+unsafe impl GlobalAlloc for Dispatch {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let choice = current();
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's layout is forwarded unchanged.
+        unsafe {
+            match choice {
+                2 => mimalloc::MiMalloc.alloc(layout),
+                3 => tikv_jemallocator::Jemalloc.alloc(layout),
+                4 => bump::alloc(layout),
+                _ => System.alloc(layout),
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from the same allocator (the choice never changes).
+        unsafe {
+            match current() {
+                2 => mimalloc::MiMalloc.dealloc(ptr, layout),
+                3 => tikv_jemallocator::Jemalloc.dealloc(ptr, layout),
+                4 => {}
+                _ => System.dealloc(ptr, layout),
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let choice = current();
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: `ptr`/`layout` describe a block from this same allocator.
+        unsafe {
+            match choice {
+                2 => mimalloc::MiMalloc.realloc(ptr, layout, new_size),
+                3 => tikv_jemallocator::Jemalloc.realloc(ptr, layout, new_size),
+                4 => {
+                    let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+                    let new = bump::alloc(new_layout);
+                    if !new.is_null() {
+                        std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                    }
+                    new
+                }
+                _ => System.realloc(ptr, layout, new_size),
+            }
+        }
+    }
+}
