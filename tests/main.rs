@@ -4,3 +4,6 @@ mod support;
 
 /// The SAM simulator against the samtools 1.24 oracle.
 mod simulate;
+
+/// `view` against the samtools 1.24 oracle on simulated data.
+mod differential_view;

@@ -83,8 +83,13 @@ const LONG: &[LongOpt] = &[
 ];
 
 fn read_list(path: &str) -> Result<Vec<Vec<u8>>, Error> {
-    let text = std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
-    Ok(text.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()).map(<[u8]>::to_vec).collect())
+    let text =
+        std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
+    Ok(text
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
 }
 
 /// `[^]FILE` name lists for `-R` and `-N`.
@@ -98,7 +103,8 @@ fn read_name_set(arg: &str) -> Result<NameSet, Error> {
 
 /// A `.fai`-like list: reference name and length per line.
 pub fn read_fai(path: &str) -> Result<Vec<Reference>, Error> {
-    let text = std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
+    let text =
+        std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
     let mut refs = Vec::new();
     for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let mut f = line.split(|&b| b == b'\t');
@@ -112,6 +118,21 @@ pub fn read_fai(path: &str) -> Result<Vec<Reference>, Error> {
     Ok(refs)
 }
 
+/// Adds `more` to the `-r`/`-R` or `-N` set. Like samtools, each option family keeps one set, so
+/// repeated options add to it, and an include list cannot be mixed with an exclude (`^`) list.
+fn add_to_name_set(set: &mut Option<NameSet>, more: NameSet, what: &str) -> Result<(), Error> {
+    match set {
+        None => *set = Some(more),
+        Some(current) if current.negate == more.negate => current.names.extend(more.names),
+        Some(_) => {
+            return Err(Error::Message(format!(
+                "cannot mix include and exclude {what} files in the same command line"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn parse_tags(list: &str) -> Result<Vec<[u8; 2]>, Error> {
     list.split(',')
         .map(|t| match t.as_bytes() {
@@ -123,8 +144,13 @@ fn parse_tags(list: &str) -> Result<Vec<[u8; 2]>, Error> {
         .collect()
 }
 
-fn set_tag_filter(current: &mut Option<TagFilter>, tag: &[u8], values: Option<Vec<Vec<u8>>>) -> Result<(), Error> {
-    let tag: [u8; 2] = tag.try_into().map_err(|_| Error::Message("Invalid \"tag:value\" option".into()))?;
+fn set_tag_filter(
+    current: &mut Option<TagFilter>,
+    tag: &[u8],
+    values: Option<Vec<Vec<u8>>>,
+) -> Result<(), Error> {
+    let tag: [u8; 2] =
+        tag.try_into().map_err(|_| Error::Message("Invalid \"tag:value\" option".into()))?;
     let f = current.get_or_insert_with(|| TagFilter { tag, values: None });
     if f.tag != tag {
         return Err(Error::Message(format!(
@@ -153,10 +179,15 @@ fn parse_bed(path: &str) -> Result<Vec<(Vec<u8>, i64, i64)>, Error> {
     let mut t = Vec::new();
     for (n, line) in text.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() || line.starts_with(b"#") || line.starts_with(b"track") || line.starts_with(b"browser") {
+        if line.is_empty()
+            || line.starts_with(b"#")
+            || line.starts_with(b"track")
+            || line.starts_with(b"browser")
+        {
             continue;
         }
-        let f: Vec<&[u8]> = line.split(|b| *b == b'\t' || *b == b' ').filter(|x| !x.is_empty()).collect();
+        let f: Vec<&[u8]> =
+            line.split(|b| *b == b'\t' || *b == b' ').filter(|x| !x.is_empty()).collect();
         let num = |s: &[u8]| std::str::from_utf8(s).ok().and_then(|s| s.parse::<i64>().ok());
         let bad = || Error::file(path, format!("could not parse BED line {}", n + 1));
         let (beg, end) = match f.len() {
@@ -178,7 +209,8 @@ fn parse_bed(path: &str) -> Result<Vec<(Vec<u8>, i64, i64)>, Error> {
 
 /// Parses `view`'s arguments. `header_for` opens the input's header when BED targets need it.
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
-    let (opts, positionals) = getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) =
+        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
     let mut filter = Filter::default();
     let mut edit = RecordEdit::default();
     let mut out_bam = false;
@@ -207,7 +239,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
     let mut region_file = None;
     let mut multi_region = false;
     let mut remove_back = false;
-    let flag = |v: &str| parse_flags(v).map_err(|e| Error::Message(e));
+    let flag = |v: &str| parse_flags(v).map_err(Error::Message);
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
@@ -232,16 +264,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
             }
             "X" => customized_index = true,
             "L" => targets_path = Some(v.to_string()),
-            "N" => filter.read_names = Some(read_name_set(v)?),
+            "N" => add_to_name_set(&mut filter.read_names, read_name_set(v)?, "read-name")?,
             "r" => {
-                read_groups.get_or_insert_with(NameSet::default).names.insert(v.as_bytes().to_vec());
+                let one = NameSet { names: HashSet::from([v.as_bytes().to_vec()]), negate: false };
+                add_to_name_set(&mut read_groups, one, "read-group")?;
             }
-            "R" => {
-                let set = read_name_set(v)?;
-                let rg = read_groups.get_or_insert_with(NameSet::default);
-                rg.names.extend(set.names);
-                rg.negate |= set.negate;
-            }
+            "R" => add_to_name_set(&mut read_groups, read_name_set(v)?, "read-group")?,
             "n" => filter.exclude_no_read_group = true,
             "d" => {
                 let b = v.as_bytes();
@@ -252,11 +280,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
                 set_tag_filter(&mut filter.tag, &b[..2], values)?;
             }
             "D" => {
-                let (tag, path) = v
-                    .split_once(':')
-                    .filter(|(t, _)| t.len() == 2)
-                    .ok_or_else(|| Error::Message(format!("Invalid \"tag:file\" option: \"{v}\"")))?;
-                let text = std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
+                let (tag, path) =
+                    v.split_once(':').filter(|(t, _)| t.len() == 2).ok_or_else(|| {
+                        Error::Message(format!("Invalid \"tag:file\" option: \"{v}\""))
+                    })?;
+                let text = std::fs::read(path)
+                    .map_err(|e| Error::file(path, format!("could not read: {e}")))?;
                 let values: Vec<Vec<u8>> = text
                     .split(|b| b.is_ascii_whitespace() || *b == b';')
                     .filter(|t| !t.is_empty())
@@ -287,12 +316,21 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
             }
             "B" => remove_back = true,
             "s" => {
-                let (s, f) = v.split_once('.').ok_or_else(|| Error::Message("Incorrect sampling argument".into()))?;
-                seed = Some(if s == "auto" { None } else { Some(parse_c_int(s).unwrap_or(0) as u32) });
-                fraction = Some(format!("0.{f}").parse::<f64>().map_err(|_| Error::Message("Incorrect sampling argument".into()))?);
+                let (s, f) = v
+                    .split_once('.')
+                    .ok_or_else(|| Error::Message("Incorrect sampling argument".into()))?;
+                seed =
+                    Some(if s == "auto" { None } else { Some(parse_c_int(s).unwrap_or(0) as u32) });
+                fraction = Some(
+                    format!("0.{f}")
+                        .parse::<f64>()
+                        .map_err(|_| Error::Message("Incorrect sampling argument".into()))?,
+                );
             }
             "subsample" => {
-                let f: f64 = v.parse().map_err(|_| Error::Message(format!("Invalid subsampling fraction \"{v}\"")))?;
+                let f: f64 = v
+                    .parse()
+                    .map_err(|_| Error::Message(format!("Invalid subsampling fraction \"{v}\"")))?;
                 if !(0.0..=1.0).contains(&f) {
                     return Err(Error::Message("Incorrect sampling argument".into()));
                 }
@@ -302,12 +340,18 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
                 seed = Some(if v == "auto" {
                     None
                 } else {
-                    Some(parse_c_int(v).ok_or_else(|| Error::Message(format!("Invalid seed \"{v}\"")))? as u32)
+                    Some(
+                        parse_c_int(v)
+                            .ok_or_else(|| Error::Message(format!("Invalid seed \"{v}\"")))?
+                            as u32,
+                    )
                 });
             }
             "save-counts" => save_counts = Some(v.to_string()),
             "z" | "S" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
-            "write-index" => return Err(Error::Message("--write-index is not supported yet".into())),
+            "write-index" => {
+                return Err(Error::Message("--write-index is not supported yet".into()));
+            }
             "O" => {
                 let (fmt, rest) = v.split_once(',').unwrap_or((v, ""));
                 explicit_format = Some(match fmt.to_ascii_lowercase().as_str() {
@@ -334,7 +378,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         }
     }
     if unmap && unselected.is_some() {
-        return Err(Error::Message("Options --unoutput and --unmap are mutually exclusive.".into()));
+        return Err(Error::Message(
+            "Options --unoutput and --unmap are mutually exclusive.".into(),
+        ));
     }
     if fetch_pairs && count {
         return Err(Error::Message("The options -P and -c cannot be combined".into()));
@@ -392,4 +438,46 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         remove_back,
         library: library.map(String::into_bytes),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<ViewOptions, Error> {
+        let inv = Invocation { argv0: "samtools".into(), command: "view".into() };
+        parse(&inv, &args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    }
+
+    fn list_file(name: &str, text: &str) -> String {
+        let path =
+            std::env::temp_dir().join(format!("mdsam-view-cli-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    }
+
+    /// samtools 1.24: `-r`/`-R`/`-N` add to one set per family; include and `^` exclude lists
+    /// do not mix.
+    #[test]
+    fn name_lists_accumulate_and_do_not_mix() {
+        let groups = list_file("rg", "g2\ng3\n");
+        let opts = parse_args(&["-r", "g1", "-R", &groups, "x.bam"]).unwrap();
+        let set = opts.keep_read_groups.unwrap();
+        assert_eq!((set.names.len(), set.negate), (3, false));
+
+        let excluded = format!("^{groups}");
+        for args in [
+            &["-r", "g1", "-R", &excluded][..],
+            &["-R", &excluded, "-r", "g1"],
+            &["-N", &groups, "-N", &excluded],
+        ] {
+            let Err(err) = parse_args(&[args, &["x.bam"]].concat()) else {
+                panic!("mixing must fail")
+            };
+            assert!(err.to_string().starts_with("cannot mix include and exclude"), "{err}");
+        }
+        let names = list_file("names", "a\nb\n");
+        let opts = parse_args(&["-N", &names, "-N", &groups, "x.bam"]).unwrap();
+        assert_eq!(opts.filter.read_names.unwrap().names.len(), 4);
+    }
 }

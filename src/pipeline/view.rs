@@ -9,10 +9,10 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::index::Region;
 use crate::io::open::{self, Opened, RecordReader};
-use crate::pipeline::region;
 use crate::io::sam::format::format_record;
 use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
+use crate::pipeline::region;
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
 use crate::record::header::Reference;
 use crate::record::{Batch, Header, RecordRef};
@@ -39,7 +39,8 @@ pub struct ViewOptions {
     pub threads: usize,
     /// References to add when the input header has none (`-t`/`-T`).
     pub fai_refs: Option<Vec<Reference>>,
-    /// `@RG` lines to keep in the header (`-r`/`-R`).
+    /// `@RG` lines to keep in the header (`-r`/`-R`): the listed IDs, even for `-R ^FILE`, where
+    /// samtools 1.24 keeps the header lines of the very groups whose records it drops.
     pub keep_read_groups: Option<NameSet>,
     /// `@PG` fields to add (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -75,7 +76,13 @@ struct ChunkOut {
     counts: Counts,
 }
 
-fn encode(r: &RecordRef<'_>, header: &Header, format: OutputFormat, out: &mut Encoded, edit: Option<&RecordEdit>) {
+fn encode(
+    r: &RecordRef<'_>,
+    header: &Header,
+    format: OutputFormat,
+    out: &mut Encoded,
+    edit: Option<&RecordEdit>,
+) {
     match (format, edit) {
         (OutputFormat::Bam, None) => {
             let at = out.begin_record();
@@ -108,7 +115,11 @@ struct Plan<'a> {
 }
 
 impl Plan<'_> {
-    fn process_chunk(&self, batch: &Batch, range: std::ops::Range<usize>) -> Result<ChunkOut, Error> {
+    fn process_chunk(
+        &self,
+        batch: &Batch,
+        range: std::ops::Range<usize>,
+    ) -> Result<ChunkOut, Error> {
         let mut out = ChunkOut::default();
         let edit = self.opts.edit.is_active().then_some(&self.opts.edit);
         let mut rewritten = Vec::new();
@@ -142,7 +153,8 @@ impl Plan<'_> {
     fn process_batch(&self, batch: &Batch) -> Result<Vec<ChunkOut>, Error> {
         const CHUNK: usize = 4096;
         let n = batch.len();
-        let ranges: Vec<_> = (0..n.div_ceil(CHUNK)).map(|c| c * CHUNK..((c + 1) * CHUNK).min(n)).collect();
+        let ranges: Vec<_> =
+            (0..n.div_ceil(CHUNK)).map(|c| c * CHUNK..((c + 1) * CHUNK).min(n)).collect();
         ranges.into_par_iter().map(|r| self.process_chunk(batch, r)).collect()
     }
 }
@@ -154,13 +166,17 @@ fn output_header(opts: &ViewOptions, input: &Header) -> (Header, Option<u32>) {
         header.add_references(refs.clone());
     }
     if let Some(keep) = &opts.keep_read_groups {
-        header.retain_read_groups(|id| keep.names.contains(id) != keep.negate);
+        header.retain_read_groups(|id| keep.names.contains(id));
     }
     let mut seed = None;
     if let Some((fraction, given)) = opts.subsample {
         let s = given.unwrap_or_else(|| crate::ops::view::subsample::auto_seed(input.text()));
         seed = Some(s);
-        header.add_comment(&format!("Sub-sampled fraction={} seed={}", format_fraction(fraction), s));
+        header.add_comment(&format!(
+            "Sub-sampled fraction={} seed={}",
+            format_fraction(fraction),
+            s
+        ));
     }
     if let Some(pg) = &opts.pg {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -183,8 +199,8 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
         counts.accepted,
         counts.processed - counts.accepted
     );
-    let (mut w, file) =
-        crate::io::output::create(path).map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
+    let (mut w, file) = crate::io::output::create(path)
+        .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
     w.write_all(text.as_bytes()).and_then(|_| w.flush()).map_err(|e| Error::io(path, e))?;
     drop(w);
     if let Some(f) = file {
@@ -197,7 +213,8 @@ use std::io::Write;
 
 /// Runs `view` on the current thread pool.
 pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
-    let Opened { mut reader, header: input_header, is_bgzf, .. } = open::open(&opts.input, opts.threads)?;
+    let Opened { mut reader, header: input_header, is_bgzf, .. } =
+        open::open(&opts.input, opts.threads)?;
     let (header, seed) = output_header(&opts, &input_header);
     if let (Some((fraction, _)), Some(seed)) = (opts.subsample, seed) {
         opts.filter.subsample = Some(crate::ops::view::subsample::Subsample::new(fraction, seed));
@@ -223,28 +240,43 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
         if opts.count {
             return write_count_line(&opts.output, 0);
         }
-        let sink = RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+        let sink =
+            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
         return sink.finish();
     }
     // With -M, BED intervals become regions instead of a filter.
     let mut bed_regions = Vec::new();
-    if opts.multi_region {
-        if let Some(t) = opts.filter.targets.take() {
-            for (tid, ivs) in t.by_ref {
-                bed_regions.extend(ivs.into_iter().map(|(beg, end)| Region { tid, beg, end }));
-            }
+    if opts.multi_region
+        && let Some(t) = opts.filter.targets.take()
+    {
+        for (tid, ivs) in t.by_ref {
+            bed_regions.extend(ivs.into_iter().map(|(beg, end)| Region { tid, beg, end }));
         }
     }
     let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
     let mut main = if opts.count {
         None
     } else {
-        Some(RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, write_header)?)
+        Some(RecordSink::create(
+            &opts.output,
+            opts.format,
+            opts.level,
+            opts.threads,
+            &header,
+            write_header,
+        )?)
     };
     let mut unselected = match &opts.unselected {
-        Some(p) if !opts.count || true => {
+        Some(p) => {
             let f = OutputFormat::from_path(p).unwrap_or(opts.format);
-            Some(RecordSink::create(p, f, opts.level, opts.threads, &header, write_header || f == OutputFormat::Bam)?)
+            Some(RecordSink::create(
+                p,
+                f,
+                opts.level,
+                opts.threads,
+                &header,
+                write_header || f == OutputFormat::Bam,
+            )?)
         }
         _ => None,
     };
@@ -280,29 +312,53 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
     } else {
         let RecordReader::Bam(bam_reader) = &mut reader else {
             return Err(Error::Message(
-                "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
+                "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files."
+                    .into(),
             ));
         };
         let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
         let mut regions = region::parse_regions(&opts.regions, &header);
-        regions = if regions.is_empty() { bed_regions } else if bed_regions.is_empty() { regions } else { region::intersect(&regions, &bed_regions) };
+        regions = if regions.is_empty() {
+            bed_regions
+        } else if bed_regions.is_empty() {
+            regions
+        } else {
+            region::intersect(&regions, &bed_regions)
+        };
         if opts.fetch_pairs {
-            let (names, mates) = region::collect_mates(bam_reader, &index, &opts.input, &regions, &|r| {
-                opts.filter.accepts(r, &header).map_err(Error::Message)
-            })?;
+            let (names, mates) =
+                region::collect_mates(bam_reader, &index, &opts.input, &regions, &|r| {
+                    opts.filter.accepts(r, &header).map_err(Error::Message)
+                })?;
             let mut union = regions.clone();
             union.extend(mates);
-            region::for_each_region_batch(bam_reader, &index, &opts.input, &union, true, &mut |batch: &Batch| {
-                let mut wanted = Batch::default();
-                for r in batch.iter() {
-                    if names.contains(r.read_name()) || regions.iter().any(|g| region::overlaps(&r, g)) {
-                        wanted.push(r.bytes());
+            region::for_each_region_batch(
+                bam_reader,
+                &index,
+                &opts.input,
+                &union,
+                true,
+                &mut |batch: &Batch| {
+                    let mut wanted = Batch::default();
+                    for r in batch.iter() {
+                        if names.contains(r.read_name())
+                            || regions.iter().any(|g| region::overlaps(&r, g))
+                        {
+                            wanted.push(r.bytes());
+                        }
                     }
-                }
-                handle(&wanted)
-            })?;
+                    handle(&wanted)
+                },
+            )?;
         } else {
-            region::for_each_region_batch(bam_reader, &index, &opts.input, &regions, opts.multi_region, &mut handle)?;
+            region::for_each_region_batch(
+                bam_reader,
+                &index,
+                &opts.input,
+                &regions,
+                opts.multi_region,
+                &mut handle,
+            )?;
         }
     }
     if let Some(s) = main {
@@ -321,8 +377,8 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
 }
 
 fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
-    let (mut w, file) =
-        crate::io::output::create(output).map_err(|e| Error::file(output, format!("could not open for writing: {e}")))?;
+    let (mut w, file) = crate::io::output::create(output)
+        .map_err(|e| Error::file(output, format!("could not open for writing: {e}")))?;
     writeln!(w, "{n}").and_then(|_| w.flush()).map_err(|e| Error::io(output, e))?;
     drop(w);
     if let Some(f) = file {
@@ -334,4 +390,27 @@ fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
 /// Runs `view` on a pool of `opts.threads` threads.
 pub fn run_on_pool(opts: ViewOptions) -> Result<(), Error> {
     crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-R ^FILE` drops the listed groups' records but, as in samtools 1.24, keeps exactly the
+    /// listed `@RG` lines in the header.
+    #[test]
+    fn negated_read_group_list_keeps_listed_header_lines() {
+        let text = b"@HD\tVN:1.6\n@RG\tID:a\n@RG\tID:b\n@RG\tID:c\n".to_vec();
+        let input = Header::from_sam_text(text).unwrap();
+        let args = ["--no-PG", "-R", "^list", "x.bam"];
+        let inv = crate::cli::Invocation { argv0: "samtools".into(), command: "view".into() };
+        let list = std::env::temp_dir().join(format!("mdsam-rg-header-{}", std::process::id()));
+        std::fs::write(&list, "b\n").unwrap();
+        let args: Vec<String> =
+            args.iter().map(|a| a.replace("list", list.to_str().unwrap())).collect();
+        let opts = crate::cli::view::parse(&inv, &args).unwrap();
+        assert!(opts.keep_read_groups.as_ref().unwrap().negate);
+        let (header, _) = output_header(&opts, &input);
+        assert_eq!(header.sam_text(), b"@HD\tVN:1.6\n@RG\tID:b\n");
+    }
 }
