@@ -7,3 +7,6 @@ mod simulate;
 
 /// `view` against the samtools 1.24 oracle on simulated data.
 mod differential_view;
+
+/// `view` on the bad-input corpus `fixtures/bad/`.
+mod bad_input;

@@ -18,8 +18,8 @@ pub const BLOCK_DATA_MAX: usize = 0xff00;
 pub const BLOCK_MAX: usize = 0x10000;
 /// The 28-byte empty block that ends every BGZF file.
 pub const EOF_BLOCK: [u8; 28] = [
-    0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 0x06, 0, 0x42, 0x43, 0x02, 0, 0x1b, 0, 0x03, 0, 0, 0,
-    0, 0, 0, 0, 0, 0,
+    0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 0x06, 0, 0x42, 0x43, 0x02, 0, 0x1b, 0, 0x03, 0, 0,
+    0, 0, 0, 0, 0, 0, 0,
 ];
 const FOOTER_LEN: usize = 8;
 
@@ -45,7 +45,11 @@ pub fn is_gzip(b: &[u8]) -> bool {
 /// Total on-disk size of the block starting at `b[0]`, read from its BC subfield.
 pub fn block_size(b: &[u8]) -> Result<usize, BlockError> {
     if b.len() < 12 {
-        return Err(if is_gzip(b) || b.is_empty() { BlockError::Truncated } else { BlockError::NotBgzf });
+        return Err(if is_gzip(b) || b.is_empty() {
+            BlockError::Truncated
+        } else {
+            BlockError::NotBgzf
+        });
     }
     if b[0] != 0x1f || b[1] != 0x8b || b[2] != 8 || b[3] & 4 == 0 {
         return Err(BlockError::NotBgzf);
@@ -75,24 +79,37 @@ pub fn inflated_size(block: &[u8]) -> usize {
 
 /// Inflates a complete block into `out` (exactly `inflated_size` long) and checks CRC32 and ISIZE.
 pub fn inflate(block: &[u8], out: &mut [u8], d: &mut Decompressor) -> Result<(), BlockError> {
+    let expected = out.len();
+    let got = inflate_unsized(block, out, d)?;
+    if got != expected {
+        return Err(BlockError::SizeMismatch { expected: expected as u32, actual: got });
+    }
+    Ok(())
+}
+
+/// Inflates a complete block into the front of `out` (room for [`BLOCK_MAX`] bytes is always
+/// enough), checks CRC32 and returns the inflated length, whatever ISIZE says: htslib never checks
+/// ISIZE, so a block with a wrong one is still readable.
+pub fn inflate_unsized(
+    block: &[u8],
+    out: &mut [u8],
+    d: &mut Decompressor,
+) -> Result<usize, BlockError> {
     let xlen = u16::from_le_bytes([block[10], block[11]]) as usize;
     let n = block.len();
     let data = block.get(12 + xlen..n - FOOTER_LEN).ok_or(BlockError::Truncated)?;
     let expected_crc = u32::from_le_bytes([block[n - 8], block[n - 7], block[n - 6], block[n - 5]]);
-    let got = if out.is_empty() && data == [3, 0] {
+    let got = if data == [3, 0] {
         0
     } else {
         d.deflate_decompress(data, out).map_err(|_| BlockError::BadDeflate)?
     };
-    if got != out.len() {
-        return Err(BlockError::SizeMismatch { expected: out.len() as u32, actual: got });
-    }
     let mut crc = Crc::new();
-    crc.update(out);
+    crc.update(&out[..got]);
     if crc.sum() != expected_crc {
         return Err(BlockError::CrcMismatch { expected: expected_crc, actual: crc.sum() });
     }
-    Ok(())
+    Ok(got)
 }
 
 /// libdeflate level for a samtools compression level (htslib's `lvl_map`); −1 is the default, 6.
@@ -121,7 +138,9 @@ impl Deflater {
     pub fn deflate_into(&mut self, data: &[u8], out: &mut Vec<u8>) {
         debug_assert!(data.len() <= BLOCK_DATA_MAX);
         let start = out.len();
-        out.extend_from_slice(&[0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0]);
+        out.extend_from_slice(&[
+            0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0,
+        ]);
         match &mut self.compressor {
             Some(c) => {
                 let bound = c.deflate_compress_bound(data.len());
@@ -201,6 +220,23 @@ mod tests {
         assert!(inflate(&out, &mut short, &mut Decompressor::new()).is_err());
         assert_eq!(block_size(&out[..8]), Err(BlockError::Truncated));
         assert_eq!(block_size(b"@HD\tVN:1.6\n@SQ"), Err(BlockError::NotBgzf));
+    }
+
+    /// htslib ignores ISIZE: a block whose trailer lies still inflates, at its real size.
+    #[test]
+    fn wrong_isize_is_reported_but_unsized_inflate_reads_the_block() {
+        let mut out = Vec::new();
+        Deflater::new(1).deflate_into(b"hello hello hello", &mut out);
+        let n = out.len();
+        for lie in [3u32, 40] {
+            let mut block = out.clone();
+            block[n - 4..].copy_from_slice(&lie.to_le_bytes());
+            let mut slot = vec![0; inflated_size(&block)];
+            assert!(inflate(&block, &mut slot, &mut Decompressor::new()).is_err());
+            let mut scratch = vec![0; BLOCK_MAX];
+            let got = inflate_unsized(&block, &mut scratch, &mut Decompressor::new()).unwrap();
+            assert_eq!(&scratch[..got], b"hello hello hello");
+        }
     }
 
     #[test]

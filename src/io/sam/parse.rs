@@ -4,7 +4,8 @@
 //! - `bin` is `reg2bin(pos, pos + rlen)` with rlen = 1 when there is no CIGAR or it covers nothing;
 //! - integer aux values get the smallest type (`c`/`s`/`i` when negative, `C`/`S`/`I` otherwise);
 //! - a mapped read without CIGAR is flagged unmapped, as htslib does;
-//! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does.
+//! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does, except that an
+//!   RNAME other than `*` is an error when the header has no `@SQ` line at all.
 
 use crate::record::layout::{self, flags};
 use crate::record::{Batch, Header, cigar};
@@ -28,6 +29,9 @@ pub enum ParseError {
     BadAux(String),
     #[error("positional data is too large for BAM format")]
     TooLarge,
+    /// RNAME names a reference but the header has none (htslib fails here; RNEXT only warns).
+    #[error("no SQ lines present in the header")]
+    NoReferences,
 }
 
 /// Warnings htslib prints but does not fail on.
@@ -57,7 +61,10 @@ impl std::fmt::Display for Warning {
                 write!(f, "[W::sam_parse1] mapped query must have a CIGAR; treated as unmapped")
             }
             Warning::MappedAtZero => {
-                write!(f, "[W::sam_parse1] mapped query cannot have zero coordinate; treated as unmapped")
+                write!(
+                    f,
+                    "[W::sam_parse1] mapped query cannot have zero coordinate; treated as unmapped"
+                )
             }
         }
     }
@@ -124,7 +131,11 @@ fn ref_id(name: &[u8], header: &Header, warnings: &mut Vec<Warning>, mate: bool)
     }
     header.tid(name).unwrap_or_else(|| {
         let n = name.to_vec();
-        warnings.push(if mate { Warning::UnknownMateReference(n) } else { Warning::UnknownReference(n) });
+        warnings.push(if mate {
+            Warning::UnknownMateReference(n)
+        } else {
+            Warning::UnknownReference(n)
+        });
         -1
     })
 }
@@ -150,7 +161,12 @@ pub fn parse_line(
     }
 }
 
-fn encode(line: &[u8], header: &Header, buf: &mut Vec<u8>, warnings: &mut Vec<Warning>) -> Result<(), ParseError> {
+fn encode(
+    line: &[u8],
+    header: &Header,
+    buf: &mut Vec<u8>,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), ParseError> {
     let mut fields = line.split(|&b| b == b'\t');
     let mut next = || fields.next().ok_or(ParseError::TooFewFields);
     let qname = next()?;
@@ -172,13 +188,25 @@ fn encode(line: &[u8], header: &Header, buf: &mut Vec<u8>, warnings: &mut Vec<Wa
     if qname.is_empty() {
         return Err(ParseError::BadField("QNAME"));
     }
-    let mut flag = parse_i64(flag_s).filter(|f| (0..=0xffff).contains(f)).ok_or(ParseError::BadField("FLAG"))? as u16;
+    let mut flag = parse_i64(flag_s)
+        .filter(|f| (0..=0xffff).contains(f))
+        .ok_or(ParseError::BadField("FLAG"))? as u16;
+    if rname != b"*" && header.refs().is_empty() {
+        return Err(ParseError::NoReferences);
+    }
     let tid = ref_id(rname, header, warnings, false);
-    let pos = parse_i64(pos_s).filter(|p| (0..=i32::MAX as i64 + 1).contains(p)).ok_or(ParseError::BadField("POS"))? - 1;
-    let mapq = parse_i64(mapq_s).filter(|m| (0..=255).contains(m)).ok_or(ParseError::BadField("MAPQ"))? as u8;
+    let pos = parse_i64(pos_s)
+        .filter(|p| (0..=i32::MAX as i64 + 1).contains(p))
+        .ok_or(ParseError::BadField("POS"))?
+        - 1;
+    let mapq = parse_i64(mapq_s)
+        .filter(|m| (0..=255).contains(m))
+        .ok_or(ParseError::BadField("MAPQ"))? as u8;
     let next_tid = if rnext == b"=" { tid } else { ref_id(rnext, header, warnings, true) };
-    let next_pos =
-        parse_i64(pnext_s).filter(|p| (0..=i32::MAX as i64 + 1).contains(p)).ok_or(ParseError::BadField("PNEXT"))? - 1;
+    let next_pos = parse_i64(pnext_s)
+        .filter(|p| (0..=i32::MAX as i64 + 1).contains(p))
+        .ok_or(ParseError::BadField("PNEXT"))?
+        - 1;
     let tlen = parse_i64(tlen_s).ok_or(ParseError::BadField("TLEN"))?;
     if tlen < i32::MIN as i64 || tlen > i32::MAX as i64 {
         return Err(ParseError::TooLarge);
@@ -312,7 +340,9 @@ fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
             buf.extend_from_slice(&v.to_le_bytes());
         }
         ty @ (b'Z' | b'H') => {
-            if ty == b'H' && (value.len() % 2 != 0 || !value.iter().all(u8::is_ascii_hexdigit)) {
+            if ty == b'H'
+                && (!value.len().is_multiple_of(2) || !value.iter().all(u8::is_ascii_hexdigit))
+            {
                 return Err(bad());
             }
             buf.push(ty);
@@ -386,7 +416,10 @@ mod tests {
     fn parses_all_fields() {
         let b = parse("r1\t99\tchr1\t100\t60\t5M1I4M\t=\t300\t210\tACGTAACGTA\tIIIIIIIIII\tNM:i:1\tXS:i:-5\tRG:Z:g1\tXB:B:s,1,-2\tXF:f:1.5").unwrap();
         let r = b.get(0);
-        assert_eq!((r.ref_id(), r.pos(), r.mapq(), r.flag(), r.next_ref_id(), r.next_pos(), r.tlen()), (0, 99, 60, 99, 0, 299, 210));
+        assert_eq!(
+            (r.ref_id(), r.pos(), r.mapq(), r.flag(), r.next_ref_id(), r.next_pos(), r.tlen()),
+            (0, 99, 60, 99, 0, 299, 210)
+        );
         assert_eq!(r.read_name(), b"r1");
         assert_eq!(r.n_cigar_op(), 3);
         assert_eq!(r.l_seq(), 10);
@@ -409,18 +442,48 @@ mod tests {
     #[test]
     fn rejects_bad_lines() {
         assert_eq!(parse("r\t0\tchr1").err(), Some(ParseError::TooFewFields));
-        assert_eq!(parse("r\tx\tchr1\t1\t0\t*\t*\t0\t0\t*\t*").err(), Some(ParseError::BadField("FLAG")));
-        assert_eq!(parse("r\t0\tchr1\t1\t0\t3Q\t*\t0\t0\t*\t*").err(), Some(ParseError::BadCigarOp(b'Q')));
-        assert_eq!(parse("r\t0\tchr1\t1\t0\t3M\t*\t0\t0\tACGT\t*").err(), Some(ParseError::CigarSeqMismatch));
-        assert_eq!(parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tII").err(), Some(ParseError::SeqQualMismatch));
-        assert!(matches!(parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"), Err(ParseError::BadAux(_))));
+        assert_eq!(
+            parse("r\tx\tchr1\t1\t0\t*\t*\t0\t0\t*\t*").err(),
+            Some(ParseError::BadField("FLAG"))
+        );
+        assert_eq!(
+            parse("r\t0\tchr1\t1\t0\t3Q\t*\t0\t0\t*\t*").err(),
+            Some(ParseError::BadCigarOp(b'Q'))
+        );
+        assert_eq!(
+            parse("r\t0\tchr1\t1\t0\t3M\t*\t0\t0\tACGT\t*").err(),
+            Some(ParseError::CigarSeqMismatch)
+        );
+        assert_eq!(
+            parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tII").err(),
+            Some(ParseError::SeqQualMismatch)
+        );
+        assert!(matches!(
+            parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"),
+            Err(ParseError::BadAux(_))
+        ));
+    }
+
+    /// samtools 1.24 reads a headerless SAM of unmapped reads, but an RNAME with no `@SQ` at all
+    /// is an error (an unknown RNEXT still only warns).
+    #[test]
+    fn reference_names_need_sq_lines() {
+        let empty = Header::from_sam_text(b"@CO\tno references\n".to_vec()).unwrap();
+        let mut b = Batch::default();
+        let mut w = Vec::new();
+        let line = b"r\t4\tchr1\t0\t0\t*\t*\t0\t0\tACGT\tIIII";
+        assert_eq!(parse_line(line, &empty, &mut b, &mut w), Err(ParseError::NoReferences));
+        let line = b"r\t4\t*\t0\t0\t*\tchr1\t5\t0\tACGT\tIIII";
+        assert_eq!(parse_line(line, &empty, &mut b, &mut w), Ok(()));
+        assert_eq!(w, vec![Warning::UnknownMateReference(b"chr1".to_vec())]);
     }
 
     #[test]
     fn unknown_reference_warns_and_unmaps_nothing_else() {
         let mut b = Batch::default();
         let mut w = Vec::new();
-        parse_line(b"r\t0\tchrX\t5\t0\t4M\t*\t0\t0\tACGT\tIIII", &header(), &mut b, &mut w).unwrap();
+        parse_line(b"r\t0\tchrX\t5\t0\t4M\t*\t0\t0\tACGT\tIIII", &header(), &mut b, &mut w)
+            .unwrap();
         assert_eq!(w, vec![Warning::UnknownReference(b"chrX".to_vec())]);
         assert_eq!(b.get(0).ref_id(), -1);
     }

@@ -23,6 +23,9 @@ pub enum ReadError {
     Parse { line: u64, source: ParseError },
 }
 
+/// Record batches in input order, with the parse warnings met while reading them.
+pub type BatchesWithWarnings = (Vec<Batch>, Vec<Warning>);
+
 pub struct Reader {
     stream: ByteStream,
     carry: Vec<u8>,
@@ -68,7 +71,14 @@ impl Reader {
         }
         let header = Header::from_sam_text(text)?;
         let carry = data.get(scanned..).map(<[u8]>::to_vec).unwrap_or_default();
-        let reader = Reader { stream, carry, header: header.clone(), lines_before: lines, tasks: tasks.max(1), done: eof };
+        let reader = Reader {
+            stream,
+            carry,
+            header: header.clone(),
+            lines_before: lines,
+            tasks: tasks.max(1),
+            done: eof,
+        };
         Ok((reader, header))
     }
 
@@ -78,12 +88,13 @@ impl Reader {
     }
 
     /// The next batches of records in input order, with warnings to print; `None` at the end.
-    pub fn read_batches(&mut self) -> Result<Option<(Vec<Batch>, Vec<Warning>)>, ReadError> {
+    pub fn read_batches(&mut self) -> Result<Option<BatchesWithWarnings>, ReadError> {
         if self.done && self.carry.is_empty() {
             return Ok(None);
         }
         let carry = std::mem::take(&mut self.carry);
-        let (mut data, at_end) = if self.done { (carry, true) } else { self.stream.read_piece(carry)? };
+        let (mut data, at_end) =
+            if self.done { (carry, true) } else { self.stream.read_piece(carry)? };
         self.done |= at_end;
         if at_end && data.is_empty() {
             return Ok(None);
@@ -109,12 +120,15 @@ impl Reader {
         let body = &data[..complete];
         let ranges = split_at_lines(body, self.tasks);
         let header = &self.header;
-        let results: Vec<_> = ranges.par_iter().map(|r| parse_range(&body[r.clone()], header)).collect();
+        let results: Vec<_> =
+            ranges.par_iter().map(|r| parse_range(&body[r.clone()], header)).collect();
         let mut batches = Vec::with_capacity(results.len());
         let mut warnings = Vec::new();
         for (r, (batch, w, err)) in ranges.iter().zip(results) {
             if let Some((offset, source)) = err {
-                let line = self.lines_before + memchr::memchr_iter(b'\n', &body[..r.start + offset]).count() as u64 + 1;
+                let line = self.lines_before
+                    + memchr::memchr_iter(b'\n', &body[..r.start + offset]).count() as u64
+                    + 1;
                 return Err(ReadError::Parse { line, source });
             }
             batches.push(batch);
@@ -164,7 +178,8 @@ mod tests {
     use crate::io::input::Input;
 
     fn reader(text: &str, piece: usize) -> (Reader, Header) {
-        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(text.as_bytes().to_vec())));
+        let input =
+            Input::from_reader("t", Box::new(std::io::Cursor::new(text.as_bytes().to_vec())));
         Reader::new(ByteStream::Plain(input, piece), 3).unwrap()
     }
 
@@ -181,7 +196,9 @@ mod tests {
             let mut names = Vec::new();
             while let Some((batches, _)) = r.read_batches().unwrap() {
                 for b in &batches {
-                    names.extend(b.iter().map(|x| String::from_utf8_lossy(x.read_name()).into_owned()));
+                    names.extend(
+                        b.iter().map(|x| String::from_utf8_lossy(x.read_name()).into_owned()),
+                    );
                 }
             }
             assert_eq!(names.len(), 50, "piece {piece}");
@@ -191,7 +208,8 @@ mod tests {
 
     #[test]
     fn parse_error_names_the_line() {
-        let (mut r, _) = reader("@SQ\tSN:c\tLN:9\nr\t0\tc\t1\t0\t*\t*\t0\t0\t*\t*\nbad line\n", 1 << 20);
+        let (mut r, _) =
+            reader("@SQ\tSN:c\tLN:9\nr\t0\tc\t1\t0\t*\t*\t0\t0\t*\t*\nbad line\n", 1 << 20);
         let e = r.read_batches().err().unwrap();
         assert!(e.to_string().starts_with("parse error at line 3"), "{e}");
     }
