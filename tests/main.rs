@@ -10,3 +10,8 @@ mod peer_suite;
 
 /// Run-time allocator selection and allocations per record.
 mod allocator;
+/// `view` against the samtools 1.24 oracle on simulated data.
+mod differential_view;
+
+/// `view` on the bad-input corpus `fixtures/bad/`.
+mod bad_input;

@@ -32,17 +32,42 @@ pub fn parse_c_int(s: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
-/// A flag value; the error names the unknown flag (samtools 1.20+ fails on those).
+/// The C integer at the start of `s` as `strtol(s, &end, 0)` reads it: leading white space, a
+/// sign, then `0x` hex, `0` octal or decimal digits, ignoring whatever follows them. `None` when
+/// no digit is read (`end == s`).
+fn strtol_prefix(s: &str) -> Option<i64> {
+    let body = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, body) = match body.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, body.strip_prefix('+').unwrap_or(body)),
+    };
+    let hex = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X"));
+    let (radix, digits) = match hex {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_hexdigit()) => (16, rest),
+        _ if body.starts_with('0') => (8, body),
+        _ => (10, body),
+    };
+    let len = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
+    if len == 0 {
+        return None;
+    }
+    let v = digits[..len].chars().fold(0i64, |v, c| {
+        v.saturating_mul(i64::from(radix)).saturating_add(i64::from(c.to_digit(radix).unwrap_or(0)))
+    });
+    Some(if neg { -v } else { v })
+}
+
+/// A flag value as htslib's `bam_str2flag` reads it: a leading C integer (trailing text ignored),
+/// else a comma list of names. The error names the whole argument, as samtools prints it;
+/// negative numbers are refused like unknown names.
 pub fn parse_flags(s: &str) -> Result<u16, String> {
-    if s.starts_with(|c: char| c.is_ascii_digit()) {
-        return parse_c_int(s).map(|v| v as u16).ok_or_else(|| format!("Unknown flag '{s}'"));
+    let unknown = || format!("Unknown flag '{s}'");
+    if let Some(v) = strtol_prefix(s) {
+        return if v < 0 { Err(unknown()) } else { Ok(v as u16) };
     }
     let mut flags = 0;
     for name in s.split(',') {
-        let f = NAMES
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .ok_or_else(|| format!("Unknown flag '{name}'"))?;
+        let f = NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).ok_or_else(unknown)?;
         flags |= f.1;
     }
     Ok(flags)
@@ -59,5 +84,17 @@ mod tests {
         assert_eq!(parse_flags("128"), Ok(128));
         assert_eq!(parse_flags("dup,Read1"), Ok(0x440));
         assert!(parse_flags("FOO").is_err());
+    }
+
+    /// samtools 1.24 `view -F ARG`: a number prefix wins, and errors quote the whole argument.
+    #[test]
+    fn like_bam_str2flag() {
+        assert_eq!(parse_flags("4abc"), Ok(4));
+        assert_eq!(parse_flags("0x10,FOO"), Ok(0x10));
+        assert_eq!(parse_flags(" +4"), Ok(4));
+        assert_eq!(parse_flags("08"), Ok(0));
+        assert_eq!(parse_flags("-4"), Err("Unknown flag '-4'".to_string()));
+        assert_eq!(parse_flags("PAIRED,FOO"), Err("Unknown flag 'PAIRED,FOO'".to_string()));
+        assert_eq!(parse_flags("UNMAP,"), Err("Unknown flag 'UNMAP,'".to_string()));
     }
 }

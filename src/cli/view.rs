@@ -118,6 +118,21 @@ pub fn read_fai(path: &str) -> Result<Vec<Reference>, Error> {
     Ok(refs)
 }
 
+/// Adds `more` to the `-r`/`-R` or `-N` set. Like samtools, each option family keeps one set, so
+/// repeated options add to it, and an include list cannot be mixed with an exclude (`^`) list.
+fn add_to_name_set(set: &mut Option<NameSet>, more: NameSet, what: &str) -> Result<(), Error> {
+    match set {
+        None => *set = Some(more),
+        Some(current) if current.negate == more.negate => current.names.extend(more.names),
+        Some(_) => {
+            return Err(Error::Message(format!(
+                "cannot mix include and exclude {what} files in the same command line"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn parse_tags(list: &str) -> Result<Vec<[u8; 2]>, Error> {
     list.split(',')
         .map(|t| match t.as_bytes() {
@@ -249,19 +264,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
             }
             "X" => customized_index = true,
             "L" => targets_path = Some(v.to_string()),
-            "N" => filter.read_names = Some(read_name_set(v)?),
+            "N" => add_to_name_set(&mut filter.read_names, read_name_set(v)?, "read-name")?,
             "r" => {
-                read_groups
-                    .get_or_insert_with(NameSet::default)
-                    .names
-                    .insert(v.as_bytes().to_vec());
+                let one = NameSet { names: HashSet::from([v.as_bytes().to_vec()]), negate: false };
+                add_to_name_set(&mut read_groups, one, "read-group")?;
             }
-            "R" => {
-                let set = read_name_set(v)?;
-                let rg = read_groups.get_or_insert_with(NameSet::default);
-                rg.names.extend(set.names);
-                rg.negate |= set.negate;
-            }
+            "R" => add_to_name_set(&mut read_groups, read_name_set(v)?, "read-group")?,
             "n" => filter.exclude_no_read_group = true,
             "d" => {
                 let b = v.as_bytes();
@@ -430,4 +438,46 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         remove_back,
         library: library.map(String::into_bytes),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_args(args: &[&str]) -> Result<ViewOptions, Error> {
+        let inv = Invocation { argv0: "samtools".into(), command: "view".into() };
+        parse(&inv, &args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    }
+
+    fn list_file(name: &str, text: &str) -> String {
+        let path =
+            std::env::temp_dir().join(format!("mdsam-view-cli-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    }
+
+    /// samtools 1.24: `-r`/`-R`/`-N` add to one set per family; include and `^` exclude lists
+    /// do not mix.
+    #[test]
+    fn name_lists_accumulate_and_do_not_mix() {
+        let groups = list_file("rg", "g2\ng3\n");
+        let opts = parse_args(&["-r", "g1", "-R", &groups, "x.bam"]).unwrap();
+        let set = opts.keep_read_groups.unwrap();
+        assert_eq!((set.names.len(), set.negate), (3, false));
+
+        let excluded = format!("^{groups}");
+        for args in [
+            &["-r", "g1", "-R", &excluded][..],
+            &["-R", &excluded, "-r", "g1"],
+            &["-N", &groups, "-N", &excluded],
+        ] {
+            let Err(err) = parse_args(&[args, &["x.bam"]].concat()) else {
+                panic!("mixing must fail")
+            };
+            assert!(err.to_string().starts_with("cannot mix include and exclude"), "{err}");
+        }
+        let names = list_file("names", "a\nb\n");
+        let opts = parse_args(&["-N", &names, "-N", &groups, "x.bam"]).unwrap();
+        assert_eq!(opts.filter.read_names.unwrap().names.len(), 4);
+    }
 }

@@ -1,12 +1,15 @@
-//! Opening an alignment input: sniff BAM, SAM, bgzipped or gzipped SAM, or CRAM (refused), and
-//! hand back one reader that yields record batches.
+//! Opening an alignment input: sniff BAM, SAM, bgzipped or gzipped SAM or BAM, or CRAM
+//! (refused), and hand back one reader that yields record batches.
+//!
+//! Like htslib, an empty input has no header and binary data that is neither BAM nor CRAM is not
+//! an alignment file; both are refused here rather than parsed as SAM lines.
 
 use libdeflater::Decompressor;
 
 use crate::error::Error;
 use crate::io::bgzf::{self, block};
 use crate::io::input::Input;
-use crate::io::sam::reader::Batches;
+use crate::io::sam::reader::BatchesWithWarnings;
 use crate::io::stream::ByteStream;
 use crate::io::{bam, sam};
 use crate::record::Header;
@@ -36,15 +39,30 @@ pub struct Opened {
 
 /// What the first bytes say the input is.
 enum Sniffed {
-    Bgzf { bam: bool },
+    Bgzf {
+        bam: bool,
+    },
+    /// BAM compressed with plain gzip rather than BGZF (htslib reads it).
+    GzipBam,
     Gzip,
     Cram,
     RawBam,
     Text,
+    Empty,
+    Binary,
+}
+
+/// Whether decompressed bytes are binary rather than SAM text: SAM holds no control characters
+/// but tab, newline and carriage return.
+fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(4096).any(|&b| b < 0x09 || (0x0e..0x20).contains(&b))
 }
 
 fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
     let head = input.peek(block::BLOCK_MAX)?;
+    if head.is_empty() {
+        return Ok(Sniffed::Empty);
+    }
     if head.starts_with(b"CRAM") {
         return Ok(Sniffed::Cram);
     }
@@ -52,22 +70,28 @@ fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
         return Ok(Sniffed::RawBam);
     }
     if !block::is_gzip(head) {
-        return Ok(Sniffed::Text);
+        return Ok(if looks_binary(head) { Sniffed::Binary } else { Sniffed::Text });
     }
     let Ok(size) = block::block_size(head) else {
-        return Ok(Sniffed::Gzip);
+        let mut magic = [0; 4];
+        let gzip_bam =
+            std::io::Read::read_exact(&mut flate2::read::GzDecoder::new(head), &mut magic).is_ok()
+                && &magic == b"BAM\x01";
+        return Ok(if gzip_bam { Sniffed::GzipBam } else { Sniffed::Gzip });
     };
     if size > head.len() {
         // Truncated first block: let the BGZF reader report it.
         return Ok(Sniffed::Bgzf { bam: true });
     }
-    let blk = &head[..size];
-    let mut out = vec![0; block::inflated_size(blk).min(block::BLOCK_MAX)];
-    let bam = match block::inflate(blk, &mut out, &mut Decompressor::new()) {
-        Ok(()) => out.starts_with(b"BAM\x01") || out.is_empty(),
-        Err(_) => true,
-    };
-    Ok(Sniffed::Bgzf { bam })
+    let mut out = vec![0; block::BLOCK_MAX];
+    Ok(match block::inflate_unsized(&head[..size], &mut out, &mut Decompressor::new()) {
+        Ok(n) if n > 0 && !out.starts_with(b"BAM\x01") && looks_binary(&out[..n]) => {
+            Sniffed::Binary
+        }
+        Ok(n) => Sniffed::Bgzf { bam: n == 0 || out.starts_with(b"BAM\x01") },
+        // A bad first block: let the BGZF reader report it.
+        Err(_) => Sniffed::Bgzf { bam: true },
+    })
 }
 
 /// Opens `path` (or stdin for `-`) for reading records with `threads` parsing tasks.
@@ -78,6 +102,8 @@ pub fn open(path: &str, threads: usize) -> Result<Opened, Error> {
     let sniffed = sniff(&mut input).map_err(|e| Error::io(path, e))?;
     let tasks = threads.max(1) * 4;
     match sniffed {
+        Sniffed::Empty => Err(Error::file(path, "failed to read the header: the file is empty")),
+        Sniffed::Binary => Err(Error::file(path, "unknown file format: not SAM, BAM or CRAM")),
         Sniffed::Cram => Err(Error::file(path, "CRAM is not supported by mdsam")),
         Sniffed::RawBam => {
             Err(Error::file(path, "uncompressed raw BAM (not BGZF) is not supported"))
@@ -85,17 +111,16 @@ pub fn open(path: &str, threads: usize) -> Result<Opened, Error> {
         Sniffed::Bgzf { bam: true } => {
             let reader = bgzf::Reader::new(input, target);
             if !reader.has_eof_marker() {
-                eprintln!(
-                    "[W::bam_hdr_read] EOF marker is absent. The input is probably truncated"
-                );
+                eprintln!("{EOF_MARKER_ABSENT}");
             }
-            let (reader, header) = bam::Reader::new(reader).map_err(|e| Error::file(path, e))?;
-            Ok(Opened {
-                reader: RecordReader::Bam(reader),
-                header,
-                format: InputFormat::Bam,
-                is_bgzf: true,
-            })
+            open_bam(path, reader, true)
+        }
+        Sniffed::GzipBam => {
+            // A gzip file never ends with the BGZF EOF block; htslib warns about it likewise.
+            eprintln!("{EOF_MARKER_ABSENT}");
+            let plain = flate2::read::MultiGzDecoder::new(input);
+            let blocks = Input::from_reader(path, Box::new(bgzf::plain::PlainAsBgzf::new(plain)));
+            open_bam(path, bgzf::Reader::new(blocks, target), false)
         }
         Sniffed::Bgzf { bam: false } => {
             let stream = ByteStream::Bgzf(bgzf::Reader::new(input, target));
@@ -109,6 +134,14 @@ pub fn open(path: &str, threads: usize) -> Result<Opened, Error> {
     }
 }
 
+const EOF_MARKER_ABSENT: &str =
+    "[W::bam_hdr_read] EOF marker is absent. The input is probably truncated";
+
+fn open_bam(path: &str, reader: bgzf::Reader, is_bgzf: bool) -> Result<Opened, Error> {
+    let (reader, header) = bam::Reader::new(reader).map_err(|e| Error::file(path, e))?;
+    Ok(Opened { reader: RecordReader::Bam(reader), header, format: InputFormat::Bam, is_bgzf })
+}
+
 fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Result<Opened, Error> {
     let (reader, header) = sam::Reader::new(stream, tasks).map_err(|e| Error::file(path, e))?;
     Ok(Opened { reader: RecordReader::Sam(reader), header, format: InputFormat::Sam, is_bgzf })
@@ -116,7 +149,7 @@ fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Resu
 
 impl RecordReader {
     /// The next batches in input order with any parse warnings; `None` at end of input.
-    pub fn read_batches(&mut self, path: &str) -> Result<Option<Batches>, Error> {
+    pub fn read_batches(&mut self, path: &str) -> Result<Option<BatchesWithWarnings>, Error> {
         match self {
             RecordReader::Bam(r) => {
                 Ok(r.read_batch().map_err(|e| Error::file(path, e))?.map(|b| (vec![b], Vec::new())))
@@ -130,5 +163,34 @@ impl RecordReader {
         if let RecordReader::Sam(r) = self {
             r.set_header(header.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn sniff_bytes(bytes: &[u8]) -> Sniffed {
+        sniff(&mut Input::from_reader("t", Box::new(std::io::Cursor::new(bytes.to_vec())))).unwrap()
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// As htslib: empty input and binary non-BAM data are refused, a gzip (not BGZF) BAM is BAM.
+    #[test]
+    fn sniffs_what_htslib_detects() {
+        assert!(matches!(sniff_bytes(b""), Sniffed::Empty));
+        assert!(matches!(sniff_bytes(b"r\t4\t*\t0\t0\t*\t*\t0\t0\tA\tI\r\n"), Sniffed::Text));
+        assert!(matches!(sniff_bytes(&[0x42, 0x00, 0x13, 0x99]), Sniffed::Binary));
+        assert!(matches!(sniff_bytes(&gzip(b"BAM\x01\0\0\0\0")), Sniffed::GzipBam));
+        assert!(matches!(sniff_bytes(&gzip(b"@HD\tVN:1.6\n")), Sniffed::Gzip));
+        let mut bgzf = Vec::new();
+        block::Deflater::new(1).deflate_into(b"BAM\x02\x00\x01\x02", &mut bgzf);
+        assert!(matches!(sniff_bytes(&bgzf), Sniffed::Binary));
     }
 }

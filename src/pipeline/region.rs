@@ -76,8 +76,15 @@ pub fn intersect(a: &[Region], b: &[Region]) -> Vec<Region> {
     out
 }
 
-/// `-P` pass 1: the names of paired reads in `regions` that pass `accepts`, and one point
-/// region at each of their mates (`*` when a mate is unplaced).
+/// Whether a mate at `pos` on `tid` is inside the merged `regions` as samtools' `-P` asks it:
+/// `bed_overlap(mtid, mpos, mpos)`, an empty query that only an interval starting strictly before
+/// `pos` and ending after it overlaps.
+fn mate_inside(merged: &[Region], tid: i32, pos: i64) -> bool {
+    tid >= 0 && merged.iter().any(|g| g.tid == tid && g.beg < pos && pos < g.end)
+}
+
+/// `-P` pass 1: the names of paired reads in `regions` that pass `accepts` and whose mate is
+/// not inside the regions, and one point region at each such mate (`*` when a mate is unplaced).
 pub fn collect_mates(
     reader: &mut bam::Reader,
     index: &Index,
@@ -88,9 +95,13 @@ pub fn collect_mates(
     let mut names = HashSet::new();
     let mut mates = Vec::new();
     let mut unplaced = false;
+    let merged: Vec<Region> = merge_by_tid(regions).into_iter().flatten().collect();
     for_each_region_batch(reader, index, path, regions, true, &mut |batch: &Batch| {
         for r in batch.iter() {
-            if r.flag() & flags::PAIRED == 0 || !accepts(&r)? {
+            if r.flag() & flags::PAIRED == 0
+                || mate_inside(&merged, r.next_ref_id(), r.next_pos() as i64)
+                || !accepts(&r)?
+            {
                 continue;
             }
             names.insert(r.read_name().to_vec());
@@ -143,11 +154,9 @@ fn chunks_for(index: &Index, region: &Region) -> Vec<(u64, u64)> {
     }
 }
 
-/// A query chunk as virtual offsets `[start, end)`.
-type Chunk = (u64, u64);
-
-/// Per reference (in file order, `*` last): its merged intervals and the union of their chunks.
-fn merged_queries(index: &Index, regions: &[Region]) -> Vec<(Vec<Region>, Vec<Chunk>)> {
+/// Per reference (in file order, `*` last): its intervals sorted, with overlapping and adjacent
+/// ones merged (htslib's `bed_unify`).
+fn merge_by_tid(regions: &[Region]) -> Vec<Vec<Region>> {
     let mut by_tid: std::collections::BTreeMap<u32, Vec<Region>> = Default::default();
     for r in regions {
         // Unplaced (`*`) sorts after every reference.
@@ -164,6 +173,18 @@ fn merged_queries(index: &Index, regions: &[Region]) -> Vec<(Vec<Region>, Vec<Ch
                 _ => merged.push(r),
             }
         }
+        out.push(merged);
+    }
+    out
+}
+
+/// One reference's merged intervals and the union of their index chunks.
+type MergedQuery = (Vec<Region>, Vec<(u64, u64)>);
+
+/// Per reference (in file order, `*` last): its merged intervals and the union of their chunks.
+fn merged_queries(index: &Index, regions: &[Region]) -> Vec<MergedQuery> {
+    let mut out = Vec::new();
+    for merged in merge_by_tid(regions) {
         let mut chunks: Vec<(u64, u64)> =
             merged.iter().flat_map(|r| chunks_for(index, r)).collect();
         chunks.sort_unstable();
@@ -199,4 +220,26 @@ fn read_chunks(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// samtools `-P` skips a read whose mate is in the regions; a mate exactly at an interval's
+    /// start is not (the empty query `[mpos, mpos)` needs `beg < mpos`), and adjacent intervals
+    /// merge first.
+    #[test]
+    fn mate_inside_is_strict_at_interval_start() {
+        let regions =
+            [Region { tid: 0, beg: 100, end: 200 }, Region { tid: 0, beg: 200, end: 300 }];
+        let merged: Vec<Region> = merge_by_tid(&regions).into_iter().flatten().collect();
+        assert!(!mate_inside(&merged, 0, 100));
+        assert!(mate_inside(&merged, 0, 101));
+        assert!(mate_inside(&merged, 0, 200));
+        assert!(mate_inside(&merged, 0, 299));
+        assert!(!mate_inside(&merged, 0, 300));
+        assert!(!mate_inside(&merged, 1, 150));
+        assert!(!mate_inside(&merged, -1, 150));
+    }
 }

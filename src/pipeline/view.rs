@@ -39,7 +39,8 @@ pub struct ViewOptions {
     pub threads: usize,
     /// References to add when the input header has none (`-t`/`-T`).
     pub fai_refs: Option<Vec<Reference>>,
-    /// `@RG` lines to keep in the header (`-r`/`-R`).
+    /// `@RG` lines to keep in the header (`-r`/`-R`): the listed IDs, even for `-R ^FILE`, where
+    /// samtools 1.24 keeps the header lines of the very groups whose records it drops.
     pub keep_read_groups: Option<NameSet>,
     /// `@PG` fields to add (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -165,7 +166,7 @@ fn output_header(opts: &ViewOptions, input: &Header) -> (Header, Option<u32>) {
         header.add_references(refs.clone());
     }
     if let Some(keep) = &opts.keep_read_groups {
-        header.retain_read_groups(|id| keep.names.contains(id) != keep.negate);
+        header.retain_read_groups(|id| keep.names.contains(id));
     }
     let mut seed = None;
     if let Some((fraction, given)) = opts.subsample {
@@ -374,4 +375,27 @@ fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
 /// Runs `view` on a pool of `opts.threads` threads.
 pub fn run_on_pool(opts: ViewOptions) -> Result<(), Error> {
     crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `-R ^FILE` drops the listed groups' records but, as in samtools 1.24, keeps exactly the
+    /// listed `@RG` lines in the header.
+    #[test]
+    fn negated_read_group_list_keeps_listed_header_lines() {
+        let text = b"@HD\tVN:1.6\n@RG\tID:a\n@RG\tID:b\n@RG\tID:c\n".to_vec();
+        let input = Header::from_sam_text(text).unwrap();
+        let args = ["--no-PG", "-R", "^list", "x.bam"];
+        let inv = crate::cli::Invocation { argv0: "samtools".into(), command: "view".into() };
+        let list = std::env::temp_dir().join(format!("mdsam-rg-header-{}", std::process::id()));
+        std::fs::write(&list, "b\n").unwrap();
+        let args: Vec<String> =
+            args.iter().map(|a| a.replace("list", list.to_str().unwrap())).collect();
+        let opts = crate::cli::view::parse(&inv, &args).unwrap();
+        assert!(opts.keep_read_groups.as_ref().unwrap().negate);
+        let (header, _) = output_header(&opts, &input);
+        assert_eq!(header.sam_text(), b"@HD\tVN:1.6\n@RG\tID:b\n");
+    }
 }

@@ -3,13 +3,14 @@
 //! Each piece of inflated data becomes one [`Batch`] with no copy: the bytes of a record that
 //! straddles the end of a piece are carried into the front of the next piece's buffer. Record
 //! boundaries are found by a quick walk over `block_size` fields; every record is then validated
-//! (all length fields and the aux block, see `record::view::validate`) in parallel.
+//! (all length fields and the aux block, see `record::view::validate`) in parallel, and its
+//! reference ids are checked against the header, as htslib's `sam_read1` does.
 
 use rayon::prelude::*;
 
 use crate::io::bgzf;
 use crate::record::header::Reference;
-use crate::record::{Batch, Header, view};
+use crate::record::{Batch, Header, layout, view};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -27,12 +28,18 @@ pub enum ReadError {
     BadRecord { record: u64, source: view::RecordError },
     #[error("invalid BAM record {record}: block_size {size} is too small")]
     BadBlockSize { record: u64, size: u32 },
+    #[error(
+        "invalid BAM record {record}: reference id {tid} is not in the header ({n_ref} references)"
+    )]
+    BadReferenceId { record: u64, tid: i32, n_ref: usize },
 }
 
 pub struct Reader {
     bgzf: bgzf::Reader,
     carry: Vec<u8>,
     records_read: u64,
+    /// References in the header: record reference ids must be below this.
+    n_ref: usize,
 }
 
 /// Decodes the header from the front of `data`; `Ok(None)` when more bytes are needed.
@@ -103,11 +110,23 @@ fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), Re
     Ok((starts, at))
 }
 
+/// Validates one record (`record` counts from 1, 0 when unknown): its layout, then RNAME and
+/// RNEXT ids, which must be -1 or name a header reference (htslib fails with `ERANGE`).
+fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), ReadError> {
+    view::validate(bytes).map_err(|source| ReadError::BadRecord { record, source })?;
+    for at in [layout::REF_ID, layout::NEXT_REF_ID] {
+        let tid = layout::read_i32(bytes, at);
+        if tid < -1 || tid >= 0 && tid as usize >= n_ref {
+            return Err(ReadError::BadReferenceId { record, tid, n_ref });
+        }
+    }
+    Ok(())
+}
+
 /// Validates every record of a batch in parallel; the error names the first bad record.
-fn validate_batch(batch: &Batch, first_record: u64) -> Result<(), ReadError> {
+fn validate_batch(batch: &Batch, first_record: u64, n_ref: usize) -> Result<(), ReadError> {
     (0..batch.len()).into_par_iter().with_min_len(2048).try_for_each(|i| {
-        view::validate(&batch.framed(i)[4..])
-            .map_err(|source| ReadError::BadRecord { record: first_record + i as u64 + 1, source })
+        validate_record(&batch.framed(i)[4..], n_ref, first_record + i as u64 + 1)
     })
 }
 
@@ -118,7 +137,8 @@ impl Reader {
         loop {
             if let Some((header, used)) = decode_header(&data)? {
                 let carry = data[used..].to_vec();
-                return Ok((Reader { bgzf, carry, records_read: 0 }, header));
+                let n_ref = header.refs().len();
+                return Ok((Reader { bgzf, carry, records_read: 0, n_ref }, header));
             }
             match bgzf.read_piece(data)? {
                 Some(p) if !p.blocks.is_empty() => data = p.data,
@@ -153,7 +173,7 @@ impl Reader {
             self.carry = data[used..].to_vec();
             data.truncate(used);
             let batch = Batch { data, starts };
-            validate_batch(&batch, self.records_read)?;
+            validate_batch(&batch, self.records_read, self.n_ref)?;
             self.records_read += batch.len() as u64;
             return Ok(Some(batch));
         }
@@ -190,7 +210,7 @@ impl Reader {
                 return Err(ReadError::TruncatedRecord { record: 0 });
             }
             let record = &data[at + 4..at + 4 + size];
-            view::validate(record).map_err(|source| ReadError::BadRecord { record: 0, source })?;
+            validate_record(record, self.n_ref, 0)?;
             batch.push(record);
             at += 4 + size;
         }
@@ -216,6 +236,26 @@ mod tests {
         assert_eq!(used, bytes.len());
         assert_eq!(back.refs(), h.refs());
         assert!(matches!(decode_header(b"BAM\x02xxxx"), Err(ReadError::BadMagic)));
+    }
+
+    /// samtools 1.24 fails ("Numerical result out of range") on a RNAME or RNEXT id that is
+    /// below -1 or past the header's references.
+    #[test]
+    fn reference_ids_must_name_header_references() {
+        let mut record = vec![0u8; layout::FIXED_LEN + 2];
+        record[layout::L_READ_NAME] = 2;
+        record[layout::FIXED_LEN] = b'r';
+        let with_ids = |tid: i32, mtid: i32| {
+            let mut r = record.clone();
+            r[layout::REF_ID..layout::REF_ID + 4].copy_from_slice(&tid.to_le_bytes());
+            r[layout::NEXT_REF_ID..layout::NEXT_REF_ID + 4].copy_from_slice(&mtid.to_le_bytes());
+            r
+        };
+        assert!(validate_record(&with_ids(1, -1), 2, 1).is_ok());
+        for (tid, mtid) in [(2, 0), (0, 2), (-2, 0), (0, -5)] {
+            let err = validate_record(&with_ids(tid, mtid), 2, 7).expect_err("out of range");
+            assert!(matches!(err, ReadError::BadReferenceId { record: 7, n_ref: 2, .. }), "{err}");
+        }
     }
 
     #[test]

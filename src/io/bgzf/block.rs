@@ -79,24 +79,37 @@ pub fn inflated_size(block: &[u8]) -> usize {
 
 /// Inflates a complete block into `out` (exactly `inflated_size` long) and checks CRC32 and ISIZE.
 pub fn inflate(block: &[u8], out: &mut [u8], d: &mut Decompressor) -> Result<(), BlockError> {
+    let expected = out.len();
+    let got = inflate_unsized(block, out, d)?;
+    if got != expected {
+        return Err(BlockError::SizeMismatch { expected: expected as u32, actual: got });
+    }
+    Ok(())
+}
+
+/// Inflates a complete block into the front of `out` (room for [`BLOCK_MAX`] bytes is always
+/// enough), checks CRC32 and returns the inflated length, whatever ISIZE says: htslib never checks
+/// ISIZE, so a block with a wrong one is still readable.
+pub fn inflate_unsized(
+    block: &[u8],
+    out: &mut [u8],
+    d: &mut Decompressor,
+) -> Result<usize, BlockError> {
     let xlen = u16::from_le_bytes([block[10], block[11]]) as usize;
     let n = block.len();
     let data = block.get(12 + xlen..n - FOOTER_LEN).ok_or(BlockError::Truncated)?;
     let expected_crc = u32::from_le_bytes([block[n - 8], block[n - 7], block[n - 6], block[n - 5]]);
-    let got = if out.is_empty() && data == [3, 0] {
+    let got = if data == [3, 0] {
         0
     } else {
         d.deflate_decompress(data, out).map_err(|_| BlockError::BadDeflate)?
     };
-    if got != out.len() {
-        return Err(BlockError::SizeMismatch { expected: out.len() as u32, actual: got });
-    }
     let mut crc = Crc::new();
-    crc.update(out);
+    crc.update(&out[..got]);
     if crc.sum() != expected_crc {
         return Err(BlockError::CrcMismatch { expected: expected_crc, actual: crc.sum() });
     }
-    Ok(())
+    Ok(got)
 }
 
 /// libdeflate level for a samtools compression level (htslib's `lvl_map`); −1 is the default, 6.
@@ -207,6 +220,23 @@ mod tests {
         assert!(inflate(&out, &mut short, &mut Decompressor::new()).is_err());
         assert_eq!(block_size(&out[..8]), Err(BlockError::Truncated));
         assert_eq!(block_size(b"@HD\tVN:1.6\n@SQ"), Err(BlockError::NotBgzf));
+    }
+
+    /// htslib ignores ISIZE: a block whose trailer lies still inflates, at its real size.
+    #[test]
+    fn wrong_isize_is_reported_but_unsized_inflate_reads_the_block() {
+        let mut out = Vec::new();
+        Deflater::new(1).deflate_into(b"hello hello hello", &mut out);
+        let n = out.len();
+        for lie in [3u32, 40] {
+            let mut block = out.clone();
+            block[n - 4..].copy_from_slice(&lie.to_le_bytes());
+            let mut slot = vec![0; inflated_size(&block)];
+            assert!(inflate(&block, &mut slot, &mut Decompressor::new()).is_err());
+            let mut scratch = vec![0; BLOCK_MAX];
+            let got = inflate_unsized(&block, &mut scratch, &mut Decompressor::new()).unwrap();
+            assert_eq!(&scratch[..got], b"hello hello hello");
+        }
     }
 
     #[test]

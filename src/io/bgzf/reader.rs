@@ -6,6 +6,9 @@
 //!    bytes (the ISIZE trailer gives each block's size without inflating).
 //! 2. Lay the blocks out in one output `Vec` after the caller's carry-over prefix.
 //! 3. Inflate every block into its slot on the current rayon pool, checking CRC32 and ISIZE.
+//! 4. If that fails, inflate the run again one block at a time at each block's real size: this
+//!    reads blocks whose ISIZE trailer is wrong (htslib ignores ISIZE) and otherwise reports the
+//!    first bad block.
 //!
 //! The same path serves memory-mapped files and pipes; only `peek` differs (see `io::input`).
 
@@ -98,13 +101,8 @@ impl Reader {
             if whole.len() < run_len + size {
                 return Err(ReadError::Block { source: BlockError::Truncated, offset });
             }
-            let isize = block::inflated_size(&whole[run_len..run_len + size]);
-            if isize > block::BLOCK_MAX {
-                return Err(ReadError::Block {
-                    source: BlockError::SizeMismatch { expected: isize as u32, actual: 0 },
-                    offset,
-                });
-            }
+            // Only a layout guess when ISIZE is wrong: see step 4.
+            let isize = block::inflated_size(&whole[run_len..run_len + size]).min(block::BLOCK_MAX);
             spans.push((run_len, size, isize));
             run_len += size;
             inflated += isize;
@@ -128,15 +126,38 @@ impl Reader {
             blocks.push(BlockSpan { coffset: start_offset + off as u64, data_start: at });
             at += isize;
         }
-        slots.into_par_iter().with_min_len(4).try_for_each_init(
-            Decompressor::new,
-            |d, (blk, out, offset)| {
-                block::inflate(blk, out, d).map_err(|source| ReadError::Block { source, offset })
-            },
-        )?;
+        let parallel = slots
+            .into_par_iter()
+            .with_min_len(4)
+            .try_for_each_init(Decompressor::new, |d, (blk, out, _)| block::inflate(blk, out, d));
+        if parallel.is_err() {
+            data.truncate(base);
+            blocks = inflate_in_order(run, &spans, start_offset, &mut data)?;
+        }
         self.input.consume(run_len);
         Ok(Some(Piece { data, blocks }))
     }
+}
+
+/// Step 4: inflates the `(offset in run, size, ISIZE)` blocks of `run` one at a time, appending
+/// each at its real inflated size to `data`; the error names the first bad block.
+fn inflate_in_order(
+    run: &[u8],
+    spans: &[(usize, usize, usize)],
+    start_offset: u64,
+    data: &mut Vec<u8>,
+) -> Result<Vec<BlockSpan>, ReadError> {
+    let mut d = Decompressor::new();
+    let mut scratch = vec![0; block::BLOCK_MAX];
+    let mut blocks = Vec::with_capacity(spans.len());
+    for &(off, size, _) in spans {
+        let offset = start_offset + off as u64;
+        let got = block::inflate_unsized(&run[off..off + size], &mut scratch, &mut d)
+            .map_err(|source| ReadError::Block { source, offset })?;
+        blocks.push(BlockSpan { coffset: offset, data_start: data.len() });
+        data.extend_from_slice(&scratch[..got]);
+    }
+    Ok(blocks)
 }
 
 #[cfg(test)]
@@ -166,6 +187,25 @@ mod tests {
         let p = r.read_piece(Vec::new()).unwrap().unwrap();
         assert_eq!(p.data, b"world");
         assert!(r.read_piece(Vec::new()).unwrap().is_none());
+    }
+
+    /// A wrong ISIZE trailer does not stop reading (htslib ignores it); a bad CRC still does.
+    #[test]
+    fn wrong_isize_is_read_at_the_real_size() {
+        let file = bgzf_of(&[b"hello ", b"bgzf ", b"world"]);
+        // The second block starts after the first (18 + deflate + 8 bytes).
+        let second = block::block_size(&file).unwrap();
+        let isize_at = second + block::block_size(&file[second..]).unwrap() - 4;
+        let mut lying = file.clone();
+        lying[isize_at] += 2;
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(lying.clone())));
+        let p = Reader::new(input, 1 << 20).read_piece(b">".to_vec()).unwrap().unwrap();
+        assert_eq!(p.data, b">hello bgzf world");
+        assert_eq!(p.blocks[2].data_start, 12);
+        lying[isize_at - 4] ^= 1;
+        let input = Input::from_reader("t", Box::new(std::io::Cursor::new(lying)));
+        let err = Reader::new(input, 1 << 20).read_piece(Vec::new()).err().unwrap();
+        assert!(err.to_string().contains("CRC32"), "{err}");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! - `bin` is `reg2bin(pos, pos + rlen)` with rlen = 1 when there is no CIGAR or it covers nothing;
 //! - integer aux values get the smallest type (`c`/`s`/`i` when negative, `C`/`S`/`I` otherwise);
 //! - a mapped read without CIGAR is flagged unmapped, as htslib does;
-//! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does.
+//! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does, except that an
+//!   RNAME other than `*` is an error when the header has no `@SQ` line at all.
 
 use crate::record::layout::{self, flags};
 use crate::record::{Batch, Header, cigar};
@@ -28,6 +29,9 @@ pub enum ParseError {
     BadAux(String),
     #[error("positional data is too large for BAM format")]
     TooLarge,
+    /// RNAME names a reference but the header has none (htslib fails here; RNEXT only warns).
+    #[error("no SQ lines present in the header")]
+    NoReferences,
 }
 
 /// Warnings htslib prints but does not fail on.
@@ -197,6 +201,9 @@ fn encode(
     let mut flag = parse_i64(flag_s)
         .filter(|f| (0..=0xffff).contains(f))
         .ok_or(ParseError::BadField("FLAG"))? as u16;
+    if rname != b"*" && header.refs().is_empty() {
+        return Err(ParseError::NoReferences);
+    }
     let tid = ref_id(rname, header, warnings, false);
     let pos = parse_i64(pos_s)
         .filter(|p| (0..=i32::MAX as i64 + 1).contains(p))
@@ -470,6 +477,20 @@ mod tests {
             parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"),
             Err(ParseError::BadAux(_))
         ));
+    }
+
+    /// samtools 1.24 reads a headerless SAM of unmapped reads, but an RNAME with no `@SQ` at all
+    /// is an error (an unknown RNEXT still only warns).
+    #[test]
+    fn reference_names_need_sq_lines() {
+        let empty = Header::from_sam_text(b"@CO\tno references\n".to_vec()).unwrap();
+        let mut b = Batch::default();
+        let mut w = Vec::new();
+        let line = b"r\t4\tchr1\t0\t0\t*\t*\t0\t0\tACGT\tIIII";
+        assert_eq!(parse_line(line, &empty, &mut b, &mut w), Err(ParseError::NoReferences));
+        let line = b"r\t4\t*\t0\t0\t*\tchr1\t5\t0\tACGT\tIIII";
+        assert_eq!(parse_line(line, &empty, &mut b, &mut w), Ok(()));
+        assert_eq!(w, vec![Warning::UnknownMateReference(b"chr1".to_vec())]);
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub enum ReadError {
     Parse { line: u64, source: ParseError },
 }
 
-/// Batches of records in input order, with the warnings their parsing raised.
-pub type Batches = (Vec<Batch>, Vec<Warning>);
+/// Record batches in input order, with the parse warnings met while reading them.
+pub type BatchesWithWarnings = (Vec<Batch>, Vec<Warning>);
 
 pub struct Reader {
     stream: ByteStream,
@@ -88,7 +88,7 @@ impl Reader {
     }
 
     /// The next batches of records in input order, with warnings to print; `None` at the end.
-    pub fn read_batches(&mut self) -> Result<Option<Batches>, ReadError> {
+    pub fn read_batches(&mut self) -> Result<Option<BatchesWithWarnings>, ReadError> {
         if self.done && self.carry.is_empty() {
             return Ok(None);
         }
