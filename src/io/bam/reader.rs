@@ -32,6 +32,9 @@ pub enum ReadError {
 pub struct Reader {
     bgzf: bgzf::Reader,
     carry: Vec<u8>,
+    /// The blocks the carried bytes came from: (compressed offset, where the block's first byte
+    /// is relative to the carry's start; negative when the carry starts inside the block).
+    carry_spans: Vec<(u64, i64)>,
     records_read: u64,
 }
 
@@ -72,7 +75,9 @@ fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> {
         }
         let name = &data[at + 4..at + 4 + l_name];
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
-        let len = u32::from_le_bytes(data[at + 4 + l_name..at + 8 + l_name].try_into().unwrap_or_default());
+        let len = u32::from_le_bytes(
+            data[at + 4 + l_name..at + 8 + l_name].try_into().unwrap_or_default(),
+        );
         refs.push(Reference { name: name.to_vec(), len });
         at += 8 + l_name;
     }
@@ -87,7 +92,10 @@ fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), Re
     while at + 4 <= data.len() {
         let size = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default());
         if (size as usize) < crate::record::layout::FIXED_LEN {
-            return Err(ReadError::BadBlockSize { record: first_record + starts.len() as u64, size });
+            return Err(ReadError::BadBlockSize {
+                record: first_record + starts.len() as u64,
+                size,
+            });
         }
         if at + 4 + size as usize > data.len() {
             break;
@@ -110,13 +118,18 @@ impl Reader {
     /// Reads the header of a BAM file.
     pub fn new(mut bgzf: bgzf::Reader) -> Result<(Reader, Header), ReadError> {
         let mut data = Vec::new();
+        let mut spans: Vec<(u64, i64)> = Vec::new();
         loop {
             if let Some((header, used)) = decode_header(&data)? {
                 let carry = data[used..].to_vec();
-                return Ok((Reader { bgzf, carry, records_read: 0 }, header));
+                let carry_spans = spans.iter().map(|&(c, d)| (c, d - used as i64)).collect();
+                return Ok((Reader { bgzf, carry, carry_spans, records_read: 0 }, header));
             }
             match bgzf.read_piece(data)? {
-                Some(p) if !p.blocks.is_empty() => data = p.data,
+                Some(p) if !p.blocks.is_empty() => {
+                    spans.extend(p.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
+                    data = p.data;
+                }
                 _ => return Err(ReadError::TruncatedHeader),
             }
         }
@@ -128,27 +141,61 @@ impl Reader {
 
     /// The next batch of records; `None` at end of input.
     pub fn read_batch(&mut self) -> Result<Option<Batch>, ReadError> {
+        Ok(self.next_batch(false)?.map(|(b, _)| b))
+    }
+
+    /// The next batch with the virtual offset where each record starts and, last, where the data
+    /// read so far ends, as htslib's `bgzf_tell` reports them (a position at the end of a block
+    /// is the start of the next block).
+    pub fn read_batch_located(&mut self) -> Result<Option<(Batch, Vec<u64>)>, ReadError> {
+        self.next_batch(true)
+    }
+
+    fn next_batch(&mut self, locate: bool) -> Result<Option<(Batch, Vec<u64>)>, ReadError> {
         loop {
             let carry = std::mem::take(&mut self.carry);
+            let mut spans = std::mem::take(&mut self.carry_spans);
             let Some(piece) = self.bgzf.read_piece(carry)? else {
                 return Ok(None);
             };
+            spans.extend(piece.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
             let at_end = piece.blocks.is_empty();
             let (starts, used) = frame_records(&piece.data, self.records_read)?;
             if at_end && used < piece.data.len() {
-                return Err(ReadError::TruncatedRecord { record: self.records_read + starts.len() as u64 + 1 });
+                return Err(ReadError::TruncatedRecord {
+                    record: self.records_read + starts.len() as u64 + 1,
+                });
             }
             if starts.is_empty() {
                 self.carry = piece.data;
+                self.carry_spans = spans;
                 continue;
             }
+            let voffset = |at: usize| -> u64 {
+                let i = spans.partition_point(|&(_, d)| d <= at as i64).max(1) - 1;
+                let (c, d) = spans[i];
+                c << 16 | (at as i64 - d) as u64
+            };
+            let located = if locate {
+                let mut v: Vec<u64> = starts.iter().map(|&s| voffset(s as usize)).collect();
+                v.push(voffset(used));
+                v
+            } else {
+                Vec::new()
+            };
             let mut data = piece.data;
             self.carry = data[used..].to_vec();
+            self.carry_spans = spans
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| spans.get(i + 1).is_none_or(|n| n.1 > used as i64))
+                .map(|(_, &(c, d))| (c, d - used as i64))
+                .collect();
             data.truncate(used);
             let batch = Batch { data, starts };
             validate_batch(&batch, self.records_read)?;
             self.records_read += batch.len() as u64;
-            return Ok(Some(batch));
+            return Ok(Some((batch, located)));
         }
     }
 
@@ -162,7 +209,12 @@ impl Reader {
         let mut blocks = Vec::new();
         while let Some(piece) = self.bgzf.read_piece(Vec::new())? {
             let base = data.len();
-            blocks.extend(piece.blocks.iter().map(|b| bgzf::reader::BlockSpan { data_start: b.data_start + base, ..*b }));
+            blocks.extend(
+                piece
+                    .blocks
+                    .iter()
+                    .map(|b| bgzf::reader::BlockSpan { data_start: b.data_start + base, ..*b }),
+            );
             data.extend_from_slice(&piece.data);
         }
         self.bgzf.seek(0, None).map_err(bgzf::reader::ReadError::Io)?;
@@ -192,7 +244,10 @@ mod tests {
 
     #[test]
     fn header_needs_all_bytes() {
-        let h = Header::from_parts(b"@HD\tVN:1.6\n".to_vec(), vec![Reference { name: b"chr1".to_vec(), len: 9 }]);
+        let h = Header::from_parts(
+            b"@HD\tVN:1.6\n".to_vec(),
+            vec![Reference { name: b"chr1".to_vec(), len: 9 }],
+        );
         let bytes = h.encode_bam();
         for cut in 0..bytes.len() {
             assert!(decode_header(&bytes[..cut]).unwrap().is_none(), "cut {cut}");
@@ -210,6 +265,9 @@ mod tests {
         b.push(&[0; 40]);
         let (starts, used) = frame_records(&b.data[..50], 0).unwrap();
         assert_eq!((starts, used), (vec![0], 40));
-        assert!(matches!(frame_records(&[4, 0, 0, 0, 1, 2, 3, 4], 0), Err(ReadError::BadBlockSize { .. })));
+        assert!(matches!(
+            frame_records(&[4, 0, 0, 0, 1, 2, 3, 4], 0),
+            Err(ReadError::BadBlockSize { .. })
+        ));
     }
 }

@@ -11,7 +11,12 @@ pub struct Writer {
 
 impl Writer {
     /// Writes the header and returns a writer for records (`bam_hdr_write` then `bgzf_flush`).
-    pub fn new(sink: Box<dyn Write + Send>, header: &Header, level: i32, threads: usize) -> std::io::Result<Self> {
+    pub fn new(
+        sink: Box<dyn Write + Send>,
+        header: &Header,
+        level: i32,
+        threads: usize,
+    ) -> std::io::Result<Self> {
         let mut bgzf = bgzf::Writer::new(sink, level, threads);
         bgzf.write_bytes(&header.encode_bam())?;
         bgzf.flush_block()?;
@@ -33,5 +38,15 @@ impl Writer {
 
     pub fn finish(self) -> std::io::Result<Box<dyn Write + Send>> {
         self.bgzf.finish()
+    }
+
+    /// Records each later record's start virtual offset (for `--write-index`).
+    pub fn track_records(&mut self) {
+        self.bgzf.track_units();
+    }
+
+    /// Finishes; returns each tracked record's start virtual offset and the data's end offset.
+    pub fn finish_tracked(self) -> std::io::Result<(Box<dyn Write + Send>, Vec<u64>, u64)> {
+        self.bgzf.finish_tracked()
     }
 }

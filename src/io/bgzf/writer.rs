@@ -31,6 +31,22 @@ pub struct Writer {
     batch_blocks: usize,
     /// Compressed bytes written so far (the next block's offset).
     written: u64,
+    /// With unit tracking (`--write-index`): see [`Writer::track_units`].
+    tracking: Option<Tracking>,
+}
+
+/// Where each unit started, resolved to virtual offsets once its block is deflated.
+///
+/// A unit's start is (block number, offset in block); the block's compressed offset is known only
+/// after deflate, so `block_offsets` collects it per block number as blocks are written.
+#[derive(Default)]
+struct Tracking {
+    /// Blocks closed so far (the open block's number).
+    blocks_closed: u64,
+    /// Compressed offset of each written block, by block number.
+    block_offsets: Vec<u64>,
+    /// Per unit: block number << 16 | offset in that block.
+    starts: Vec<u64>,
 }
 
 impl Writer {
@@ -44,7 +60,15 @@ impl Writer {
             open_start: 0,
             batch_blocks: 16 * threads.max(1),
             written: 0,
+            tracking: None,
         }
+    }
+
+    /// Records where every later [`Writer::write_unit`] starts, for an index built while writing.
+    pub fn track_units(&mut self) {
+        // Closed blocks not yet deflated get their offsets recorded too: number them from 0.
+        self.tracking =
+            Some(Tracking { blocks_closed: self.cuts.len() as u64, ..Tracking::default() });
     }
 
     fn open_len(&self) -> usize {
@@ -56,6 +80,9 @@ impl Writer {
         if self.open_len() > 0 {
             self.cuts.push(self.staging.len());
             self.open_start = self.staging.len();
+            if let Some(t) = self.tracking.as_mut() {
+                t.blocks_closed += 1;
+            }
             if self.cuts.len() >= self.batch_blocks {
                 self.deflate_closed()?;
             }
@@ -82,6 +109,10 @@ impl Writer {
     pub fn write_unit(&mut self, unit: &[u8]) -> std::io::Result<()> {
         if self.open_len() + unit.len() > BLOCK_DATA_MAX {
             self.flush_block()?;
+        }
+        if let Some(t) = self.tracking.as_mut() {
+            let at = (self.staging.len() - self.open_start) as u64;
+            t.starts.push(t.blocks_closed << 16 | at);
         }
         self.write_bytes(unit)
     }
@@ -111,6 +142,9 @@ impl Writer {
             )
             .collect();
         for b in &blocks {
+            if let Some(t) = self.tracking.as_mut() {
+                t.block_offsets.push(self.written);
+            }
             self.sink.write_all(b)?;
             self.written += b.len() as u64;
         }
@@ -121,12 +155,32 @@ impl Writer {
     }
 
     /// Closes the open block, writes everything and the EOF block, and flushes the sink.
-    pub fn finish(mut self) -> std::io::Result<Box<dyn Write + Send>> {
+    pub fn finish(self) -> std::io::Result<Box<dyn Write + Send>> {
+        Ok(self.finish_tracked()?.0)
+    }
+
+    /// As [`Writer::finish`], also returning the virtual offset where each tracked unit started
+    /// and the virtual offset of the end of the data (the EOF block's offset `<< 16`).
+    pub fn finish_tracked(mut self) -> std::io::Result<(Box<dyn Write + Send>, Vec<u64>, u64)> {
         self.flush_block()?;
         self.deflate_closed()?;
+        let end = self.written << 16;
         self.sink.write_all(&EOF_BLOCK)?;
         self.sink.flush()?;
-        Ok(self.sink)
+        let starts = match self.tracking.take() {
+            Some(t) => t
+                .starts
+                .iter()
+                .map(|&s| {
+                    let block = (s >> 16) as usize;
+                    // A unit at the very end of the data starts "in" the block after the last.
+                    let coffset = t.block_offsets.get(block).copied().unwrap_or(self.written);
+                    coffset << 16 | (s & 0xffff)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok((self.sink, starts, end))
     }
 }
 
@@ -172,5 +226,26 @@ mod tests {
         let file = out.0.lock().unwrap().clone();
         assert_eq!(block_sizes(&file), vec![6, 40000, 40000, 0xff00, 70000 - 0xff00, 0]);
         assert!(file.ends_with(&block::EOF_BLOCK));
+    }
+
+    #[test]
+    fn tracked_units_resolve_to_virtual_offsets() {
+        let out = Shared::default();
+        let mut w = Writer::new(Box::new(out.clone()), 1, 1);
+        w.write_bytes(b"header").unwrap();
+        w.flush_block().unwrap();
+        w.track_units();
+        w.write_unit(&[1; 30000]).unwrap();
+        w.write_unit(&[2; 30000]).unwrap();
+        w.write_unit(&[3; 30000]).unwrap();
+        let (_, starts, end) = w.finish_tracked().unwrap();
+        let file = out.0.lock().unwrap().clone();
+        let mut offsets = vec![0u64];
+        while (*offsets.last().unwrap() as usize) < file.len() {
+            let at = *offsets.last().unwrap() as usize;
+            offsets.push((at + block::block_size(&file[at..]).unwrap()) as u64);
+        }
+        assert_eq!(starts, vec![offsets[1] << 16, offsets[1] << 16 | 30000, offsets[2] << 16]);
+        assert_eq!(end, offsets[3] << 16);
     }
 }
