@@ -188,6 +188,32 @@ impl RecordSink {
         }
     }
 
+    /// Writes framed BAM records (BAM output only; otherwise an error), assembling and
+    /// deflating BGZF blocks in parallel.
+    pub fn write_framed(&mut self, framed: &[&[u8]]) -> Result<(), Error> {
+        let path = &self.path;
+        let Some(Kind::Bam(b)) = self.kind.as_mut() else {
+            return Err(Error::Message("internal: framed records need BAM output".into()));
+        };
+        if let Some(ix) = self.index.as_mut() {
+            use rayon::prelude::*;
+            let located: Vec<(i32, i64, i64, bool)> = framed
+                .par_iter()
+                .map(|f| {
+                    let r = RecordRef::new(&f[4..]);
+                    (
+                        r.ref_id(),
+                        r.pos() as i64,
+                        r.end_pos(),
+                        r.flag() & crate::record::layout::flags::UNMAP == 0,
+                    )
+                })
+                .collect();
+            ix.records.extend(located);
+        }
+        b.write_framed_all(framed).map_err(|e| Error::io(path.as_str(), e))
+    }
+
     /// Flushes everything and moves the file into place.
     pub fn finish(mut self) -> Result<(), Error> {
         let path = self.path.clone();

@@ -229,6 +229,14 @@ pub fn write_in_order(
     sink: &mut RecordSink,
 ) -> Result<(), Error> {
     let format = sink.format();
+    if format == OutputFormat::Bam {
+        let framed: Vec<&[u8]> = store
+            .order
+            .par_iter()
+            .map(|h| store.batches[h.batch as usize].framed(h.record as usize))
+            .collect();
+        return sink.write_framed(&framed);
+    }
     let group = CHUNK * rayon::current_num_threads().max(1) * 4;
     for handles in store.order.chunks(group) {
         let encoded: Vec<Encoded> = handles

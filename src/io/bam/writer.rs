@@ -29,6 +29,11 @@ impl Writer {
         self.bgzf.write_unit(framed)
     }
 
+    /// Writes many framed records; same bytes as one [`Writer::write_framed`] per record.
+    pub fn write_framed_all(&mut self, framed: &[&[u8]]) -> std::io::Result<()> {
+        self.bgzf.write_units(framed)
+    }
+
     pub fn write_batch(&mut self, batch: &Batch) -> std::io::Result<()> {
         for i in 0..batch.len() {
             self.write_framed(batch.framed(i))?;

@@ -205,16 +205,19 @@ pub fn sort_bin(bin: &mut [Item<'_>]) {
     introsort(bin, elem_lt);
 }
 
+/// A record as fast mode sees it: name, flag, caller's id.
+pub type Named<'a> = (&'a [u8], u16, u32);
+
 /// Fast mode's plan: pairs emitted at once (READ1 then READ2, as ids) and the records left for the
 /// bins, in the order samtools writes them to the bins. Only primary records with exactly one of
 /// READ1/READ2 take part; others are dropped. `store` is `-r` (at least 2).
 pub fn fast_plan<'a>(
-    records: impl Iterator<Item = (&'a [u8], u16, u32)>,
+    records: impl Iterator<Item = Named<'a>>,
     store: usize,
-) -> (Vec<u32>, Vec<(&'a [u8], u16, u32)>) {
+) -> (Vec<u32>, Vec<Named<'a>>) {
     let size = store.max(2);
     // Ring slots: the record held and whether it has been written.
-    let mut slots: Vec<Option<(&'a [u8], u16, u32)>> = vec![None; size];
+    let mut slots: Vec<Option<Named<'a>>> = vec![None; size];
     let mut stored: HashMap<&'a [u8], usize> = HashMap::new();
     let mut index = 0usize;
     let mut pairs = Vec::new();

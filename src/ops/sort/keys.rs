@@ -279,10 +279,10 @@ pub fn template_key<'a>(
         name: r.read_name(),
         upper: false,
     };
-    if let Some(rg) = string_tag(r, *b"RG", "").ok().flatten() {
-        if let Some(lb) = libraries.get(rg) {
-            k.library = lb;
-        }
+    if let Some(rg) = string_tag(r, *b"RG", "").ok().flatten()
+        && let Some(lb) = libraries.get(rg)
+    {
+        k.library = lb;
     }
     if flag & flags::UNMAP == 0 {
         k.tid1 = r.ref_id();

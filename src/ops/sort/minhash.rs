@@ -36,7 +36,7 @@ pub struct MinKey {
 
 fn base(seq: &[u8], i: usize) -> usize {
     let b = seq[i / 2];
-    (if i % 2 == 0 { b >> 4 } else { b & 0xf }) as usize
+    (if i.is_multiple_of(2) { b >> 4 } else { b & 0xf }) as usize
 }
 
 /// samtools' `minhash` over the whole read from position 0: (hash, curr_pos, is_rev).
