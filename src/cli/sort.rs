@@ -89,8 +89,6 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     let mut output = "-".to_string();
     let mut name: Option<NameOrder> = None;
     let mut tag: Option<[u8; 2]> = None;
-    let mut template = false;
-    let mut minhash = false;
     let mut minimiser = Minimiser { kmer: 20, try_rev: true, squash: false };
     let mut max_mem: u64 = 768 << 20;
     let mut level: Option<i32> = None;
@@ -116,8 +114,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
             "l" => level = Some(int(v, "Invalid compression level")? as i32),
             "u" => level = Some(0),
             "no-PG" => no_pg = true,
-            "template-coordinate" => template = true,
-            "M" => minhash = true,
+            "template-coordinate" | "M" => {}
             "I" => {
                 return Err(Error::Message(
                     "-I (minimiser order from a reference) is not supported by mdsam".into(),
@@ -160,7 +157,6 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
             _ => SortOrder::Tag { tag, then: None },
         };
     }
-    let _ = (template, minhash);
     if positionals.is_empty() && std::io::stdin().is_terminal() {
         return Err(Error::Help);
     }
