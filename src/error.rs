@@ -12,6 +12,12 @@ pub enum Error {
     /// Anything else, already phrased for the user.
     #[error("{0}")]
     Message(String),
+    /// A complete line printed as it is (no `samtools <cmd>: ` prefix), as htslib-style logs.
+    #[error("{0}")]
+    Bare(String),
+    /// Failure already reported on stderr: exit 1 without another message.
+    #[error("failed")]
+    Failed,
     /// `--help`: print the command's usage to stdout and exit 0.
     #[error("help")]
     Help,

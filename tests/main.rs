@@ -15,3 +15,5 @@ mod differential_view;
 
 /// `view` on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
+/// `sort`, `collate` and `index` against the samtools 1.24 oracle.
+mod sort;

@@ -1,10 +1,13 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod collate;
 pub mod flags;
 pub mod getopt;
 pub mod global;
+pub mod index;
 pub mod simulate;
+pub mod sort;
 pub mod view;
 
 use std::io::{IsTerminal, Write};
@@ -135,6 +138,20 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                     .install(|| crate::pipeline::simulate::run(c))
             }),
         ),
+        "sort" => {
+            (sort::USAGE, sort::parse(&inv, args).and_then(crate::pipeline::sort::run_on_pool))
+        }
+        "collate" | "bamshuf" => (
+            collate::USAGE,
+            collate::parse(&inv, args).and_then(crate::pipeline::collate::run_on_pool),
+        ),
+        "index" => {
+            if args.is_empty() {
+                print!("{}", index::USAGE);
+                return 0;
+            }
+            (index::USAGE, index::parse(args).and_then(index::run))
+        }
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");
             return 1;
@@ -147,6 +164,12 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             0
         }
         Err(Error::BrokenPipe) => 0,
+        Err(Error::Failed) => 1,
+        Err(Error::Bare(msg)) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("{msg}");
+            1
+        }
         Err(Error::Usage(msg)) => {
             let _ = std::io::stdout().flush();
             eprintln!("samtools {cmd}: {msg}");

@@ -239,6 +239,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
     let mut region_file = None;
     let mut multi_region = false;
     let mut remove_back = false;
+    let mut write_index = false;
     let flag = |v: &str| parse_flags(v).map_err(Error::Message);
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
@@ -349,9 +350,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
             }
             "save-counts" => save_counts = Some(v.to_string()),
             "z" | "S" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
-            "write-index" => {
-                return Err(Error::Message("--write-index is not supported yet".into()));
-            }
+            "write-index" => write_index = true,
             "O" => {
                 let (fmt, rest) = v.split_once(',').unwrap_or((v, ""));
                 explicit_format = Some(match fmt.to_ascii_lowercase().as_str() {
@@ -393,6 +392,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
     let index_path = if customized_index { positionals.next() } else { None };
     let regions: Vec<String> = positionals.collect();
 
+    let index = if write_index {
+        let (out, idx, bai) = crate::pipeline::sink::index_request(&output);
+        if out == "-" {
+            return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
+        }
+        output = out;
+        Some((idx, bai))
+    } else {
+        None
+    };
     let ext = OutputFormat::from_path(&output);
     let format = explicit_format.unwrap_or(if out_bam {
         OutputFormat::Bam
@@ -437,6 +446,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         fetch_pairs,
         remove_back,
         library: library.map(String::into_bytes),
+        index,
     })
 }
 

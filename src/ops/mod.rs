@@ -1,3 +1,5 @@
 //! What the samtools commands mean, on records only.
 
+pub mod collate;
+pub mod sort;
 pub mod view;

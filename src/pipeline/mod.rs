@@ -1,9 +1,11 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod collate;
 pub mod load;
 pub mod region;
 pub mod simulate;
 pub mod sink;
+pub mod sort;
 pub mod threads;
 pub mod view;

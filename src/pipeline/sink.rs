@@ -7,8 +7,9 @@
 use std::io::Write;
 
 use crate::error::Error;
+use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
 use crate::io::{bam, bgzf, output};
-use crate::record::Header;
+use crate::record::{Header, RecordRef};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -73,6 +74,28 @@ pub struct RecordSink {
     kind: Option<Kind>,
     file: Option<output::OutputFile>,
     format: OutputFormat,
+    index: Option<PendingIndex>,
+}
+
+/// `--write-index`: where the index goes and what it needs of each record written so far.
+struct PendingIndex {
+    path: String,
+    format: IndexFormat,
+    n_refs: usize,
+    /// Per record: (tid, beg, end, mapped); offsets come from the BGZF writer at the end.
+    records: Vec<(i32, i64, i64, bool)>,
+}
+
+/// The `--write-index` request for output `out` as htslib reads it: `out##idx##name` names the
+/// index (a `.bai` name selects BAI), otherwise `<out>.csi`. Returns (output path, index path,
+/// BAI?).
+pub fn index_request(out: &str) -> (String, String, bool) {
+    match out.split_once("##idx##") {
+        Some((file, idx)) => {
+            (file.to_string(), idx.to_string(), idx.to_ascii_lowercase().ends_with(".bai"))
+        }
+        None => (out.to_string(), format!("{out}.csi"), false),
+    }
 }
 
 impl RecordSink {
@@ -107,7 +130,36 @@ impl RecordSink {
                 Kind::Text(w)
             }
         };
-        Ok(RecordSink { path: path.to_string(), kind: Some(kind), file, format })
+        Ok(RecordSink { path: path.to_string(), kind: Some(kind), file, format, index: None })
+    }
+
+    /// Builds an index of the BAM output while writing (`--write-index`): BAI when `bai`, else CSI
+    /// with samtools' `min_shift` 14. Call before writing records.
+    pub fn write_index(
+        &mut self,
+        index_path: &str,
+        bai: bool,
+        header: &Header,
+    ) -> Result<(), Error> {
+        let Some(Kind::Bam(w)) = self.kind.as_mut() else {
+            return Err(Error::Message(format!(
+                "failed to open index \"{index_path}\" for writing: indexes are built for BAM output only"
+            )));
+        };
+        w.track_records();
+        let longest = header.refs().iter().map(|r| r.len as i64).max().unwrap_or(0);
+        let format = if bai {
+            IndexFormat::Bai
+        } else {
+            IndexFormat::csi_for_longest_reference(14, longest)
+        };
+        self.index = Some(PendingIndex {
+            path: index_path.to_string(),
+            format,
+            n_refs: header.refs().len(),
+            records: Vec::new(),
+        });
+        Ok(())
     }
 
     pub fn format(&self) -> OutputFormat {
@@ -120,19 +172,64 @@ impl RecordSink {
         match self.kind.as_mut() {
             Some(Kind::Text(w)) => w.write_all(&enc.data).map_err(io),
             Some(Kind::Bgzf(b)) => write_units(enc, |u| b.write_unit(u)).map_err(io),
-            Some(Kind::Bam(b)) => write_units(enc, |u| b.write_framed(u)).map_err(io),
+            Some(Kind::Bam(b)) => {
+                if let Some(ix) = self.index.as_mut() {
+                    let mut start = 0usize;
+                    for &end in &enc.ends {
+                        let r = RecordRef::new(&enc.data[start + 4..end as usize]);
+                        let mapped = r.flag() & crate::record::layout::flags::UNMAP == 0;
+                        ix.records.push((r.ref_id(), r.pos() as i64, r.end_pos(), mapped));
+                        start = end as usize;
+                    }
+                }
+                write_units(enc, |u| b.write_framed(u)).map_err(io)
+            }
             None => Ok(()),
         }
+    }
+
+    /// Writes framed BAM records (BAM output only; otherwise an error), assembling and
+    /// deflating BGZF blocks in parallel.
+    pub fn write_framed(&mut self, framed: &[&[u8]]) -> Result<(), Error> {
+        let path = &self.path;
+        let Some(Kind::Bam(b)) = self.kind.as_mut() else {
+            return Err(Error::Message("internal: framed records need BAM output".into()));
+        };
+        if let Some(ix) = self.index.as_mut() {
+            use rayon::prelude::*;
+            let located: Vec<(i32, i64, i64, bool)> = framed
+                .par_iter()
+                .map(|f| {
+                    let r = RecordRef::new(&f[4..]);
+                    (
+                        r.ref_id(),
+                        r.pos() as i64,
+                        r.end_pos(),
+                        r.flag() & crate::record::layout::flags::UNMAP == 0,
+                    )
+                })
+                .collect();
+            ix.records.extend(located);
+        }
+        b.write_framed_all(framed).map_err(|e| Error::io(path.as_str(), e))
     }
 
     /// Flushes everything and moves the file into place.
     pub fn finish(mut self) -> Result<(), Error> {
         let path = self.path.clone();
         let io = |e| Error::io(path.as_str(), e);
+        let mut index_bytes = None;
         let mut w = match self.kind.take() {
             Some(Kind::Text(w)) => w,
             Some(Kind::Bgzf(b)) => b.finish().map_err(io)?,
-            Some(Kind::Bam(b)) => b.finish().map_err(io)?,
+            Some(Kind::Bam(b)) => match self.index.take() {
+                None => b.finish().map_err(io)?,
+                Some(ix) => {
+                    let (w, starts, end) = b.finish_tracked().map_err(io)?;
+                    index_bytes = Some((ix.path.clone(), build_index(ix, &starts, end)?));
+                    w
+                }
+            },
             None => return Ok(()),
         };
         w.flush().map_err(io)?;
@@ -140,8 +237,32 @@ impl RecordSink {
         if let Some(f) = self.file.take() {
             f.commit().map_err(io)?;
         }
+        if let Some((path, bytes)) = index_bytes {
+            let (mut w, file) = output::create(&path).map_err(|e| {
+                Error::Message(format!("failed to open index \"{path}\" for writing: {e}"))
+            })?;
+            w.write_all(&bytes).and_then(|_| w.flush()).map_err(|e| Error::io(path.as_str(), e))?;
+            drop(w);
+            if let Some(f) = file {
+                f.commit().map_err(|e| Error::io(path.as_str(), e))?;
+            }
+        }
         Ok(())
     }
+}
+
+/// Feeds the records with their start offsets (each record ends where the next starts, the last
+/// at `end`) to the index builder.
+fn build_index(ix: PendingIndex, starts: &[u64], end: u64) -> Result<Vec<u8>, Error> {
+    let mut builder = IndexBuilder::new(ix.n_refs, ix.format);
+    for (i, &(tid, beg, rec_end, is_mapped)) in ix.records.iter().enumerate() {
+        let voffset_start = starts[i];
+        let voffset_end = starts.get(i + 1).copied().unwrap_or(end);
+        builder
+            .push(&IndexedRecord { tid, beg, end: rec_end, is_mapped, voffset_start, voffset_end })
+            .map_err(|e| Error::Message(format!("failed to build index \"{}\": {e}", ix.path)))?;
+    }
+    Ok(builder.finish(end).encode())
 }
 
 fn write_units(

@@ -59,6 +59,8 @@ pub struct ViewOptions {
     pub bed: Option<Vec<(Vec<u8>, i64, i64)>>,
     /// `-l` library.
     pub library: Option<Vec<u8>>,
+    /// `--write-index`: (index path, BAI?), the output path stripped of any `##idx##` part.
+    pub index: Option<(String, bool)>,
 }
 
 /// Counts for `-c` and `--save-counts`.
@@ -248,14 +250,18 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
     let mut main = if opts.count {
         None
     } else {
-        Some(RecordSink::create(
+        let mut sink = RecordSink::create(
             &opts.output,
             opts.format,
             opts.level,
             opts.threads,
             &header,
             write_header,
-        )?)
+        )?;
+        if let Some((path, bai)) = &opts.index {
+            sink.write_index(path, *bai, &header)?;
+        }
+        Some(sink)
     };
     let mut unselected = match &opts.unselected {
         Some(p) => {

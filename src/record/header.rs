@@ -189,6 +189,47 @@ impl Header {
         self.set_lines(lines);
     }
 
+    /// Sets `@HD` fields as htslib's `sam_hdr_update_line` (existing keys change in place, new keys
+    /// are appended in the given order) or, without an `@HD` line, inserts `@HD VN:1.6 …` first;
+    /// then removes the `remove` keys from `@HD`.
+    pub fn update_hd(&mut self, set: &[(&str, &str)], remove: &[&str]) {
+        let mut lines = self.owned_lines();
+        match lines.iter().position(|l| l.starts_with(b"@HD\t") || l.as_slice() == b"@HD") {
+            Some(at) => {
+                let line = std::mem::take(&mut lines[at]);
+                let mut fields: Vec<Vec<u8>> =
+                    line.split(|&b| b == b'\t').skip(1).map(<[u8]>::to_vec).collect();
+                for (k, v) in set {
+                    let item = format!("{k}:{v}").into_bytes();
+                    match fields
+                        .iter_mut()
+                        .find(|f| f.len() >= 3 && &f[..2] == k.as_bytes() && f[2] == b':')
+                    {
+                        Some(f) => *f = item,
+                        None => fields.push(item),
+                    }
+                }
+                fields.retain(|f| {
+                    !remove.iter().any(|k| f.len() >= 3 && &f[..2] == k.as_bytes() && f[2] == b':')
+                });
+                let mut l = b"@HD".to_vec();
+                for f in fields {
+                    l.push(b'\t');
+                    l.extend_from_slice(&f);
+                }
+                lines[at] = l;
+            }
+            None => {
+                let mut l = b"@HD\tVN:1.6".to_vec();
+                for (k, v) in set {
+                    l.extend_from_slice(format!("\t{k}:{v}").as_bytes());
+                }
+                lines.insert(0, l);
+            }
+        }
+        self.set_lines(lines);
+    }
+
     /// Appends a `@CO` line at the end of the header.
     pub fn add_comment(&mut self, text: &str) {
         let mut lines = self.owned_lines();
@@ -262,6 +303,21 @@ mod tests {
         assert!(h.lines().last().unwrap().starts_with(b"@CO"));
         h.add_pg("samtools", &[("PN", "samtools")]);
         assert_eq!(pg_ids(&h)[4], "@PG\tID:samtools.1\tPN:samtools\tPP:samtools");
+    }
+
+    #[test]
+    fn hd_updates_in_place_or_is_added_first() {
+        let mut h = Header::from_sam_text(
+            b"@HD\tSO:unsorted\tVN:1.4\tGO:query\tSS:x:y\n@SQ\tSN:c\tLN:5\n".to_vec(),
+        )
+        .unwrap();
+        h.update_hd(&[("SO", "coordinate")], &["GO", "SS"]);
+        assert_eq!(h.lines().next().unwrap(), b"@HD\tSO:coordinate\tVN:1.4");
+        h.update_hd(&[("SO", "queryname"), ("SS", "queryname:natural")], &["GO"]);
+        assert_eq!(h.lines().next().unwrap(), b"@HD\tSO:queryname\tVN:1.4\tSS:queryname:natural");
+        let mut e = Header::from_sam_text(b"@SQ\tSN:c\tLN:5\n".to_vec()).unwrap();
+        e.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
+        assert_eq!(e.lines().next().unwrap(), b"@HD\tVN:1.6\tSO:unsorted\tGO:query");
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub enum ReadError {
 pub struct Reader {
     bgzf: bgzf::Reader,
     carry: Vec<u8>,
+    /// The blocks the carried bytes came from: (compressed offset, where the block's first byte
+    /// is relative to the carry's start; negative when the carry starts inside the block).
+    carry_spans: Vec<(u64, i64)>,
     records_read: u64,
     /// References in the header: record reference ids must be below this.
     n_ref: usize,
@@ -134,14 +137,19 @@ impl Reader {
     /// Reads the header of a BAM file.
     pub fn new(mut bgzf: bgzf::Reader) -> Result<(Reader, Header), ReadError> {
         let mut data = Vec::new();
+        let mut spans: Vec<(u64, i64)> = Vec::new();
         loop {
             if let Some((header, used)) = decode_header(&data)? {
                 let carry = data[used..].to_vec();
                 let n_ref = header.refs().len();
-                return Ok((Reader { bgzf, carry, records_read: 0, n_ref }, header));
+                let carry_spans = spans.iter().map(|&(c, d)| (c, d - used as i64)).collect();
+                return Ok((Reader { bgzf, carry, carry_spans, records_read: 0, n_ref }, header));
             }
             match bgzf.read_piece(data)? {
-                Some(p) if !p.blocks.is_empty() => data = p.data,
+                Some(p) if !p.blocks.is_empty() => {
+                    spans.extend(p.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
+                    data = p.data;
+                }
                 _ => return Err(ReadError::TruncatedHeader),
             }
         }
@@ -153,11 +161,24 @@ impl Reader {
 
     /// The next batch of records; `None` at end of input.
     pub fn read_batch(&mut self) -> Result<Option<Batch>, ReadError> {
+        Ok(self.next_batch(false)?.map(|(b, _)| b))
+    }
+
+    /// The next batch with the virtual offset where each record starts and, last, where the data
+    /// read so far ends, as htslib's `bgzf_tell` reports them (a position at the end of a block
+    /// is the start of the next block).
+    pub fn read_batch_located(&mut self) -> Result<Option<(Batch, Vec<u64>)>, ReadError> {
+        self.next_batch(true)
+    }
+
+    fn next_batch(&mut self, locate: bool) -> Result<Option<(Batch, Vec<u64>)>, ReadError> {
         loop {
             let carry = std::mem::take(&mut self.carry);
+            let mut spans = std::mem::take(&mut self.carry_spans);
             let Some(piece) = self.bgzf.read_piece(carry)? else {
                 return Ok(None);
             };
+            spans.extend(piece.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
             let at_end = piece.blocks.is_empty();
             let (starts, used) = frame_records(&piece.data, self.records_read)?;
             if at_end && used < piece.data.len() {
@@ -167,15 +188,34 @@ impl Reader {
             }
             if starts.is_empty() {
                 self.carry = piece.data;
+                self.carry_spans = spans;
                 continue;
             }
+            let voffset = |at: usize| -> u64 {
+                let i = spans.partition_point(|&(_, d)| d <= at as i64).max(1) - 1;
+                let (c, d) = spans[i];
+                c << 16 | (at as i64 - d) as u64
+            };
+            let located = if locate {
+                let mut v: Vec<u64> = starts.iter().map(|&s| voffset(s as usize)).collect();
+                v.push(voffset(used));
+                v
+            } else {
+                Vec::new()
+            };
             let mut data = piece.data;
             self.carry = data[used..].to_vec();
+            self.carry_spans = spans
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| spans.get(i + 1).is_none_or(|n| n.1 > used as i64))
+                .map(|(_, &(c, d))| (c, d - used as i64))
+                .collect();
             data.truncate(used);
             let batch = Batch { data, starts };
             validate_batch(&batch, self.records_read, self.n_ref)?;
             self.records_read += batch.len() as u64;
-            return Ok(Some(batch));
+            return Ok(Some((batch, located)));
         }
     }
 

@@ -29,6 +29,11 @@ impl Writer {
         self.bgzf.write_unit(framed)
     }
 
+    /// Writes many framed records; same bytes as one [`Writer::write_framed`] per record.
+    pub fn write_framed_all(&mut self, framed: &[&[u8]]) -> std::io::Result<()> {
+        self.bgzf.write_units(framed)
+    }
+
     pub fn write_batch(&mut self, batch: &Batch) -> std::io::Result<()> {
         for i in 0..batch.len() {
             self.write_framed(batch.framed(i))?;
@@ -38,5 +43,15 @@ impl Writer {
 
     pub fn finish(self) -> std::io::Result<Box<dyn Write + Send>> {
         self.bgzf.finish()
+    }
+
+    /// Records each later record's start virtual offset (for `--write-index`).
+    pub fn track_records(&mut self) {
+        self.bgzf.track_units();
+    }
+
+    /// Finishes; returns each tracked record's start virtual offset and the data's end offset.
+    pub fn finish_tracked(self) -> std::io::Result<(Box<dyn Write + Send>, Vec<u64>, u64)> {
+        self.bgzf.finish_tracked()
     }
 }

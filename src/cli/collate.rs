@@ -1,0 +1,115 @@
+//! `collate`'s command line → [`CollateOptions`] (samtools 1.24 `bamshuf.c`).
+//!
+//! Output naming: `-O` writes to stdout; `-o FILE` takes its format from the extension (text SAM
+//! for an unknown one, as htslib's mode without a format letter); otherwise `<prefix>.bam`, or
+//! `<prefix>.<ext>` for `--output-fmt`. The default level is 1; `-u` is level 0.
+
+use super::getopt::{self, LongOpt};
+use super::{Invocation, global};
+use crate::error::Error;
+use crate::pipeline::collate::CollateOptions;
+use crate::pipeline::sink::OutputFormat;
+
+pub const USAGE: &str = include_str!("usage/collate.txt");
+
+const SHORT: &str = "n:l:uOo:@:fr:T:";
+
+const LONG: &[LongOpt] = &[
+    LongOpt { name: "input-fmt", has_arg: true, key: "input-fmt" },
+    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
+    LongOpt { name: "output-fmt", has_arg: true, key: "output-fmt" },
+    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
+    LongOpt { name: "reference", has_arg: true, key: "reference" },
+    LongOpt { name: "threads", has_arg: true, key: "@" },
+    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
+    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
+    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+];
+
+/// C `atoi`: leading whitespace, sign, digits; 0 when none.
+fn atoi(v: &str) -> i64 {
+    let t = v.trim_start();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let digits: String = body.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let n = digits.parse::<i64>().unwrap_or(0);
+    if neg { -n } else { n }
+}
+
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error> {
+    let (opts, positionals) =
+        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut bins = 64i64;
+    let mut level = 1i64;
+    let mut uncompressed = false;
+    let mut to_stdout = false;
+    let mut output: Option<String> = None;
+    let mut fast = false;
+    let mut store = 10000i64;
+    let mut threads = 0usize;
+    let mut no_pg = false;
+    let mut out_fmt: Option<OutputFormat> = None;
+    for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.key.as_str() {
+            "n" => bins = atoi(v),
+            "l" => level = atoi(v),
+            "u" => uncompressed = true,
+            "O" => to_stdout = true,
+            "o" => output = Some(v.to_string()),
+            "f" => fast = true,
+            "r" => store = atoi(v),
+            "@" => threads = global::parse_threads(v)?,
+            "no-PG" => no_pg = true,
+            "output-fmt" => out_fmt = Some(global::parse_output_fmt(v)?.0),
+            "T" | "input-fmt" | "input-fmt-option" | "output-fmt-option" | "reference"
+            | "write-index" | "verbosity" => {}
+            other => return Err(Error::Usage(format!("unhandled option {other}"))),
+        }
+    }
+    if uncompressed {
+        level = 0;
+    }
+    let level = if (0..=9).contains(&level) { level as i32 } else { 1 };
+    let mut positionals = positionals.into_iter();
+    let Some(input) = positionals.next() else {
+        eprintln!("collate: no input filename specified.");
+        eprint!("{USAGE}");
+        return Err(Error::Failed);
+    };
+    let prefix = positionals.next();
+    if prefix.is_none() && !to_stdout && output.is_none() {
+        eprint!("{USAGE}");
+        return Err(Error::Failed);
+    }
+    if to_stdout && output.is_some() {
+        eprintln!("collate: -o and -O options cannot be used together.");
+        eprint!("{USAGE}");
+        return Err(Error::Failed);
+    }
+    let (output, format) = if to_stdout {
+        ("-".to_string(), out_fmt.unwrap_or(OutputFormat::Bam))
+    } else if let Some(o) = output {
+        let f = out_fmt.or_else(|| OutputFormat::from_path(&o)).unwrap_or(OutputFormat::Sam);
+        (o, f)
+    } else {
+        let prefix = prefix.unwrap_or_default();
+        match out_fmt {
+            None | Some(OutputFormat::Bam) => (format!("{prefix}.bam"), OutputFormat::Bam),
+            Some(OutputFormat::Sam) => (format!("{prefix}.sam"), OutputFormat::Sam),
+            Some(OutputFormat::SamGz) => (format!("{prefix}.sam.gz"), OutputFormat::SamGz),
+        }
+    };
+    Ok(CollateOptions {
+        input,
+        output,
+        format,
+        level,
+        threads: threads + 1,
+        bins: bins.max(1) as usize,
+        fast: fast.then_some(store.max(2) as usize),
+        pg: (!no_pg).then(|| inv.pg_fields(args)),
+    })
+}

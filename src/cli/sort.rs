@@ -1,0 +1,217 @@
+//! `sort`'s command line → [`SortOptions`] (samtools 1.24 `bam_sort.c` options and defaults).
+
+use std::io::IsTerminal;
+
+use super::flags::parse_c_int;
+use super::getopt::{self, LongOpt};
+use super::{Invocation, global};
+use crate::error::Error;
+use crate::ops::sort::minhash::Minimiser;
+use crate::ops::sort::{NameOrder, SortOrder};
+use crate::pipeline::sink::{OutputFormat, index_request};
+use crate::pipeline::sort::SortOptions;
+
+pub const USAGE: &str = include_str!("usage/sort.txt");
+
+const SHORT: &str = "l:m:nNo:O:T:@:t:MI:K:uRw:H";
+
+const LONG: &[LongOpt] = &[
+    LongOpt { name: "input-fmt", has_arg: true, key: "input-fmt" },
+    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
+    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
+    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
+    LongOpt { name: "reference", has_arg: true, key: "reference" },
+    LongOpt { name: "threads", has_arg: true, key: "@" },
+    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
+    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
+    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+    LongOpt { name: "template-coordinate", has_arg: false, key: "template-coordinate" },
+];
+
+/// `-m`: `strtol(.., 0)` (hex `0x`, octal leading `0`, else decimal) with an optional K/M/G suffix.
+fn parse_memory(v: &str) -> u64 {
+    let b = v.trim_start().as_bytes();
+    let (neg, mut i) = match b.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let (radix, digits_from) = if b[i..].starts_with(b"0x") || b[i..].starts_with(b"0X") {
+        (16, i + 2)
+    } else if b.get(i) == Some(&b'0') {
+        (8, i)
+    } else {
+        (10, i)
+    };
+    i = digits_from;
+    let mut n: u64 = 0;
+    while let Some(d) = b.get(i).and_then(|&c| (c as char).to_digit(radix)) {
+        n = n.saturating_mul(radix as u64).saturating_add(d as u64);
+        i += 1;
+    }
+    if neg {
+        n = 0;
+    }
+    match b.get(i) {
+        Some(b'k' | b'K') => n << 10,
+        Some(b'm' | b'M') => n << 20,
+        Some(b'g' | b'G') => n << 30,
+        _ => n,
+    }
+}
+
+fn complain_about_memory(max_mem: u64) -> Error {
+    let (mut m, mut suffix) = (max_mem, "");
+    let nine_k = 9 << 10;
+    if m > nine_k {
+        m >>= 10;
+        suffix = "K";
+    }
+    if m > nine_k {
+        m >>= 10;
+        suffix = "M";
+    }
+    Error::Bare(format!(
+        "[bam_sort] -m setting ({m}{suffix} bytes) is less than the minimum required (1M).\n\n\
+Trying to run with -m too small can lead to the creation of a very large number\n\
+of temporary files.  This may make sort fail due to it exceeding limits on the\n\
+number of files it can have open at the same time.\n\n\
+Please check your -m parameter.  It should be an integer followed by one of the\n\
+letters K (for kilobytes), M (megabytes) or G (gigabytes).  You should ensure it\n\
+is at least the minimum above, and much higher if you are sorting a large file."
+    ))
+}
+
+/// Parses `sort`'s arguments.
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
+    let (opts, positionals) =
+        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut output = "-".to_string();
+    let mut name: Option<NameOrder> = None;
+    let mut tag: Option<[u8; 2]> = None;
+    let mut minimiser = Minimiser { kmer: 20, try_rev: true, squash: false };
+    let mut max_mem: u64 = 768 << 20;
+    let mut level: Option<i32> = None;
+    let mut explicit_format: Option<OutputFormat> = None;
+    let mut threads = 0usize;
+    let mut no_pg = false;
+    let mut write_index = false;
+    let int = |v: &str, what: &str| -> Result<i64, Error> {
+        parse_c_int(v.trim()).ok_or_else(|| Error::Usage(what.to_string()))
+    };
+    for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.key.as_str() {
+            "o" => output = v.to_string(),
+            "n" => name = Some(name.unwrap_or(NameOrder::Natural)),
+            "N" => name = Some(NameOrder::Lexicographic),
+            "t" => {
+                let b = v.as_bytes();
+                tag = Some([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]);
+            }
+            "m" => max_mem = parse_memory(v),
+            "T" | "reference" | "input-fmt" | "input-fmt-option" | "verbosity" | "w" => {}
+            "l" => level = Some(int(v, "Invalid compression level")? as i32),
+            "u" => level = Some(0),
+            "no-PG" => no_pg = true,
+            "template-coordinate" | "M" => {}
+            "I" => {
+                return Err(Error::Message(
+                    "-I (minimiser order from a reference) is not supported by mdsam".into(),
+                ));
+            }
+            "H" => minimiser.squash = true,
+            "R" => minimiser.try_rev = false,
+            "K" => minimiser.kmer = int(v, "Invalid kmer")?.clamp(1, 31) as u32,
+            "O" => {
+                let (f, l) = global::parse_output_fmt(v)?;
+                explicit_format = Some(f);
+                level = l.or(level);
+            }
+            "output-fmt-option" => {
+                if let Some(l) = global::parse_fmt_option_level(v) {
+                    level = Some(l);
+                }
+            }
+            "@" => threads = global::parse_threads(v)?,
+            "write-index" => write_index = true,
+            other => return Err(Error::Usage(format!("unhandled option {other}"))),
+        }
+    }
+    // The last of -n/-N/-M/--template-coordinate wins as in samtools' switch; tags refine it.
+    let mut order = SortOrder::Coordinate;
+    for o in &opts {
+        match o.key.as_str() {
+            "n" | "N" => order = SortOrder::Name(name.unwrap_or(NameOrder::Natural)),
+            "template-coordinate" => order = SortOrder::TemplateCoordinate,
+            "M" => order = SortOrder::MinHash(minimiser),
+            _ => {}
+        }
+    }
+    if let SortOrder::MinHash(_) = order {
+        order = SortOrder::MinHash(minimiser);
+    }
+    if let Some(tag) = tag {
+        order = match order {
+            SortOrder::Name(n) => SortOrder::Tag { tag, then: Some(n) },
+            _ => SortOrder::Tag { tag, then: None },
+        };
+    }
+    if positionals.is_empty() && std::io::stdin().is_terminal() {
+        return Err(Error::Help);
+    }
+    if positionals.len() >= 2 {
+        if positionals.len() == 2 {
+            eprintln!(
+                "[bam_sort] Use -T PREFIX / -o FILE to specify temporary and final output files"
+            );
+        }
+        eprint!("{USAGE}");
+        return Err(Error::Failed);
+    }
+    if write_index && !order.is_positional() {
+        eprintln!(
+            "[W::bam_sort] Ignoring --write-index as it only works for position sorted files."
+        );
+        write_index = false;
+    }
+    if max_mem < 1 << 20 {
+        return Err(complain_about_memory(max_mem));
+    }
+    let (output, index) = if write_index {
+        let (out, idx, bai) = index_request(&output);
+        if out == "-" {
+            return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
+        }
+        (out, Some((idx, bai)))
+    } else {
+        (output, None)
+    };
+    let format =
+        explicit_format.or_else(|| OutputFormat::from_path(&output)).unwrap_or(OutputFormat::Bam);
+    Ok(SortOptions {
+        input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
+        output,
+        format,
+        level: level.map_or(-1, |l| l.min(9)),
+        threads: threads + 1,
+        order,
+        pg: (!no_pg).then(|| inv.pg_fields(args)),
+        index,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(parse_memory("768M"), 768 << 20);
+        assert_eq!(parse_memory("10m"), 10 << 20);
+        assert_eq!(parse_memory("2G"), 2 << 30);
+        assert_eq!(parse_memory("0x100000"), 1 << 20);
+        assert_eq!(parse_memory("100K"), 100 << 10);
+        assert_eq!(parse_memory("1000"), 1000);
+    }
+}

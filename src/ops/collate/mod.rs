@@ -1,0 +1,315 @@
+//! `collate`: group records by read name so that mates (and their secondary and supplementary
+//! records) are adjacent, in exactly samtools 1.24's order (`bamshuf.c`).
+//!
+//! samtools hashes each name (`hash_X31_Wang`), spreads records over `n` temporary bins by
+//! `hash % n` in arrival order, then emits bin 0..n, each sorted with klib's introsort by
+//! (hash, name, READ1/READ2 bits). mdsam keeps the bins in memory and runs the same introsort
+//! ([`introsort`], a transcription of klib's, which is not stable), so the output order is the
+//! same record for record, ties included. In fast mode (`-f`) pairs that meet in the read
+//! buffer are emitted first, READ1 then READ2 ([`fast_plan`]).
+
+use std::collections::HashMap;
+
+use crate::record::layout::flags;
+
+/// htslib's `hash_Wang` integer hash.
+#[inline]
+fn hash_wang(mut key: u32) -> u32 {
+    key = key.wrapping_add(!(key << 15));
+    key ^= key >> 10;
+    key = key.wrapping_add(key << 3);
+    key ^= key >> 6;
+    key = key.wrapping_add(!(key << 11));
+    key ^= key >> 16;
+    key
+}
+
+/// `hash_X31_Wang` of a read name; name bytes are C `char`s (signed). An empty name hashes to 0.
+#[inline]
+pub fn name_hash(name: &[u8]) -> u32 {
+    let Some((&first, rest)) = name.split_first() else {
+        return 0;
+    };
+    let mut h = first as i8 as i32 as u32;
+    for &c in rest {
+        h = (h << 5).wrapping_sub(h).wrapping_add(c as i8 as i32 as u32);
+    }
+    hash_wang(h)
+}
+
+/// One record to place: its hash, name and READ1/READ2 bits.
+#[derive(Clone, Copy, Debug)]
+pub struct Item<'a> {
+    pub hash: u32,
+    pub name: &'a [u8],
+    pub read: u8,
+    /// Caller's handle (e.g. input position).
+    pub id: u32,
+}
+
+impl<'a> Item<'a> {
+    pub fn new(name: &'a [u8], flag: u16, id: u32) -> Self {
+        Item { hash: name_hash(name), name, read: (flag >> 6 & 3) as u8, id }
+    }
+}
+
+/// `elem_lt` of `bamshuf.c`.
+#[inline]
+fn elem_lt(x: &Item<'_>, y: &Item<'_>) -> bool {
+    if x.hash != y.hash {
+        return x.hash < y.hash;
+    }
+    match x.name.cmp(y.name) {
+        std::cmp::Ordering::Less => true,
+        std::cmp::Ordering::Equal => x.read < y.read,
+        std::cmp::Ordering::Greater => false,
+    }
+}
+
+fn insertion_sort<T>(a: &mut [T], lt: &impl Fn(&T, &T) -> bool) {
+    for i in 1..a.len() {
+        let mut j = i;
+        while j > 0 && lt(&a[j], &a[j - 1]) {
+            a.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+}
+
+fn comb_sort<T>(a: &mut [T], lt: &impl Fn(&T, &T) -> bool) {
+    const SHRINK: f64 = 1.247_330_950_103_979;
+    let n = a.len();
+    let mut gap = n;
+    loop {
+        if gap > 2 {
+            gap = (gap as f64 / SHRINK) as usize;
+            if gap == 9 || gap == 10 {
+                gap = 11;
+            }
+        }
+        let mut swapped = false;
+        for i in 0..n.saturating_sub(gap) {
+            let j = i + gap;
+            if lt(&a[j], &a[i]) {
+                a.swap(i, j);
+                swapped = true;
+            }
+        }
+        if !(swapped || gap > 2) {
+            break;
+        }
+    }
+    if gap != 1 {
+        insertion_sort(a, lt);
+    }
+}
+
+/// klib's `ks_introsort`, step for step, so that equal elements end up where samtools puts them.
+pub fn introsort<T: Copy>(a: &mut [T], lt: impl Fn(&T, &T) -> bool) {
+    let n = a.len();
+    if n < 1 {
+        return;
+    }
+    if n == 2 {
+        if lt(&a[1], &a[0]) {
+            a.swap(0, 1);
+        }
+        return;
+    }
+    let mut d: i64 = 2;
+    while (1u64 << d) < n as u64 {
+        d += 1;
+    }
+    d <<= 1;
+    let mut stack: Vec<(isize, isize, i64)> = Vec::new();
+    let (mut s, mut t) = (0isize, n as isize - 1);
+    loop {
+        if s < t {
+            d -= 1;
+            if d == 0 {
+                comb_sort(&mut a[s as usize..=t as usize], &lt);
+                t = s;
+                continue;
+            }
+            let (mut i, mut j) = (s, t);
+            let mut k = i + ((j - i) >> 1) + 1;
+            if lt(&a[k as usize], &a[i as usize]) {
+                if lt(&a[k as usize], &a[j as usize]) {
+                    k = j;
+                }
+            } else {
+                k = if lt(&a[j as usize], &a[i as usize]) { i } else { j };
+            }
+            let rp = a[k as usize];
+            if k != t {
+                a.swap(k as usize, t as usize);
+            }
+            loop {
+                loop {
+                    i += 1;
+                    if !lt(&a[i as usize], &rp) {
+                        break;
+                    }
+                }
+                loop {
+                    j -= 1;
+                    if !(i <= j && lt(&rp, &a[j as usize])) {
+                        break;
+                    }
+                }
+                if j <= i {
+                    break;
+                }
+                a.swap(i as usize, j as usize);
+            }
+            a.swap(i as usize, t as usize);
+            if i - s > t - i {
+                if i - s > 16 {
+                    stack.push((s, i - 1, d));
+                }
+                s = if t - i > 16 { i + 1 } else { t };
+            } else {
+                if t - i > 16 {
+                    stack.push((i + 1, t, d));
+                }
+                t = if i - s > 16 { i - 1 } else { s };
+            }
+        } else {
+            match stack.pop() {
+                None => {
+                    insertion_sort(a, &lt);
+                    return;
+                }
+                Some((l, r, depth)) => {
+                    s = l;
+                    t = r;
+                    d = depth;
+                }
+            }
+        }
+    }
+}
+
+/// Distributes items (in bin-arrival order) over `n_bins` bins by `hash % n_bins`.
+pub fn into_bins<'a>(items: impl Iterator<Item = Item<'a>>, n_bins: usize) -> Vec<Vec<Item<'a>>> {
+    let n = n_bins.max(1);
+    let mut bins: Vec<Vec<Item<'a>>> = (0..n).map(|_| Vec::new()).collect();
+    for it in items {
+        bins[(it.hash % n as u32) as usize].push(it);
+    }
+    bins
+}
+
+/// Sorts one bin as samtools does.
+pub fn sort_bin(bin: &mut [Item<'_>]) {
+    introsort(bin, elem_lt);
+}
+
+/// A record as fast mode sees it: name, flag, caller's id.
+pub type Named<'a> = (&'a [u8], u16, u32);
+
+/// Fast mode's plan: pairs emitted at once (READ1 then READ2, as ids) and the records left for the
+/// bins, in the order samtools writes them to the bins. Only primary records with exactly one of
+/// READ1/READ2 take part; others are dropped. `store` is `-r` (at least 2).
+pub fn fast_plan<'a>(
+    records: impl Iterator<Item = Named<'a>>,
+    store: usize,
+) -> (Vec<u32>, Vec<Named<'a>>) {
+    let size = store.max(2);
+    // Ring slots: the record held and whether it has been written.
+    let mut slots: Vec<Option<Named<'a>>> = vec![None; size];
+    let mut stored: HashMap<&'a [u8], usize> = HashMap::new();
+    let mut index = 0usize;
+    let mut pairs = Vec::new();
+    let mut to_bins = Vec::new();
+    for (name, flag, id) in records {
+        let read = flag & (flags::READ1 | flags::READ2);
+        if flag & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0
+            || !(read == flags::READ1 || read == flags::READ2)
+        {
+            continue;
+        }
+        match stored.get(name).copied() {
+            None => {
+                stored.insert(name, index);
+                slots[index] = Some((name, flag, id));
+                index += 1;
+                if index >= size {
+                    index = 0;
+                }
+                if let Some(evicted) = slots[index].take() {
+                    to_bins.push(evicted);
+                    stored.remove(evicted.0);
+                }
+            }
+            Some(slot) => {
+                let Some(mate) = slots[slot].take() else { continue };
+                stored.remove(name);
+                if flag & flags::READ1 != 0 {
+                    pairs.extend([id, mate.2]);
+                } else {
+                    pairs.extend([mate.2, id]);
+                }
+            }
+        }
+    }
+    for slot in slots.iter_mut() {
+        if let Some(left) = slot.take() {
+            to_bins.push(left);
+        }
+    }
+    (pairs, to_bins)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_matches_htslib_examples() {
+        assert_eq!(name_hash(b""), 0);
+        // Signed chars: bytes >= 0x80 contribute negatively.
+        assert_ne!(name_hash(b"r\xe9"), name_hash(b"r\x69"));
+        assert_eq!(hash_wang(0), hash_wang(0));
+    }
+
+    #[test]
+    fn introsort_sorts_like_any_sort() {
+        let mut state = 12345u64;
+        for n in [0usize, 1, 2, 3, 17, 40, 300, 5000] {
+            let mut v: Vec<(u32, u32)> = (0..n as u32)
+                .map(|i| {
+                    state =
+                        state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((state >> 60) as u32, i)
+                })
+                .collect();
+            introsort(&mut v, |a, b| a.0 < b.0);
+            assert!(v.windows(2).all(|w| w[0].0 <= w[1].0), "n={n}");
+            let mut ids: Vec<u32> = v.iter().map(|x| x.1).collect();
+            ids.sort();
+            assert_eq!(ids, (0..n as u32).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn fast_plan_pairs_and_leftovers() {
+        let recs: Vec<(&[u8], u16, u32)> = vec![
+            (b"a", 0x41, 0),
+            (b"b", 0x81, 1),
+            (b"a", 0x81, 2),
+            (b"c", 0x141, 3), // secondary: dropped
+            (b"d", 0x41, 4),
+            (b"e", 0x41, 5),
+        ];
+        let (pairs, left) = fast_plan(recs.clone().into_iter(), 3);
+        assert_eq!(pairs, vec![0, 2]);
+        let ids: Vec<u32> = left.iter().map(|l| l.2).collect();
+        // b is evicted when the ring wraps onto it; then the ring's leftovers in slot order.
+        assert_eq!(ids, vec![1, 5, 4]);
+        // With two slots a read is evicted before its mate can arrive.
+        let (pairs, left) = fast_plan(recs.into_iter(), 2);
+        assert!(pairs.is_empty());
+        assert_eq!(left.len(), 5);
+    }
+}

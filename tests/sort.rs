@@ -1,0 +1,177 @@
+//! `sort`, `collate` and `index` against the samtools 1.24 oracle on simulated and hand-made data.
+//! Oracle calls are few per test (the pysam oracle takes ~0.3 s to start).
+
+use std::path::Path;
+
+use mdsam::io::index::Index;
+use mdsam::simulate::{Order, SimulateOptions};
+
+use crate::support::{
+    assert_same_sam, mdsam_bin, oracle, oracle_ok, run_ok, scratch_dir, simulated_sam,
+};
+
+fn small(order: Order) -> SimulateOptions {
+    SimulateOptions {
+        pairs: 3_000,
+        seed: 11,
+        n_refs: 3,
+        ref_len: 150_000,
+        order,
+        unmapped_pair_rate: 0.05,
+        extra_tag_rate: 0.3,
+        read_groups: 3,
+        ..SimulateOptions::default()
+    }
+}
+
+/// `sort ARGS -O SAM --no-PG -o - INPUT` with mdsam and with the oracle; the texts must agree.
+fn same_sort(oracle: &Path, input: &Path, args: &[&str]) {
+    let mut full = vec!["sort"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["-O", "SAM", "--no-PG", "-o", "-", input.to_str().unwrap()]);
+    let ours = run_ok(&mdsam_bin(), &full).stdout;
+    let theirs = oracle_ok(oracle, &full).stdout;
+    assert_same_sam(&ours, &theirs, &format!("sort {}", args.join(" ")));
+}
+
+#[test]
+fn every_order_matches_oracle_on_simulated_data() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("sort_every_order");
+    let by_name = simulated_sam(&dir, &small(Order::Name));
+    let by_coord = simulated_sam(&dir, &small(Order::Coordinate));
+    // Coordinate, tags of every type (A, i, f, Z, H, B) and the minimiser order, from name order.
+    for args in [
+        &[][..],
+        &["-t", "RG"],
+        &["-t", "XT"],
+        &["-t", "XI"],
+        &["-t", "XF"],
+        &["-t", "XH"],
+        &["-t", "XB"],
+        &["-M", "-K", "15"],
+    ] {
+        same_sort(&oracle, &by_name, args);
+    }
+    // Name orders (Illumina names: numbers of different widths), alone and under a tag.
+    for args in [&["-n"][..], &["-N"], &["-n", "-t", "AS"], &["-N", "-t", "RG"], &["-@", "3", "-n"]]
+    {
+        same_sort(&oracle, &by_coord, args);
+    }
+    // Template-coordinate needs MC tags on every paired record with a mapped mate: keep primary
+    // records and let the oracle's fixmate add them.
+    let primary = dir.join("primary.sam");
+    let out =
+        run_ok(&mdsam_bin(), &["view", "-h", "-F", "0x900", by_name.to_str().unwrap()]).stdout;
+    std::fs::write(&primary, out).unwrap();
+    let fixed = dir.join("fixmate.sam");
+    let out =
+        oracle_ok(&oracle, &["fixmate", "-m", "-O", "SAM", primary.to_str().unwrap(), "-"]).stdout;
+    std::fs::write(&fixed, out).unwrap();
+    same_sort(&oracle, &fixed, &["--template-coordinate"]);
+}
+
+/// Hand-made records: names whose numbers differ in width and leading zeros, equal names with
+/// every READ1/READ2/secondary/supplementary combination, equal positions on both strands, and
+/// one tag with every type (and missing).
+fn tricky_sam() -> Vec<u8> {
+    let mut s = String::from(
+        "@HD\tVN:1.4\tSO:unsorted\tGO:query\n@SQ\tSN:c1\tLN:1000\n@SQ\tSN:c2\tLN:1000\n",
+    );
+    let names = [
+        "r10", "r9", "r010", "r1", "r01", "a1b", "a01c", "R1", "r_1", "r2x", "x100y2", "x100y10",
+        "x99y",
+    ];
+    let flags = [0x41, 0x81, 0x141, 0x841, 0x881, 0x4, 0x10, 0x0];
+    let tags = [
+        "XV:i:5", "XV:f:2.5", "XV:Z:abc", "XV:A:q", "XV:B:c,1", "", "XV:i:-7", "XV:f:5", "XV:H:0A",
+    ];
+    for (i, name) in names.iter().cycle().take(60).enumerate() {
+        let flag = flags[i % flags.len()];
+        let (rname, pos) =
+            if flag & 0x4 != 0 { ("*", 0) } else { (["c1", "c2"][i % 2], 100 + (i % 3) * 50) };
+        let cigar = if flag & 0x4 != 0 { "*" } else { "4M" };
+        let tag = tags[i % tags.len()];
+        let tag = if tag.is_empty() { String::new() } else { format!("\t{tag}") };
+        s.push_str(&format!(
+            "{name}\t{flag}\t{rname}\t{pos}\t30\t{cigar}\t*\t0\t0\tACGT\tIIII{tag}\n"
+        ));
+    }
+    s.into_bytes()
+}
+
+#[test]
+fn names_ties_and_mixed_tag_types_match_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("sort_tricky");
+    let input = dir.join("tricky.sam");
+    std::fs::write(&input, tricky_sam()).unwrap();
+    for args in [&[][..], &["-n"], &["-N"], &["-t", "XV"], &["-n", "-t", "XV"], &["-N", "-t", "XV"]]
+    {
+        same_sort(&oracle, &input, args);
+    }
+}
+
+/// Names in `sam` appear in one contiguous run each.
+fn assert_grouped(sam: &[u8]) {
+    let text = std::str::from_utf8(sam).unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let mut last = "";
+    for name in text.lines().filter(|l| !l.starts_with('@')).map(|l| l.split('\t').next().unwrap())
+    {
+        if name != last {
+            assert!(seen.insert(name.to_string()), "{name} appears in two runs");
+            last = name;
+        }
+    }
+}
+
+#[test]
+fn collate_groups_mates_in_samtools_order() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("collate_order");
+    let input = simulated_sam(&dir, &small(Order::Coordinate));
+    let input = input.to_str().unwrap();
+    for args in [&["-O"][..], &["-f", "-r", "50", "-O"], &["-n", "7", "-O"]] {
+        let mut full = vec!["collate", "--output-fmt=sam", "--no-PG"];
+        full.extend_from_slice(args);
+        full.push(input);
+        let ours = run_ok(&mdsam_bin(), &full).stdout;
+        if !args.contains(&"-f") {
+            assert_grouped(&ours);
+        }
+        let theirs = oracle_ok(&oracle, &full).stdout;
+        assert_same_sam(&ours, &theirs, &format!("collate {}", args.join(" ")));
+    }
+}
+
+#[test]
+fn index_and_write_index_are_identical_to_samtools_index() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("index_identity");
+    let input = simulated_sam(&dir, &SimulateOptions { pairs: 20_000, ..small(Order::Name) });
+    let bam = dir.join("sorted.bam");
+    let (bam_s, input_s) = (bam.to_str().unwrap(), input.to_str().unwrap());
+    let with_idx = format!("{bam_s}##idx##{bam_s}.written.bai");
+    run_ok(&mdsam_bin(), &["sort", "-@", "2", "--write-index", "-o", &with_idx, input_s]);
+    run_ok(&mdsam_bin(), &["index", bam_s]);
+    run_ok(&mdsam_bin(), &["index", "-c", bam_s]);
+    let reference_bai = dir.join("ref.bai");
+    let reference_csi = dir.join("ref.csi");
+    oracle_ok(&oracle, &["index", bam_s, reference_bai.to_str().unwrap()]);
+    oracle_ok(&oracle, &["index", "-c", bam_s, "-o", reference_csi.to_str().unwrap()]);
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    let reference = read(&reference_bai);
+    assert!(read(&dir.join("sorted.bam.bai")) == reference, "index differs from samtools index");
+    assert!(
+        read(&dir.join("sorted.bam.written.bai")) == reference,
+        "--write-index differs from samtools index"
+    );
+    // CSI is BGZF-compressed (compressor-dependent bytes): compare the decoded indexes.
+    let ours = Index::from_bytes(&read(&dir.join("sorted.bam.csi"))).unwrap();
+    assert_eq!(ours, Index::from_bytes(&read(&reference_csi)).unwrap());
+    // Region queries on our index give samtools' answer.
+    let region = ["view", "-c", bam_s, "chr2:20000-60000"];
+    let ours = run_ok(&mdsam_bin(), &region).stdout;
+    assert_eq!(ours, oracle_ok(&oracle, &region).stdout);
+}
