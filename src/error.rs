@@ -18,6 +18,9 @@ pub enum Error {
     /// The output pipe closed (e.g. `| head`): exit quietly.
     #[error("broken pipe")]
     BrokenPipe,
+    /// Already printed to stderr in the command's own words: exit 1 without another line.
+    #[error("reported")]
+    Reported,
 }
 
 impl Error {

@@ -1,9 +1,12 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod fixmate;
 pub mod flags;
 pub mod getopt;
 pub mod global;
+pub mod markdup;
+pub mod outfmt;
 pub mod view;
 
 use std::io::{IsTerminal, Write};
@@ -90,6 +93,14 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             }
             (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
         }
+        "fixmate" => {
+            if args.is_empty() {
+                print!("{}", fixmate::USAGE);
+                return 0;
+            }
+            (fixmate::USAGE, fixmate::parse(&inv, args).and_then(crate::pipeline::fixmate::run_on_pool))
+        }
+        "markdup" => (markdup::USAGE, markdup::parse(&inv, args).and_then(crate::pipeline::markdup::run_on_pool)),
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");
             return 1;
@@ -102,6 +113,10 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             0
         }
         Err(Error::BrokenPipe) => 0,
+        Err(Error::Reported) => {
+            let _ = std::io::stdout().flush();
+            1
+        }
         Err(Error::Usage(msg)) => {
             let _ = std::io::stdout().flush();
             eprintln!("samtools {cmd}: {msg}");
