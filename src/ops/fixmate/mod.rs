@@ -240,6 +240,26 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
         edit::set_i32(b, layout::TLEN, 0);
         edit::clear_flags(b, flags::MREVERSE | flags::PROPER_PAIR);
     }
+    // samtools 1.24: a paired supplementary record takes its mate fields, MQ and MC from the
+    // other read's primary (TLEN, PROPER_PAIR and the other tags are left alone).
+    for n in 0..group.len() {
+        let f = edit::flag(&group[n]);
+        if f & flags::SUPPLEMENTARY == 0 || f & flags::SECONDARY != 0 || f & flags::PAIRED == 0 {
+            continue;
+        }
+        let is_r2 = (f & flags::READ2 != 0) as usize;
+        if let Some(m) = rnum[1 - is_r2] {
+            let (mate, this) = if m < n {
+                let (a, b) = pair_mut(group, m, n);
+                (&*a, b)
+            } else {
+                let (a, b) = pair_mut(group, n, m);
+                (&*b, a)
+            };
+            sync_mate_fields(mate, this);
+            sync_mq_mc(mate, this);
+        }
+    }
     if opts.base_mods {
         for n in 0..group.len() {
             let f = edit::flag(&group[n]);
