@@ -5,7 +5,9 @@ use std::path::Path;
 
 use mdsam::simulate::{Order, SimulateOptions};
 
-use crate::support::{assert_same_sam, mdsam_bin, oracle, oracle_ok, run_ok, scratch_dir, simulated_sam};
+use crate::support::{
+    assert_same_sam, mdsam_bin, oracle, oracle_ok, run_ok, scratch_dir, simulated_sam,
+};
 
 fn input(dir: &Path, seed: u64) -> std::path::PathBuf {
     let opts = SimulateOptions {

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use mdsam::simulate::{Order, SimulateOptions};
 
-use crate::support::{assert_same_sam, mdsam_bin, oracle, oracle_ok, run, run_ok, scratch_dir, simulated_sam};
+use crate::support::{
+    assert_same_sam, mdsam_bin, oracle, oracle_ok, run, run_ok, scratch_dir, simulated_sam,
+};
 
 /// Simulated pairs → oracle `fixmate -m` → oracle `sort`: a coordinate-sorted BAM.
 fn input(dir: &Path, oracle: &Path, seed: u64) -> PathBuf {
@@ -45,7 +47,8 @@ fn compare(dir: &Path, oracle: &Path, bam: &Path, args: &[&str]) {
     let input = bam.to_str().unwrap();
     let tag = args.join("").replace(['/', ' '], "_");
     let stats_o = dir.join(format!("stats-o-{tag}"));
-    let mut full: Vec<&str> = vec!["markdup", "-O", "sam", "--no-PG", "-f", stats_o.to_str().unwrap()];
+    let mut full: Vec<&str> =
+        vec!["markdup", "-O", "sam", "--no-PG", "-f", stats_o.to_str().unwrap()];
     full.extend_from_slice(args);
     full.extend_from_slice(&[input, "-"]);
     let expected = oracle_ok(oracle, &full).stdout;
@@ -53,7 +56,8 @@ fn compare(dir: &Path, oracle: &Path, bam: &Path, args: &[&str]) {
     for threads in ["0", "2"] {
         let out = dir.join(format!("out-{tag}-{threads}.bam"));
         let stats_m = dir.join(format!("stats-m-{tag}-{threads}"));
-        let mut mine: Vec<&str> = vec!["markdup", "-@", threads, "--no-PG", "-f", stats_m.to_str().unwrap()];
+        let mut mine: Vec<&str> =
+            vec!["markdup", "-@", threads, "--no-PG", "-f", stats_m.to_str().unwrap()];
         mine.extend_from_slice(args);
         mine.extend_from_slice(&[input, out.to_str().unwrap()]);
         run_ok(&mdsam_bin(), &mine);
@@ -81,8 +85,18 @@ fn read_groups_counts_and_barcodes_match_oracle() {
     let dir = scratch_dir("markdup-groups");
     let bam = input(&dir, &oracle, 32);
     compare(&dir, &oracle, &bam, &["--use-read-groups", "--duplicate-count", "-S", "-t"]);
-    compare(&dir, &oracle, &bam, &["--barcode-tag", "RG", "--no-multi-dup", "-d", "100", "-r", "-S"]);
-    compare(&dir, &oracle, &bam, &["-d", "100", "--read-coords", "([0-9]+):([0-9]+)$", "--coords-order", "xy", "-l", "150"]);
+    compare(
+        &dir,
+        &oracle,
+        &bam,
+        &["--barcode-tag", "RG", "--no-multi-dup", "-d", "100", "-r", "-S"],
+    );
+    compare(
+        &dir,
+        &oracle,
+        &bam,
+        &["-d", "100", "--read-coords", "([0-9]+):([0-9]+)$", "--coords-order", "xy", "-l", "150"],
+    );
 }
 
 #[test]

@@ -24,7 +24,8 @@ const LONG: &[LongOpt] = &[
 ];
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error> {
-    let (opts, positionals) = getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) =
+        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
     let mut fix = Fix::default();
     let mut out = OutputChoice::default();
     let mut uncompressed = false;

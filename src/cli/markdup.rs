@@ -39,12 +39,13 @@ const LONG: &[LongOpt] = &[
 ];
 
 /// The Illumina UMI regex of `--barcode-name` (1.17+).
-const BARCODE_NAME: &str =
-    "[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:([!-?A-~]+)";
+const BARCODE_NAME: &str = "[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:([!-?A-~]+)";
 
 /// C `atoi`.
 fn atoi(s: &str) -> i64 {
-    crate::ops::markdup::optical::strtol(s.as_bytes()).unwrap_or(0).clamp(i32::MIN as i64, i32::MAX as i64)
+    crate::ops::markdup::optical::strtol(s.as_bytes())
+        .unwrap_or(0)
+        .clamp(i32::MIN as i64, i32::MAX as i64)
 }
 
 fn usage_fail() -> Error {
@@ -53,7 +54,7 @@ fn usage_fail() -> Error {
 }
 
 fn say(msg: &str) -> Error {
-    eprint!("samtools markdup: {msg}\n");
+    eprintln!("samtools markdup: {msg}");
     Error::Reported
 }
 
@@ -120,7 +121,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
             "O" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
             "@" => threads = global::parse_threads(v)?,
-            "write-index" => return Err(Error::Message("--write-index is not supported yet".into())),
+            "write-index" => {
+                return Err(Error::Message("--write-index is not supported yet".into()));
+            }
             "input-fmt-option" | "reference" | "verbosity" => {}
             _ => return Err(usage_fail()),
         }
@@ -143,17 +146,21 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         md.max_length = 300;
     }
     if let Some(rx) = regex {
-        let (t, x, y) = coords_order(&regex_order)
-            .ok_or_else(|| say(&format!("error,  could not recognise regex coordinate order \"{regex_order}\".\n")))?;
+        let (t, x, y) = coords_order(&regex_order).ok_or_else(|| {
+            say(&format!("error,  could not recognise regex coordinate order \"{regex_order}\".\n"))
+        })?;
         let regex = compile(&rx).map_err(|e| say(&format!("error, regex fail \"{e}\"\n")))?;
         md.coords = Some(CoordRegex { regex, t, x, y });
     }
     if let Some(tag) = bc_tag {
         let b = tag.as_bytes();
-        md.barcode = Barcode::Tag([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]);
+        md.barcode =
+            Barcode::Tag([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]);
     } else if bc_name {
         let rx = bc_regex.as_deref().unwrap_or(BARCODE_NAME);
-        md.barcode = Barcode::Regex(compile(rx).map_err(|e| say(&format!("error, barcode regex fail \"{e}\"\n")))?);
+        md.barcode = Barcode::Regex(
+            compile(rx).map_err(|e| say(&format!("error, barcode regex fail \"{e}\"\n")))?,
+        );
     }
     let output = positionals[1].clone();
     let format = out.format(&output);
@@ -163,7 +170,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         None => -1,
     };
     let pg_fields = inv.pg_fields(args);
-    let command = pg_fields.iter().find(|(k, _)| k == "CL").map(|(_, v)| v.clone()).unwrap_or_default();
+    let command =
+        pg_fields.iter().find(|(k, _)| k == "CL").map(|(_, v)| v.clone()).unwrap_or_default();
     Ok(MarkdupOptions {
         input: positionals[0].clone(),
         output,

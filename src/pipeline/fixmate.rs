@@ -31,7 +31,11 @@ const CHUNK: usize = 4096;
 
 /// The `SO` value of the `@HD` line.
 pub fn sort_order(header: &Header) -> Option<Vec<u8>> {
-    header.lines().find(|l| l.starts_with(b"@HD\t")).and_then(|l| line_field(l, b"SO")).map(<[u8]>::to_vec)
+    header
+        .lines()
+        .find(|l| l.starts_with(b"@HD\t"))
+        .and_then(|l| line_field(l, b"SO"))
+        .map(<[u8]>::to_vec)
 }
 
 pub fn encode(out: &mut Encoded, bytes: &[u8], header: &Header, format: OutputFormat) {
@@ -95,7 +99,9 @@ fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
 pub fn run(opts: FixmateOptions) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
     if sort_order(&input_header).as_deref() == Some(b"coordinate") {
-        eprintln!("[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname.");
+        eprintln!(
+            "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."
+        );
         return Err(Error::Reported);
     }
     let mut header = input_header.clone();
@@ -103,7 +109,8 @@ pub fn run(opts: FixmateOptions) -> Result<(), Error> {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         header.add_pg("samtools", &fields);
     }
-    let mut sink = RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink =
+        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
     let mut carry = Batch::default();
     loop {
         let next = reader.read_batches(&opts.input)?;
@@ -118,7 +125,8 @@ pub fn run(opts: FixmateOptions) -> Result<(), Error> {
             None => Vec::new(),
         };
         // Group phase: everything up to the start of the last template is complete.
-        let recs: Vec<RecordRef<'_>> = carry.iter().chain(batches.iter().flat_map(|b| b.iter())).collect();
+        let recs: Vec<RecordRef<'_>> =
+            carry.iter().chain(batches.iter().flat_map(|b| b.iter())).collect();
         let mut cut = recs.len();
         if !done {
             while cut > 0 && recs[cut - 1].read_name() == recs[recs.len() - 1].read_name() {
@@ -126,10 +134,8 @@ pub fn run(opts: FixmateOptions) -> Result<(), Error> {
             }
         }
         let bounds = chunk_bounds(&recs[..cut]);
-        let outs: Vec<Encoded> = bounds
-            .par_windows(2)
-            .map(|w| fix_chunk(&recs[w[0]..w[1]], &header, &opts))
-            .collect();
+        let outs: Vec<Encoded> =
+            bounds.par_windows(2).map(|w| fix_chunk(&recs[w[0]..w[1]], &header, &opts)).collect();
         for o in &outs {
             sink.write(o)?;
         }

@@ -44,12 +44,15 @@ pub struct MarkdupOptions {
 const CHUNK: usize = 4096;
 
 fn say(msg: &str) -> Error {
-    eprint!("samtools markdup: {msg}\n");
+    eprintln!("samtools markdup: {msg}");
     Error::Reported
 }
 
 /// `@RG` IDs in header order → 1-based index; `None` (after samtools' messages) when unusable.
-fn read_group_ids(header: &crate::record::Header) -> Option<(HashMap<Vec<u8>, u32>, Vec<Vec<u8>>)> {
+/// Read-group IDs → index, and the IDs in header order.
+type ReadGroups = (HashMap<Vec<u8>, u32>, Vec<Vec<u8>>);
+
+fn read_group_ids(header: &crate::record::Header) -> Option<ReadGroups> {
     let names: Vec<Vec<u8>> = header
         .lines()
         .filter(|l| l.starts_with(b"@RG\t"))
@@ -75,16 +78,21 @@ fn read_group_ids(header: &crate::record::Header) -> Option<(HashMap<Vec<u8>, u3
 }
 
 /// Runs `markdup` on the current thread pool.
+#[allow(clippy::needless_range_loop)]
 pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
     // Parse phase.
-    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads).map_err(|e| {
-        let why = match &e {
-            Error::File { what, .. } => what.clone(),
-            other => other.to_string(),
-        };
-        eprintln!("samtools markdup: error, failed to open \"{}\" for input: {why}", opts.input);
-        Error::Reported
-    })?;
+    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)
+        .map_err(|e| {
+            let why = match &e {
+                Error::File { what, .. } => what.clone(),
+                other => other.to_string(),
+            };
+            eprintln!(
+                "samtools markdup: error, failed to open \"{}\" for input: {why}",
+                opts.input
+            );
+            Error::Reported
+        })?;
     if sort_order(&input_header).as_deref() == Some(b"queryname") {
         return Err(say("error, queryname sorted, must be sorted by coordinate.\n"));
     }
@@ -147,7 +155,8 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         .map_err(|f| if f.message.is_empty() { Error::Reported } else { say(&f.message) })?;
     drop(infos);
     // Write phase.
-    let mut sink = RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink =
+        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
     let outcomes: &[Outcome] = &decision.outcomes;
     let name32 = |i: u32| store.get(store.order[i as usize]).read_name();
     let n = store.len();
@@ -185,7 +194,10 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         );
     }
     if decision.bc_warnings > 0 {
-        eprint!("samtools markdup: warning, number of failed attempts to get barcodes = {}\n\n", decision.bc_warnings);
+        eprint!(
+            "samtools markdup: warning, number of failed attempts to get barcodes = {}\n\n",
+            decision.bc_warnings
+        );
     }
     if opts.stats {
         write_stats(&opts, &decision.stats, groups.as_ref().map(|g| g.1.as_slice()))?;
@@ -193,7 +205,11 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
     Ok(())
 }
 
-fn write_stats(opts: &MarkdupOptions, all: &[stats::Stats], names: Option<&[Vec<u8>]>) -> Result<(), Error> {
+fn write_stats(
+    opts: &MarkdupOptions,
+    all: &[stats::Stats],
+    names: Option<&[Vec<u8>]>,
+) -> Result<(), Error> {
     let mut total = all[0];
     if names.is_some() {
         for s in &all[1..] {
@@ -213,9 +229,11 @@ fn write_stats(opts: &MarkdupOptions, all: &[stats::Stats], names: Option<&[Vec<
     };
     for p in pieces {
         match p {
-            Piece::Warning(w) => eprint!("samtools markdup: {w}\n"),
+            Piece::Warning(w) => eprintln!("samtools markdup: {w}"),
             Piece::Stats(t) => match file.as_mut() {
-                Some(f) => f.write_all(t.as_bytes()).map_err(|e| Error::io(opts.stats_file.clone().unwrap_or_default(), e))?,
+                Some(f) => f
+                    .write_all(t.as_bytes())
+                    .map_err(|e| Error::io(opts.stats_file.clone().unwrap_or_default(), e))?,
                 None => eprint!("{t}"),
             },
         }

@@ -85,13 +85,17 @@ pub fn append_i32(b: &mut Vec<u8>, tag: [u8; 2], value: u32) {
     b.extend_from_slice(&value.to_le_bytes());
 }
 
+/// An update that htslib refuses: the tag exists with another type, or the value does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxUpdateError;
+
 /// `bam_aux_update_str`: replaces a `Z` tag where it stands or appends it. Fails (as htslib)
 /// when the tag exists with another type.
-pub fn update_str(b: &mut Vec<u8>, tag: [u8; 2], value: &[u8]) -> Result<(), ()> {
+pub fn update_str(b: &mut Vec<u8>, tag: [u8; 2], value: &[u8]) -> Result<(), AuxUpdateError> {
     match find_tag(b, tag) {
         Some((at, n)) => {
             if b[at + 2] != b'Z' {
-                return Err(());
+                return Err(AuxUpdateError);
             }
             let mut field = Vec::with_capacity(value.len() + 4);
             append_str(&mut field, tag, value);
@@ -104,9 +108,9 @@ pub fn update_str(b: &mut Vec<u8>, tag: [u8; 2], value: &[u8]) -> Result<(), ()>
 
 /// `bam_aux_update_int`: the smallest type for a new value (note: 255 and 65535 take the next
 /// size up, as in htslib); an existing field keeps its size when that is large enough.
-pub fn update_int(b: &mut Vec<u8>, tag: [u8; 2], v: i64) -> Result<(), ()> {
+pub fn update_int(b: &mut Vec<u8>, tag: [u8; 2], v: i64) -> Result<(), AuxUpdateError> {
     if v < i32::MIN as i64 || v > u32::MAX as i64 {
-        return Err(());
+        return Err(AuxUpdateError);
     }
     let (mut ty, mut sz) = if v < i16::MIN as i64 {
         (b'i', 4)
@@ -127,7 +131,7 @@ pub fn update_int(b: &mut Vec<u8>, tag: [u8; 2], v: i64) -> Result<(), ()> {
                 b'c' | b'C' => 1,
                 b's' | b'S' => 2,
                 b'i' | b'I' => 4,
-                _ => return Err(()),
+                _ => return Err(AuxUpdateError),
             };
             (Some(at), old)
         }
@@ -157,7 +161,8 @@ pub fn set_cigar(b: &mut Vec<u8>, ops: &[u32]) {
     let end = start + 4 * r.n_cigar_op();
     let bytes: Vec<u8> = ops.iter().flat_map(|o| o.to_le_bytes()).collect();
     b.splice(start..end, bytes);
-    b[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2].copy_from_slice(&(ops.len() as u16).to_le_bytes());
+    b[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2]
+        .copy_from_slice(&(ops.len() as u16).to_le_bytes());
 }
 
 /// Replaces the read name (without NUL).

@@ -118,7 +118,9 @@ fn plausibly_proper(a: &[u8], b: &[u8]) -> bool {
     if edit::get_i32(a, layout::REF_ID) != edit::get_i32(b, layout::REF_ID) {
         return false;
     }
-    let five = |x: &[u8], f: u16| if f & flags::REVERSE != 0 { end_pos(x) } else { edit::get_i32(x, layout::POS) as i64 };
+    let five = |x: &[u8], f: u16| {
+        if f & flags::REVERSE != 0 { end_pos(x) } else { edit::get_i32(x, layout::POS) as i64 }
+    };
     let (first, second) = if five(a, fa) > five(b, fb) { (fb, fa) } else { (fa, fb) };
     first & flags::REVERSE == 0 && second & flags::REVERSE != 0
 }
@@ -128,7 +130,8 @@ fn template_cigar(group: &mut [Vec<u8>], i1: usize, i2: usize) {
     let (a, b) = (&group[i1], &group[i2]);
     let (ta, tb) = (edit::get_i32(a, layout::REF_ID), edit::get_i32(b, layout::REF_ID));
     let (pa, pb) = (edit::get_i32(a, layout::POS), edit::get_i32(b, layout::POS));
-    if ta != tb || ta < 0 || pa < 0 || pb < 0 || (edit::flag(a) | edit::flag(b)) & flags::UNMAP != 0 {
+    if ta != tb || ta < 0 || pa < 0 || pb < 0 || (edit::flag(a) | edit::flag(b)) & flags::UNMAP != 0
+    {
         return;
     }
     let (l, r) = if pa > pb { (i2, i1) } else { (i1, i2) };
@@ -201,9 +204,19 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
             sync_mq_mc(b, a);
             let (fa, fb) = (edit::flag(a), edit::flag(b));
             let both = flags::UNMAP | flags::MUNMAP;
-            if edit::get_i32(a, layout::REF_ID) == edit::get_i32(b, layout::REF_ID) && (fa | fb) & both == 0 {
-                let cur5 = if fb & flags::REVERSE != 0 { cur_end } else { edit::get_i32(b, layout::POS) as i64 };
-                let pre5 = if fa & flags::REVERSE != 0 { pre_end } else { edit::get_i32(a, layout::POS) as i64 };
+            if edit::get_i32(a, layout::REF_ID) == edit::get_i32(b, layout::REF_ID)
+                && (fa | fb) & both == 0
+            {
+                let cur5 = if fb & flags::REVERSE != 0 {
+                    cur_end
+                } else {
+                    edit::get_i32(b, layout::POS) as i64
+                };
+                let pre5 = if fa & flags::REVERSE != 0 {
+                    pre_end
+                } else {
+                    edit::get_i32(a, layout::POS) as i64
+                };
                 edit::set_i32(b, layout::TLEN, (pre5 - cur5) as i32);
                 edit::set_i32(a, layout::TLEN, (cur5 - pre5) as i32);
             } else {
@@ -332,7 +345,8 @@ mod tests {
 
     #[test]
     fn singleton_and_remove() {
-        let mut g = vec![mk(b"s", 0, 5, 0x23, &[5 << 4], &[30; 5]), mk(b"s", 0, 9, 0x104, &[], &[30; 5])];
+        let mut g =
+            vec![mk(b"s", 0, 5, 0x23, &[5 << 4], &[30; 5]), mk(b"s", 0, 9, 0x104, &[], &[30; 5])];
         let keep = fix_template(&mut g, &FixmateOptions { remove: true, ..Default::default() });
         assert_eq!(keep, vec![true, false]);
         let a = RecordRef::new(&g[0]);

@@ -216,7 +216,7 @@ mod tests {
         sanitize(&mut b, FIX_ALL, |_| 5000);
         let r = RecordRef::new(&b);
         assert_eq!((r.flag() & 4, r.ref_id(), r.pos(), r.n_cigar_op()), (4, -1, -1, 0));
-        let mut b = rec(0, &[5 << 4, 5 << 4, 0 << 4 | 1, 3 << 4 | 1], 13);
+        let mut b = rec(0, &[5 << 4, 5 << 4, 1, (3 << 4) | 1], 13);
         sanitize(&mut b, FIX_ALL, |_| 5000);
         assert_eq!(RecordRef::new(&b).cigar().collect::<Vec<_>>(), vec![10 << 4, (3 << 4) | 1]);
         assert_eq!(parse_options("off,pos,cigar").unwrap(), FIX_POS | FIX_CIGAR);

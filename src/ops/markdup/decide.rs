@@ -74,7 +74,17 @@ pub struct Outcome {
 
 impl Default for Outcome {
     fn default() -> Self {
-        Outcome { written: false, dup: false, do_from: NONE, dt: 0, dc: None, eof: false, np: false, np_do: NONE, np_dt: 0 }
+        Outcome {
+            written: false,
+            dup: false,
+            do_from: NONE,
+            dt: 0,
+            dc: None,
+            eof: false,
+            np: false,
+            np_do: NONE,
+            np_dt: 0,
+        }
     }
 }
 
@@ -200,8 +210,12 @@ impl Engine<'_> {
                     };
                     format!("warning, {tag} tag wrong type. Aux tag needs to be a string type.\n")
                 }
-                BarcodeWarning::NoSubstring => format!("warning, barcode regex unable to match substring on {name}.\n"),
-                BarcodeWarning::NoMatch => format!("warning, barcode regex match error \"No match\" on {name}.\n"),
+                BarcodeWarning::NoSubstring => {
+                    format!("warning, barcode regex unable to match substring on {name}.\n")
+                }
+                BarcodeWarning::NoMatch => {
+                    format!("warning, barcode regex match error \"No match\" on {name}.\n")
+                }
             };
             self.warn(&msg);
         }
@@ -310,7 +324,16 @@ impl Engine<'_> {
         while cur != NONE && guard <= self.infos.len() {
             guard += 1;
             let c_idx = cur as usize;
-            let mut c = Check { idx: cur, score: 0, mate_score: 0, x: -1, y: -1, opt: false, beg: 0, len: 0 };
+            let mut c = Check {
+                idx: cur,
+                score: 0,
+                mate_score: 0,
+                x: -1,
+                y: -1,
+                opt: false,
+                beg: 0,
+                len: 0,
+            };
             self.nodes[c_idx].dup_checked = true;
             if self.opts.tag {
                 let d = self.out[c_idx].do_from;
@@ -364,7 +387,10 @@ impl Engine<'_> {
         list.sort_by(|a, b| {
             a.len
                 .cmp(&b.len)
-                .then_with(|| name(a.idx as usize)[a.beg..a.beg + a.len].cmp(&name(b.idx as usize)[b.beg..b.beg + a.len]))
+                .then_with(|| {
+                    name(a.idx as usize)[a.beg..a.beg + a.len]
+                        .cmp(&name(b.idx as usize)[b.beg..b.beg + a.len])
+                })
                 .then_with(|| a.x.cmp(&b.x))
         });
         let n = list.len();
@@ -380,7 +406,9 @@ impl Engine<'_> {
                     break;
                 }
                 let chk = &list[end];
-                if base.len == chk.len && name(chk.idx as usize)[chk.beg..chk.beg + chk.len] != *base_part {
+                if base.len == chk.len
+                    && name(chk.idx as usize)[chk.beg..chk.beg + chk.len] != *base_part
+                {
                     break;
                 }
             }
@@ -403,11 +431,17 @@ impl Engine<'_> {
                         !chk_paired
                     } else {
                         let (ci, ki) = (list[curr].idx as usize, list[count].idx as usize);
-                        let (cq, kq) = (self.infos[ci].flag & flags::QCFAIL, self.infos[ki].flag & flags::QCFAIL);
+                        let (cq, kq) = (
+                            self.infos[ci].flag & flags::QCFAIL,
+                            self.infos[ki].flag & flags::QCFAIL,
+                        );
                         let (cur_score, mut chk_score) = if cq != kq {
                             if cq != 0 { (0, 1) } else { (1, 0) }
                         } else if cur_paired {
-                            (list[curr].score + list[curr].mate_score, list[count].score + list[count].mate_score)
+                            (
+                                list[curr].score + list[curr].mate_score,
+                                list[count].score + list[count].mate_score,
+                            )
                         } else {
                             (list[curr].score, list[count].score)
                         };
@@ -453,8 +487,12 @@ impl Engine<'_> {
 
     fn flush(&mut self, h: usize, eof: bool, list: &mut Vec<Check>) -> Result<(), Failure> {
         let node = self.nodes[h];
-        if self.check_chain && !node.dup_checked && (node.original != NONE || node.duplicate != NONE) {
-            if let Err(e) = self.find_duplicate_chains(h as u32, list) {
+        if self.check_chain
+            && !node.dup_checked
+            && (node.original != NONE || node.duplicate != NONE)
+            && let Err(e) = self.find_duplicate_chains(h as u32, list)
+        {
+            {
                 if !e.message.is_empty() {
                     return Err(e);
                 }
@@ -471,10 +509,10 @@ impl Engine<'_> {
             self.stats[info.rg as usize].writing += 1;
         }
         if !eof {
-            if node.ins_pair {
-                if let Ok(k) = &info.pair_key {
-                    self.pair_hash.remove(k);
-                }
+            if node.ins_pair
+                && let Ok(k) = &info.pair_key
+            {
+                self.pair_hash.remove(k);
             }
             if node.ins_single {
                 self.single_hash.remove(&info.single_key);
@@ -540,7 +578,8 @@ impl Engine<'_> {
             }
             Some(h) => {
                 let hi = h as usize;
-                let (fo, fi) = (self.infos[hi].flag & flags::QCFAIL, self.infos[i].flag & flags::QCFAIL);
+                let (fo, fi) =
+                    (self.infos[hi].flag & flags::QCFAIL, self.infos[i].flag & flags::QCFAIL);
                 let (old, new) = if fo != fi {
                     if fo != 0 { (0, 1) } else { (1, 0) }
                 } else {
@@ -653,6 +692,7 @@ impl Engine<'_> {
 /// `pass2_name(i)` its QNAME as the `-S` pass sees it (after an end-of-input UMI move);
 /// `groups` the number of read groups (stats get `groups + 1` blocks); `log` receives stderr
 /// lines in order.
+#[allow(clippy::needless_range_loop)]
 pub fn decide<'a>(
     infos: &'a [ReadInfo],
     name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
@@ -682,7 +722,8 @@ pub fn decide<'a>(
     let mut head = 0usize;
     for i in 0..n {
         let info = &infos[i];
-        if info.tid >= 0 && (info.tid < prev_tid || (info.tid == prev_tid && info.pos < prev_coord)) {
+        if info.tid >= 0 && (info.tid < prev_tid || (info.tid == prev_tid && info.pos < prev_coord))
+        {
             return Err(fail("error, not in coordinate sorted order.\n"));
         }
         prev_coord = info.pos;
@@ -740,5 +781,10 @@ pub fn decide<'a>(
             }
         }
     }
-    Ok(Decision { outcomes: e.out, stats: e.stats, opt_warnings: e.opt_warnings, bc_warnings: e.bc_warnings })
+    Ok(Decision {
+        outcomes: e.out,
+        stats: e.stats,
+        opt_warnings: e.opt_warnings,
+        bc_warnings: e.bc_warnings,
+    })
 }

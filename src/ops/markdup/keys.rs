@@ -67,7 +67,9 @@ pub fn unclipped_end(r: &RecordRef<'_>) -> i64 {
 fn number(s: &[u8]) -> (i64, &[u8]) {
     if s.first().is_some_and(u8::is_ascii_digit) {
         let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
-        let v = s[..n].iter().fold(0i64, |v, &d| v.saturating_mul(10).saturating_add((d - b'0') as i64));
+        let v = s[..n]
+            .iter()
+            .fold(0i64, |v, &d| v.saturating_mul(10).saturating_add((d - b'0') as i64));
         (v, &s[n..])
     } else {
         (1, s)
@@ -158,7 +160,7 @@ pub fn pair_key(r: &RecordRef<'_>, mc: &[u8], sequence: bool, barcode: i32, rg: 
         if leftmost {
             if rev == mrev {
                 other_coord = me;
-                orientation = if !rev == read1 { O_FF } else { O_RR };
+                orientation = if rev != read1 { O_FF } else { O_RR };
             } else if !rev {
                 orientation = O_FR;
                 other_coord = me;
@@ -168,7 +170,7 @@ pub fn pair_key(r: &RecordRef<'_>, mc: &[u8], sequence: bool, barcode: i32, rg: 
             }
         } else if rev == mrev {
             this_coord = e;
-            orientation = if !rev == read1 { O_RR } else { O_FF };
+            orientation = if rev != read1 { O_RR } else { O_FF };
         } else if !rev {
             orientation = O_RF;
             other_coord = me;

@@ -173,8 +173,10 @@ impl ReadInfo {
             AuxValue::Int(i) => i,
             _ => 0,
         });
-        let coords = (opts.opt_dist > 0 && examined).then(|| optical::coordinates(r.read_name(), opts.coords.as_ref()));
-        let supp_candidate = r.aux_get(*b"SA").is_some() || flag & flags::MUNMAP != 0 || r.aux_get(*b"XA").is_some();
+        let coords = (opts.opt_dist > 0 && examined)
+            .then(|| optical::coordinates(r.read_name(), opts.coords.as_ref()));
+        let supp_candidate =
+            r.aux_get(*b"SA").is_some() || flag & flags::MUNMAP != 0 || r.aux_get(*b"XA").is_some();
         ReadInfo {
             flag,
             tid: r.ref_id(),
@@ -215,25 +217,6 @@ pub fn move_umi(b: &mut Vec<u8>, rx: &Regex, sep: u8) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn umi_leaves_the_name() {
-        let mut b = vec![0u8; 32];
-        let name = b"A:1:B:1:1:10:20:ACGT";
-        b[8] = name.len() as u8 + 1;
-        b.extend_from_slice(name);
-        b.push(0);
-        let rx = Regex::new("[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:([!-?A-~]+)").unwrap();
-        move_umi(&mut b, &rx, b':');
-        let r = RecordRef::new(&b);
-        assert_eq!(r.read_name(), b"A:1:B:1:1:10:20");
-        assert_eq!(r.aux_get(*b"RX").map(|f| f.value), Some(&b"ACGT"[..]));
-    }
-}
-
 /// Whether record `o` reaches the output after both passes.
 pub fn is_written(o: &decide::Outcome, input_flag: u16, opts: &MarkdupOptions) -> bool {
     if !o.written {
@@ -245,12 +228,13 @@ pub fn is_written(o: &decide::Outcome, input_flag: u16, opts: &MarkdupOptions) -
 
 /// True when the record is written unchanged.
 pub fn is_unchanged(o: &decide::Outcome, input_flag: u16, opts: &MarkdupOptions) -> bool {
-    !o.dup
-        && o.dc.is_none()
-        && !o.np
-        && !(opts.clear && input_flag & flags::DUP != 0)
-        && !opts.move_umi
-        && !(opts.supp && opts.dup_count && input_flag & flags::DUP != 0)
+    let input_dup = input_flag & flags::DUP != 0;
+    let edited = o.dup
+        || o.dc.is_some()
+        || o.np
+        || opts.move_umi
+        || (input_dup && (opts.clear || (opts.supp && opts.dup_count)));
+    !edited
 }
 
 fn dt_value(dt: u8) -> &'static [u8] {
@@ -306,4 +290,23 @@ pub fn finalize<'a>(
         }
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn umi_leaves_the_name() {
+        let mut b = vec![0u8; 32];
+        let name = b"A:1:B:1:1:10:20:ACGT";
+        b[8] = name.len() as u8 + 1;
+        b.extend_from_slice(name);
+        b.push(0);
+        let rx = Regex::new("[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:([!-?A-~]+)").unwrap();
+        move_umi(&mut b, &rx, b':');
+        let r = RecordRef::new(&b);
+        assert_eq!(r.read_name(), b"A:1:B:1:1:10:20");
+        assert_eq!(r.aux_get(*b"RX").map(|f| f.value), Some(&b"ACGT"[..]));
+    }
 }

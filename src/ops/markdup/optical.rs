@@ -93,7 +93,9 @@ fn colons(name: &[u8]) -> Coords {
     }
     let n = lossy(name);
     if !matches!(sep, 3 | 4 | 6 | 7) {
-        return Coords::Warn(format!("warning, cannot decipher read name {n} for optical duplicate marking.\n"));
+        return Coords::Warn(format!(
+            "warning, cannot decipher read name {n} for optical duplicate marking.\n"
+        ));
     }
     let Some(x) = strtol(&name[xpos..]) else {
         return Coords::Warn(format!("warning, cannot decipher x coordinate in {n} .\n"));
@@ -129,7 +131,10 @@ fn by_regex(name: &[u8], rx: &CoordRegex) -> Coords {
             )));
         }
         strtol(&name[s..e]).ok_or_else(|| {
-            Coords::Warn(format!("warning, cannot decipher {axis} coordinate in {n} ({}).\n", lossy(&name[s..e])))
+            Coords::Warn(format!(
+                "warning, cannot decipher {axis} coordinate in {n} ({}).\n",
+                lossy(&name[s..e])
+            ))
         })
     };
     let x = match parse(xs, xe, "x") {
@@ -157,17 +162,34 @@ mod tests {
 
     #[test]
     fn illumina_names() {
-        assert_eq!(coordinates(b"M:1:FC:2:1101:1500:2000", None), Coords::Ok { t_beg: 0, t_end: 15, x: 1500, y: 2000 });
-        assert_eq!(coordinates(b"a:b:10:20", None), Coords::Ok { t_beg: 0, t_end: 4, x: 10, y: 20 });
-        assert_eq!(coordinates(b"a:b:c:10:20", None), Coords::Ok { t_beg: 0, t_end: 6, x: 10, y: 20 });
+        assert_eq!(
+            coordinates(b"M:1:FC:2:1101:1500:2000", None),
+            Coords::Ok { t_beg: 0, t_end: 14, x: 1500, y: 2000 }
+        );
+        assert_eq!(
+            coordinates(b"a:b:10:20", None),
+            Coords::Ok { t_beg: 0, t_end: 4, x: 10, y: 20 }
+        );
+        assert_eq!(
+            coordinates(b"a:b:c:10:20", None),
+            Coords::Ok { t_beg: 0, t_end: 6, x: 10, y: 20 }
+        );
         assert!(matches!(coordinates(b"a:b", None), Coords::Warn(_)));
         assert!(matches!(coordinates(b"a:b:x:20", None), Coords::Warn(_)));
     }
 
     #[test]
     fn regex_names() {
-        let rx = CoordRegex { regex: Regex::new("^([0-9]+):([0-9]+):([[:print:]]+)").unwrap(), t: 3, x: 1, y: 2 };
-        assert_eq!(coordinates(b"12:34:ab", Some(&rx)), Coords::Ok { t_beg: 6, t_end: 8, x: 12, y: 34 });
+        let rx = CoordRegex {
+            regex: Regex::new("^([0-9]+):([0-9]+):([[:print:]]+)").unwrap(),
+            t: 3,
+            x: 1,
+            y: 2,
+        };
+        assert_eq!(
+            coordinates(b"12:34:ab", Some(&rx)),
+            Coords::Ok { t_beg: 6, t_end: 8, x: 12, y: 34 }
+        );
         assert_eq!(coordinates(b"zz", Some(&rx)), Coords::NoMatch);
         assert_eq!(coords_order("xy"), Some((0, 1, 2)));
         assert_eq!(coords_order("q"), None);

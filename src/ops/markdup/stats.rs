@@ -122,7 +122,12 @@ pub enum Piece {
 
 /// The report in print order: `command` is the command line; `groups` are the read-group names
 /// and their counters (index 0 ungrouped) when `--use-read-groups` is on.
-pub fn report(command: &str, total: &Stats, groups: Option<(&[Stats], &[Vec<u8>])>, json: bool) -> Vec<Piece> {
+pub fn report(
+    command: &str,
+    total: &Stats,
+    groups: Option<(&[Stats], &[Vec<u8>])>,
+    json: bool,
+) -> Vec<Piece> {
     let mut out = Vec::new();
     let block = |out: &mut Vec<Piece>, s: &Stats| -> u64 {
         let (els, warn) = estimate_library_size(s.pair, s.duplicate, s.optical);
@@ -158,19 +163,20 @@ pub fn report(command: &str, total: &Stats, groups: Option<(&[Stats], &[Vec<u8>]
             out.push(Piece::Stats(t));
         }
     } else {
-        let json_block = |t: &mut String, offset: &str, group: Option<&str>, s: &Stats, els: u64, end: &str| {
-            if let Some(g) = group {
-                let _ = writeln!(t, "{offset}\"READ GROUP\": \"{g}\",");
-            }
-            let vals = values(s, els);
-            for (i, (k, v)) in KEYS.iter().zip(vals).enumerate() {
-                let _ = write!(t, "{offset}\"{k}\": {v}");
-                if i + 1 < KEYS.len() {
-                    t.push_str(",\n");
+        let json_block =
+            |t: &mut String, offset: &str, group: Option<&str>, s: &Stats, els: u64, end: &str| {
+                if let Some(g) = group {
+                    let _ = writeln!(t, "{offset}\"READ GROUP\": \"{g}\",");
                 }
-            }
-            t.push_str(end);
-        };
+                let vals = values(s, els);
+                for (i, (k, v)) in KEYS.iter().zip(vals).enumerate() {
+                    let _ = write!(t, "{offset}\"{k}\": {v}");
+                    if i + 1 < KEYS.len() {
+                        t.push_str(",\n");
+                    }
+                }
+                t.push_str(end);
+            };
         let els = block(&mut out, total);
         let mut t = format!("{{\n    \"COMMAND\": \"{command}\",\n");
         json_block(&mut t, "    ", None, total, els, if groups.is_some() { ",\n" } else { "\n" });
