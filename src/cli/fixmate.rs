@@ -38,7 +38,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
             "p" => fix.proper_pair_check = false,
             "c" => fix.template_cigar = true,
             "m" => fix.mate_score = true,
-            "M" => fix.base_mods = true,
+            "M" => {
+                return Err(Error::Message(
+                    "-M (fixing MM/ML/MN base-modification tags) is not supported yet".into(),
+                ));
+            }
             "u" => uncompressed = true,
             "z" => {
                 fix.sanitize = sanitize::parse_options(v).map_err(|e| {

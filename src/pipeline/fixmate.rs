@@ -52,9 +52,12 @@ pub fn encode(out: &mut Encoded, bytes: &[u8], header: &Header, format: OutputFo
 /// Fixes the whole templates in `recs` and encodes what is kept.
 fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> Encoded {
     let mut out = Encoded::default();
+    out.data.reserve(recs.iter().map(|r| r.bytes().len() + 64).sum());
+    out.ends.reserve(recs.len());
     let ref_len = |tid: i32| -> i64 {
         if tid < 0 { 0 } else { header.refs().get(tid as usize).map_or(0, |r| r.len as i64) }
     };
+    // Record buffers reused from template to template (no allocation per record).
     let mut group: Vec<Vec<u8>> = Vec::new();
     let mut start = 0;
     while start < recs.len() {
@@ -63,13 +66,17 @@ fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> 
         while end < recs.len() && recs[end].read_name() == name {
             end += 1;
         }
-        group.clear();
-        for r in &recs[start..end] {
-            let mut b = r.bytes().to_vec();
-            sanitize::sanitize(&mut b, opts.fix.sanitize, ref_len);
-            group.push(b);
+        let n = end - start;
+        while group.len() < n {
+            group.push(Vec::with_capacity(1024));
         }
-        let keep = fix_template(&mut group, &opts.fix);
+        for (b, r) in group.iter_mut().zip(&recs[start..end]) {
+            b.clear();
+            b.extend_from_slice(r.bytes());
+            sanitize::sanitize(b, opts.fix.sanitize, ref_len);
+        }
+        let group = &mut group[..n];
+        let keep = fix_template(group, &opts.fix);
         for (b, k) in group.iter().zip(keep) {
             if k {
                 encode(&mut out, b, header, opts.format);

@@ -5,7 +5,6 @@
 //! first); secondary and supplementary records keep their place; `-r` drops secondary and unmapped
 //! records. Templates are independent, so the pipeline fixes them in parallel.
 
-pub mod basemods;
 pub mod sanitize;
 
 use crate::record::cigar;
@@ -28,8 +27,6 @@ pub struct FixmateOptions {
     pub mate_score: bool,
     /// `-z` flags (sanitize::FIX_*)
     pub sanitize: u32,
-    /// `-M`
-    pub base_mods: bool,
 }
 
 impl Default for FixmateOptions {
@@ -40,7 +37,6 @@ impl Default for FixmateOptions {
             template_cigar: false,
             mate_score: false,
             sanitize: sanitize::FIX_ALL,
-            base_mods: false,
         }
     }
 }
@@ -172,15 +168,11 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
     let mut cur: Option<usize> = None;
     let mut rnum: [Option<usize>; 2] = [None, None];
     let mut pre_end = 0i64;
-    let mut states = [basemods::State::default(), basemods::State::default()];
     for n in 0..group.len() {
         let f = edit::flag(&group[n]);
         let is_r2 = (f & flags::READ2 != 0) as usize;
         if f & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0 {
             continue;
-        }
-        if opts.base_mods {
-            basemods::fix_primary(&mut group[n], &mut states[is_r2]);
         }
         let f = edit::flag(&group[n]);
         let Some(p) = pre else {
@@ -271,28 +263,6 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
             };
             sync_mate_fields(mate, this);
             sync_mq_mc(mate, this);
-        }
-    }
-    if opts.base_mods {
-        for n in 0..group.len() {
-            let f = edit::flag(&group[n]);
-            if f & (flags::SECONDARY | flags::SUPPLEMENTARY) == 0 {
-                continue;
-            }
-            let is_r2 = (f & flags::READ2 != 0) as usize;
-            match rnum[is_r2] {
-                Some(p) if p != n => {
-                    let (primary, this) = if p < n {
-                        let (a, b) = pair_mut(group, p, n);
-                        (&*a, b)
-                    } else {
-                        let (a, b) = pair_mut(group, n, p);
-                        (&*b, a)
-                    };
-                    basemods::fix_secondary(primary, this, &states[is_r2]);
-                }
-                _ => basemods::fix_orphan(&mut group[n]),
-            }
         }
     }
     group
