@@ -15,5 +15,10 @@ mod differential_view;
 
 /// `view` on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
+/// `fixmate` against the oracle.
+mod fixmate;
 /// `sort`, `collate` and `index` against the samtools 1.24 oracle.
 mod sort;
+
+/// `markdup` against the oracle.
+mod markdup;

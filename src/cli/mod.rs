@@ -2,10 +2,13 @@
 //! `samtools`), one file per command turning arguments into plain option structs.
 
 pub mod collate;
+pub mod fixmate;
 pub mod flags;
 pub mod getopt;
 pub mod global;
 pub mod index;
+pub mod markdup;
+pub mod outfmt;
 pub mod simulate;
 pub mod sort;
 pub mod view;
@@ -152,6 +155,20 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             }
             (index::USAGE, index::parse(args).and_then(index::run))
         }
+        "fixmate" => {
+            if args.is_empty() {
+                print!("{}", fixmate::USAGE);
+                return 0;
+            }
+            (
+                fixmate::USAGE,
+                fixmate::parse(&inv, args).and_then(crate::pipeline::fixmate::run_on_pool),
+            )
+        }
+        "markdup" => (
+            markdup::USAGE,
+            markdup::parse(&inv, args).and_then(crate::pipeline::markdup::run_on_pool),
+        ),
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");
             return 1;

@@ -1,5 +1,7 @@
 //! What the samtools commands mean, on records only.
 
 pub mod collate;
+pub mod fixmate;
+pub mod markdup;
 pub mod sort;
 pub mod view;

@@ -2,7 +2,9 @@
 //! running the command inside it.
 
 pub mod collate;
+pub mod fixmate;
 pub mod load;
+pub mod markdup;
 pub mod region;
 pub mod simulate;
 pub mod sink;

@@ -3,6 +3,7 @@
 
 pub mod aux;
 pub mod cigar;
+pub mod edit;
 pub mod header;
 pub mod layout;
 pub mod store;

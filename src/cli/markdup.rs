@@ -1,0 +1,188 @@
+//! `markdup`'s command line → [`MarkdupOptions`] (samtools 1.24 `bam_markdup.c`).
+
+use regex::bytes::{Regex, RegexBuilder};
+
+use super::getopt::{self, LongOpt};
+use super::outfmt::OutputChoice;
+use super::{Invocation, global};
+use crate::error::Error;
+use crate::ops::markdup::optical::{CoordRegex, coords_order};
+use crate::ops::markdup::{Barcode, MarkdupOptions as Md};
+use crate::pipeline::markdup::MarkdupOptions;
+
+pub const USAGE: &str = include_str!("usage/markdup.txt");
+
+const SHORT: &str = "rsl:StT:O:@:f:d:cm:u";
+
+const LONG: &[LongOpt] = &[
+    LongOpt { name: "include-fails", has_arg: false, key: "include-fails" },
+    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+    LongOpt { name: "mode", has_arg: true, key: "m" },
+    LongOpt { name: "no-multi-dup", has_arg: false, key: "no-multi-dup" },
+    LongOpt { name: "read-coords", has_arg: true, key: "read-coords" },
+    LongOpt { name: "coords-order", has_arg: true, key: "coords-order" },
+    LongOpt { name: "barcode-tag", has_arg: true, key: "barcode-tag" },
+    LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
+    LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
+    LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
+    LongOpt { name: "json", has_arg: false, key: "json" },
+    LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
+    LongOpt { name: "move-umi-to-tag", has_arg: false, key: "move-umi-to-tag" },
+    LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
+    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
+    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
+    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
+    LongOpt { name: "reference", has_arg: true, key: "reference" },
+    LongOpt { name: "threads", has_arg: true, key: "@" },
+    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
+    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
+];
+
+/// The Illumina UMI regex of `--barcode-name` (1.17+).
+const BARCODE_NAME: &str = "[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:([!-?A-~]+)";
+
+/// C `atoi`.
+fn atoi(s: &str) -> i64 {
+    crate::ops::markdup::optical::strtol(s.as_bytes())
+        .unwrap_or(0)
+        .clamp(i32::MIN as i64, i32::MAX as i64)
+}
+
+fn usage_fail() -> Error {
+    eprint!("{USAGE}");
+    Error::Failed
+}
+
+fn say(msg: &str) -> Error {
+    eprintln!("samtools markdup: {msg}");
+    Error::Failed
+}
+
+fn compile(pattern: &str) -> Result<Regex, String> {
+    RegexBuilder::new(pattern).unicode(false).build().map_err(|e| e.to_string())
+}
+
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error> {
+    let (opts, positionals) = getopt::parse(args, SHORT, LONG).map_err(|e| {
+        eprintln!("samtools markdup: {e}");
+        usage_fail()
+    })?;
+    let mut md = Md::default();
+    let mut out = OutputChoice::default();
+    let mut uncompressed = false;
+    let mut threads = 0;
+    let mut no_pg = false;
+    let (mut stats, mut stats_file, mut json) = (false, None, false);
+    let (mut regex, mut regex_order) = (None::<String>, "txy".to_string());
+    let (mut bc_tag, mut bc_name, mut bc_regex) = (None::<String>, false, None::<String>);
+    for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.key.as_str() {
+            "r" => md.remove = true,
+            "l" => md.max_length = atoi(v),
+            "s" => stats = true,
+            "T" => {}
+            "S" => md.supp = true,
+            "t" => md.tag = true,
+            "f" => {
+                stats_file = Some(v.to_string());
+                stats = true;
+            }
+            "d" => md.opt_dist = atoi(v),
+            "c" => md.clear = true,
+            "m" => match v {
+                "t" => md.sequence_mode = false,
+                "s" => md.sequence_mode = true,
+                _ => {
+                    eprint!("samtools markdup: error, unknown mode '{v}'.\n\n");
+                    return Err(usage_fail());
+                }
+            },
+            "u" => uncompressed = true,
+            "include-fails" => md.include_fails = true,
+            "no-PG" => no_pg = true,
+            "no-multi-dup" => md.check_chain = false,
+            "read-coords" => regex = Some(v.to_string()),
+            "coords-order" => regex_order = v.to_string(),
+            "barcode-tag" => bc_tag = Some(v.to_string()),
+            "barcode-name" => bc_name = true,
+            "barcode-rgx" => {
+                bc_name = true;
+                bc_regex = Some(v.to_string());
+            }
+            "use-read-groups" => md.read_groups = true,
+            "json" => {
+                json = true;
+                stats = true;
+            }
+            "duplicate-count" => md.dup_count = true,
+            "move-umi-to-tag" => md.move_umi = true,
+            "umi-separator" => md.umi_sep = v.bytes().next().unwrap_or(0),
+            "O" => out.set_format(v)?,
+            "output-fmt-option" => out.set_option(v),
+            "@" => threads = global::parse_threads(v)?,
+            "write-index" => {
+                return Err(Error::Message("--write-index is not supported yet".into()));
+            }
+            "input-fmt-option" | "reference" | "verbosity" => {}
+            _ => return Err(usage_fail()),
+        }
+    }
+    if positionals.len() < 2 {
+        return Err(usage_fail());
+    }
+    if bc_tag.is_some() && bc_name {
+        return Err(say(
+            "error, cannot specify --barcode-tag and --barcode-name (or --barcode-rgx) at same time.\n",
+        ));
+    }
+    if md.move_umi && !bc_name {
+        return Err(say("error, --move-umi-to-tag requires --barcode-name or --barcode-rgx.\n"));
+    }
+    if md.opt_dist < 0 {
+        md.opt_dist = 0;
+    }
+    if md.max_length < 0 {
+        md.max_length = 300;
+    }
+    if let Some(rx) = regex {
+        let (t, x, y) = coords_order(&regex_order).ok_or_else(|| {
+            say(&format!("error,  could not recognise regex coordinate order \"{regex_order}\".\n"))
+        })?;
+        let regex = compile(&rx).map_err(|e| say(&format!("error, regex fail \"{e}\"\n")))?;
+        md.coords = Some(CoordRegex { regex, t, x, y });
+    }
+    if let Some(tag) = bc_tag {
+        let b = tag.as_bytes();
+        md.barcode =
+            Barcode::Tag([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]);
+    } else if bc_name {
+        let rx = bc_regex.as_deref().unwrap_or(BARCODE_NAME);
+        md.barcode = Barcode::Regex(
+            compile(rx).map_err(|e| say(&format!("error, barcode regex fail \"{e}\"\n")))?,
+        );
+    }
+    let output = positionals[1].clone();
+    let format = out.format(&output);
+    let level = match out.level {
+        Some(l) => l,
+        None if uncompressed => 0,
+        None => -1,
+    };
+    let pg_fields = inv.pg_fields(args);
+    let command =
+        pg_fields.iter().find(|(k, _)| k == "CL").map(|(_, v)| v.clone()).unwrap_or_default();
+    Ok(MarkdupOptions {
+        input: positionals[0].clone(),
+        output,
+        format,
+        level,
+        threads: threads + 1,
+        pg: (!no_pg).then_some(pg_fields),
+        command,
+        stats,
+        stats_file,
+        json,
+        md,
+    })
+}

@@ -1,0 +1,325 @@
+//! `fixmate` (samtools 1.24 `bam_mate.c`) on one template: the records sharing a QNAME, in input
+//! order. Records are owned BAM bytes (no `block_size`), already sanitised.
+//!
+//! The first two primary records pair up (with three or more, every later one pairs with the
+//! first); secondary and supplementary records keep their place; `-r` drops secondary and unmapped
+//! records. Templates are independent, so the pipeline fixes them in parallel.
+
+pub mod sanitize;
+
+use crate::record::cigar;
+use crate::record::edit;
+use crate::record::layout::{self, flags};
+use crate::record::view::RecordRef;
+
+/// Minimum base quality counted in the mate score.
+const MIN_QUALITY: u8 = 15;
+
+#[derive(Clone, Copy, Debug)]
+pub struct FixmateOptions {
+    /// `-r`
+    pub remove: bool,
+    /// not `-p`
+    pub proper_pair_check: bool,
+    /// `-c`
+    pub template_cigar: bool,
+    /// `-m`
+    pub mate_score: bool,
+    /// `-z` flags (sanitize::FIX_*)
+    pub sanitize: u32,
+}
+
+impl Default for FixmateOptions {
+    fn default() -> Self {
+        FixmateOptions {
+            remove: false,
+            proper_pair_check: true,
+            template_cigar: false,
+            mate_score: false,
+            sanitize: sanitize::FIX_ALL,
+        }
+    }
+}
+
+/// Sum of base qualities ≥ 15 (`*` qualities are stored as 0xff and count 255 each).
+pub fn quality_score(r: &RecordRef<'_>) -> u32 {
+    r.qual().iter().filter(|&&q| q >= MIN_QUALITY).map(|&q| q as u32).sum()
+}
+
+fn rec(b: &[u8]) -> RecordRef<'_> {
+    RecordRef::new(b)
+}
+
+fn push_cigar_text(out: &mut Vec<u8>, r: &RecordRef<'_>) {
+    for c in r.cigar() {
+        out.extend_from_slice(itoa::Buffer::new().format(cigar::len(c)).as_bytes());
+        out.push(cigar::op_char(cigar::op(c)));
+    }
+}
+
+/// `bam_endpos`.
+fn end_pos(b: &[u8]) -> i64 {
+    rec(b).end_pos()
+}
+
+fn sync_unmapped_pos(src: &[u8], dest: &mut [u8]) {
+    if edit::flag(dest) & flags::UNMAP != 0 && edit::flag(src) & flags::UNMAP == 0 {
+        edit::set_i32(dest, layout::REF_ID, edit::get_i32(src, layout::REF_ID));
+        edit::set_i32(dest, layout::POS, edit::get_i32(src, layout::POS));
+    }
+}
+
+fn sync_mate_fields(src: &[u8], dest: &mut [u8]) {
+    edit::set_i32(dest, layout::NEXT_REF_ID, edit::get_i32(src, layout::REF_ID));
+    edit::set_i32(dest, layout::NEXT_POS, edit::get_i32(src, layout::POS));
+    let sf = edit::flag(src);
+    let mut df = edit::flag(dest);
+    if sf & flags::REVERSE != 0 {
+        df |= flags::MREVERSE;
+    } else {
+        df &= !flags::MREVERSE;
+    }
+    if sf & flags::UNMAP != 0 {
+        df |= flags::MUNMAP;
+    }
+    edit::set_flag(dest, df);
+}
+
+fn sync_mq_mc(src: &[u8], dest: &mut Vec<u8>) {
+    let src_mapped = edit::flag(src) & flags::UNMAP == 0;
+    if src_mapped {
+        edit::delete_tag(dest, *b"MQ");
+        edit::append_i32(dest, *b"MQ", src[layout::MAPQ] as u32);
+    }
+    if src_mapped || edit::flag(dest) & flags::UNMAP == 0 {
+        edit::delete_tag(dest, *b"MC");
+        let r = rec(src);
+        let mut mc = Vec::new();
+        if r.n_cigar_op() == 0 {
+            mc.push(b'*');
+        } else {
+            push_cigar_text(&mut mc, &r);
+        }
+        edit::append_str(dest, *b"MC", &mc);
+    }
+}
+
+/// `plausibly_properly_paired`: both mapped on one reference, the 5'-leftmost forward and the
+/// other reverse.
+fn plausibly_proper(a: &[u8], b: &[u8]) -> bool {
+    let (fa, fb) = (edit::flag(a), edit::flag(b));
+    if (fa | fb) & flags::UNMAP != 0 {
+        return false;
+    }
+    if edit::get_i32(a, layout::REF_ID) != edit::get_i32(b, layout::REF_ID) {
+        return false;
+    }
+    let five = |x: &[u8], f: u16| {
+        if f & flags::REVERSE != 0 { end_pos(x) } else { edit::get_i32(x, layout::POS) as i64 }
+    };
+    let (first, second) = if five(a, fa) > five(b, fb) { (fb, fa) } else { (fa, fb) };
+    first & flags::REVERSE == 0 && second & flags::REVERSE != 0
+}
+
+/// `bam_template_cigar`: the `ct` tag on the leftmost of a mapped pair.
+fn template_cigar(group: &mut [Vec<u8>], i1: usize, i2: usize) {
+    let (a, b) = (&group[i1], &group[i2]);
+    let (ta, tb) = (edit::get_i32(a, layout::REF_ID), edit::get_i32(b, layout::REF_ID));
+    let (pa, pb) = (edit::get_i32(a, layout::POS), edit::get_i32(b, layout::POS));
+    if ta != tb || ta < 0 || pa < 0 || pb < 0 || (edit::flag(a) | edit::flag(b)) & flags::UNMAP != 0
+    {
+        return;
+    }
+    let (l, r) = if pa > pb { (i2, i1) } else { (i1, i2) };
+    let mut s = Vec::new();
+    for (i, x) in [l, r].into_iter().enumerate() {
+        let b = &group[x];
+        let f = edit::flag(b);
+        if i == 1 {
+            let gap = edit::get_i32(b, layout::POS) as i64 - end_pos(&group[l]);
+            s.extend_from_slice(itoa::Buffer::new().format(gap as i32).as_bytes());
+            s.push(b'T');
+        }
+        s.push(if f & flags::READ1 != 0 { b'1' } else { b'2' });
+        s.push(if f & flags::REVERSE != 0 { b'R' } else { b'F' });
+        push_cigar_text(&mut s, &rec(b));
+    }
+    edit::delete_tag(&mut group[l], *b"ct");
+    edit::delete_tag(&mut group[r], *b"ct");
+    edit::append_str(&mut group[l], *b"ct", &s);
+}
+
+fn add_mate_score(src: &[u8], dest: &mut Vec<u8>) {
+    let score = quality_score(&rec(src));
+    edit::delete_tag(dest, *b"ms");
+    edit::append_i32(dest, *b"ms", score);
+}
+
+/// Borrows two distinct elements mutably.
+fn pair_mut(v: &mut [Vec<u8>], i: usize, j: usize) -> (&mut Vec<u8>, &mut Vec<u8>) {
+    debug_assert!(i < j);
+    let (lo, hi) = v.split_at_mut(j);
+    (&mut lo[i], &mut hi[0])
+}
+
+/// Fixes one template in place; returns whether each record is written.
+pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
+    let mut pre: Option<usize> = None;
+    let mut cur: Option<usize> = None;
+    let mut rnum: [Option<usize>; 2] = [None, None];
+    let mut pre_end = 0i64;
+    for n in 0..group.len() {
+        let f = edit::flag(&group[n]);
+        let is_r2 = (f & flags::READ2 != 0) as usize;
+        if f & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0 {
+            continue;
+        }
+        let f = edit::flag(&group[n]);
+        let Some(p) = pre else {
+            pre = Some(n);
+            rnum[is_r2] = Some(n);
+            pre_end = if f & flags::UNMAP == 0 { end_pos(&group[n]) } else { 0 };
+            continue;
+        };
+        cur = Some(n);
+        rnum[is_r2] = Some(n);
+        let cur_end = if f & flags::UNMAP == 0 { end_pos(&group[n]) } else { 0 };
+        {
+            let (a, b) = pair_mut(group, p, n);
+            edit::add_flags(a, flags::PAIRED);
+            edit::add_flags(b, flags::PAIRED);
+            sync_unmapped_pos(a, b);
+            sync_unmapped_pos(b, a);
+            sync_mate_fields(a, b);
+            sync_mate_fields(b, a);
+            sync_mq_mc(a, b);
+            sync_mq_mc(b, a);
+            let (fa, fb) = (edit::flag(a), edit::flag(b));
+            let both = flags::UNMAP | flags::MUNMAP;
+            if edit::get_i32(a, layout::REF_ID) == edit::get_i32(b, layout::REF_ID)
+                && (fa | fb) & both == 0
+            {
+                let cur5 = if fb & flags::REVERSE != 0 {
+                    cur_end
+                } else {
+                    edit::get_i32(b, layout::POS) as i64
+                };
+                let pre5 = if fa & flags::REVERSE != 0 {
+                    pre_end
+                } else {
+                    edit::get_i32(a, layout::POS) as i64
+                };
+                edit::set_i32(b, layout::TLEN, (pre5 - cur5) as i32);
+                edit::set_i32(a, layout::TLEN, (cur5 - pre5) as i32);
+            } else {
+                edit::set_i32(a, layout::TLEN, 0);
+                edit::set_i32(b, layout::TLEN, 0);
+            }
+        }
+        if opts.template_cigar {
+            template_cigar(group, p, n);
+        }
+        let (a, b) = pair_mut(group, p, n);
+        if opts.proper_pair_check && !plausibly_proper(a, b) {
+            edit::clear_flags(a, flags::PROPER_PAIR);
+            edit::clear_flags(b, flags::PROPER_PAIR);
+        }
+        if opts.mate_score {
+            add_mate_score(a, b);
+            add_mate_score(b, a);
+        }
+        if opts.remove {
+            let clear = flags::MREVERSE | flags::PROPER_PAIR;
+            if edit::flag(a) & flags::UNMAP != 0 {
+                edit::clear_flags(b, clear);
+            }
+            if edit::flag(b) & flags::UNMAP != 0 {
+                edit::clear_flags(a, clear);
+            }
+        }
+    }
+    if let (None, Some(p)) = (cur, pre) {
+        let b = &mut group[p];
+        edit::set_i32(b, layout::NEXT_REF_ID, -1);
+        edit::set_i32(b, layout::NEXT_POS, -1);
+        edit::set_i32(b, layout::TLEN, 0);
+        edit::clear_flags(b, flags::MREVERSE | flags::PROPER_PAIR);
+    }
+    // samtools 1.24: a paired supplementary record takes its mate fields, MQ and MC from the
+    // other read's primary (TLEN, PROPER_PAIR and the other tags are left alone).
+    for n in 0..group.len() {
+        let f = edit::flag(&group[n]);
+        if f & flags::SUPPLEMENTARY == 0 || f & flags::SECONDARY != 0 || f & flags::PAIRED == 0 {
+            continue;
+        }
+        let is_r2 = (f & flags::READ2 != 0) as usize;
+        if let Some(m) = rnum[1 - is_r2] {
+            let (mate, this) = if m < n {
+                let (a, b) = pair_mut(group, m, n);
+                (&*a, b)
+            } else {
+                let (a, b) = pair_mut(group, n, m);
+                (&*b, a)
+            };
+            sync_mate_fields(mate, this);
+            sync_mq_mc(mate, this);
+        }
+    }
+    group
+        .iter()
+        .map(|b| !(opts.remove && edit::flag(b) & (flags::SECONDARY | flags::UNMAP) != 0))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record: tid, pos, flag, CIGAR ops, qualities.
+    fn mk(name: &[u8], tid: i32, pos: i32, flag: u16, cig: &[u32], qual: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 32];
+        b[0..4].copy_from_slice(&tid.to_le_bytes());
+        b[4..8].copy_from_slice(&pos.to_le_bytes());
+        b[8] = name.len() as u8 + 1;
+        b[9] = 30;
+        b[12..14].copy_from_slice(&(cig.len() as u16).to_le_bytes());
+        b[14..16].copy_from_slice(&flag.to_le_bytes());
+        b[16..20].copy_from_slice(&(qual.len() as i32).to_le_bytes());
+        b.extend_from_slice(name);
+        b.push(0);
+        for c in cig {
+            b.extend_from_slice(&c.to_le_bytes());
+        }
+        b.extend(std::iter::repeat_n(0x11, qual.len().div_ceil(2)));
+        b.extend_from_slice(qual);
+        b
+    }
+
+    #[test]
+    fn pairs_fr_reads() {
+        let mut g = vec![
+            mk(b"a", 0, 100, 0x43, &[10 << 4], &[20; 10]),
+            mk(b"a", 0, 200, 0x93, &[10 << 4], &[10; 10]),
+        ];
+        let opts = FixmateOptions { mate_score: true, template_cigar: true, ..Default::default() };
+        let keep = fix_template(&mut g, &opts);
+        assert_eq!(keep, vec![true, true]);
+        let (a, b) = (RecordRef::new(&g[0]), RecordRef::new(&g[1]));
+        assert_eq!((a.flag(), a.next_pos(), a.tlen()), (0x63, 200, 110));
+        assert_eq!((b.flag(), b.next_pos(), b.tlen()), (0x93, 100, -110));
+        assert_eq!(a.aux_get(*b"ms").and_then(|f| f.int()), Some(0));
+        assert_eq!(b.aux_get(*b"ms").and_then(|f| f.int()), Some(200));
+        assert_eq!(a.aux_get(*b"MC").map(|f| f.value), Some(&b"10M"[..]));
+        assert_eq!(a.aux_get(*b"ct").map(|f| f.value), Some(&b"1F10M90T2R10M"[..]));
+    }
+
+    #[test]
+    fn singleton_and_remove() {
+        let mut g =
+            vec![mk(b"s", 0, 5, 0x23, &[5 << 4], &[30; 5]), mk(b"s", 0, 9, 0x104, &[], &[30; 5])];
+        let keep = fix_template(&mut g, &FixmateOptions { remove: true, ..Default::default() });
+        assert_eq!(keep, vec![true, false]);
+        let a = RecordRef::new(&g[0]);
+        assert_eq!((a.flag(), a.next_ref_id(), a.next_pos()), (0x1, -1, -1));
+    }
+}

@@ -1,0 +1,165 @@
+//! `fixmate`: read → group by QNAME → fix templates in parallel → write, in bounded memory.
+//!
+//! Phases per input piece: *parse* (the reader's parallel parse), *group* (cut the piece at
+//! template boundaries; the last, possibly incomplete template is carried into the next piece),
+//! *fix* (chunks of whole templates on the pool: sanitise, pair, tag, encode), *write* (chunks in
+//! input order). Output bytes never depend on the thread count.
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::io::open::{self, Opened};
+use crate::io::sam::format::format_record;
+use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, sanitize};
+use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::record::header::line_field;
+use crate::record::{Batch, Header, RecordRef};
+
+pub struct FixmateOptions {
+    pub input: String,
+    pub output: String,
+    pub format: OutputFormat,
+    pub level: i32,
+    pub threads: usize,
+    /// `@PG` fields (`None` with `--no-PG`).
+    pub pg: Option<Vec<(String, String)>>,
+    pub fix: Fix,
+}
+
+/// Records per parallel task (rounded up to a template boundary).
+const CHUNK: usize = 4096;
+
+/// The `SO` value of the `@HD` line.
+pub fn sort_order(header: &Header) -> Option<Vec<u8>> {
+    header
+        .lines()
+        .find(|l| l.starts_with(b"@HD\t"))
+        .and_then(|l| line_field(l, b"SO"))
+        .map(<[u8]>::to_vec)
+}
+
+pub fn encode(out: &mut Encoded, bytes: &[u8], header: &Header, format: OutputFormat) {
+    if format == OutputFormat::Bam {
+        let at = out.begin_record();
+        out.data.extend_from_slice(bytes);
+        out.end_record(at);
+    } else {
+        format_record(&mut out.data, &RecordRef::new(bytes), header);
+        out.end_unit();
+    }
+}
+
+/// Fixes the whole templates in `recs` and encodes what is kept.
+fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> Encoded {
+    let mut out = Encoded::default();
+    out.data.reserve(recs.iter().map(|r| r.bytes().len() + 64).sum());
+    out.ends.reserve(recs.len());
+    let ref_len = |tid: i32| -> i64 {
+        if tid < 0 { 0 } else { header.refs().get(tid as usize).map_or(0, |r| r.len as i64) }
+    };
+    // Record buffers reused from template to template (no allocation per record).
+    let mut group: Vec<Vec<u8>> = Vec::new();
+    let mut start = 0;
+    while start < recs.len() {
+        let name = recs[start].read_name();
+        let mut end = start + 1;
+        while end < recs.len() && recs[end].read_name() == name {
+            end += 1;
+        }
+        let n = end - start;
+        while group.len() < n {
+            group.push(Vec::with_capacity(1024));
+        }
+        for (b, r) in group.iter_mut().zip(&recs[start..end]) {
+            b.clear();
+            b.extend_from_slice(r.bytes());
+            sanitize::sanitize(b, opts.fix.sanitize, ref_len);
+        }
+        let group = &mut group[..n];
+        let keep = fix_template(group, &opts.fix);
+        for (b, k) in group.iter().zip(keep) {
+            if k {
+                encode(&mut out, b, header, opts.format);
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+/// Cut points of `recs` into chunks of about `CHUNK` records at template boundaries.
+fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
+    let mut bounds = vec![0];
+    let mut at = 0;
+    while at < recs.len() {
+        let mut end = (at + CHUNK).min(recs.len());
+        while end < recs.len() && recs[end].read_name() == recs[end - 1].read_name() {
+            end += 1;
+        }
+        bounds.push(end);
+        at = end;
+    }
+    bounds
+}
+
+/// Runs `fixmate` on the current thread pool.
+pub fn run(opts: FixmateOptions) -> Result<(), Error> {
+    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
+    if sort_order(&input_header).as_deref() == Some(b"coordinate") {
+        eprintln!(
+            "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."
+        );
+        return Err(Error::Failed);
+    }
+    let mut header = input_header.clone();
+    if let Some(pg) = &opts.pg {
+        let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        header.add_pg("samtools", &fields);
+    }
+    let mut sink =
+        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut carry = Batch::default();
+    loop {
+        let next = reader.read_batches(&opts.input)?;
+        let done = next.is_none();
+        let batches = match next {
+            Some((batches, warnings)) => {
+                for w in warnings {
+                    eprintln!("{w}");
+                }
+                batches
+            }
+            None => Vec::new(),
+        };
+        // Group phase: everything up to the start of the last template is complete.
+        let recs: Vec<RecordRef<'_>> =
+            carry.iter().chain(batches.iter().flat_map(|b| b.iter())).collect();
+        let mut cut = recs.len();
+        if !done {
+            while cut > 0 && recs[cut - 1].read_name() == recs[recs.len() - 1].read_name() {
+                cut -= 1;
+            }
+        }
+        let bounds = chunk_bounds(&recs[..cut]);
+        let outs: Vec<Encoded> =
+            bounds.par_windows(2).map(|w| fix_chunk(&recs[w[0]..w[1]], &header, &opts)).collect();
+        for o in &outs {
+            sink.write(o)?;
+        }
+        let mut next_carry = Batch::default();
+        for r in &recs[cut..] {
+            next_carry.push(r.bytes());
+        }
+        drop(recs);
+        carry = next_carry;
+        if done {
+            break;
+        }
+    }
+    sink.finish()
+}
+
+/// Runs `fixmate` on a pool of `opts.threads` threads.
+pub fn run_on_pool(opts: FixmateOptions) -> Result<(), Error> {
+    crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+}

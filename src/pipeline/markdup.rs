@@ -1,0 +1,250 @@
+//! `markdup`: parse → key → decide → write.
+//!
+//! - *parse*: every record into a [`RecordStore`] (the reader parses in parallel);
+//! - *key*: [`ReadInfo`] per record on the pool (keys, scores, name coordinates);
+//! - *decide*: [`decide::decide`] in input order on one thread (samtools' hash/window semantics,
+//!   including window deletions and duplicate chains, make this order-dependent);
+//! - *write*: records finalised and encoded in parallel chunks, written in input order.
+//!
+//! Output bytes never depend on the thread count.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::io::open::{self, Opened};
+use crate::ops::markdup::decide::{self, Outcome};
+use crate::ops::markdup::stats::{self, Piece};
+use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
+use crate::pipeline::fixmate::{encode, sort_order};
+use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::record::header::line_field;
+use crate::record::{RecordRef, RecordStore};
+
+pub struct MarkdupOptions {
+    pub input: String,
+    pub output: String,
+    pub format: OutputFormat,
+    pub level: i32,
+    pub threads: usize,
+    /// `@PG` fields (`None` with `--no-PG`).
+    pub pg: Option<Vec<(String, String)>>,
+    /// The command line (`COMMAND:` in the stats).
+    pub command: String,
+    /// `-s`
+    pub stats: bool,
+    /// `-f`
+    pub stats_file: Option<String>,
+    pub json: bool,
+    pub md: Md,
+}
+
+const CHUNK: usize = 4096;
+
+fn say(msg: &str) -> Error {
+    eprintln!("samtools markdup: {msg}");
+    Error::Failed
+}
+
+/// `@RG` IDs in header order → 1-based index; `None` (after samtools' messages) when unusable.
+/// Read-group IDs → index, and the IDs in header order.
+type ReadGroups = (HashMap<Vec<u8>, u32>, Vec<Vec<u8>>);
+
+fn read_group_ids(header: &crate::record::Header) -> Option<ReadGroups> {
+    let names: Vec<Vec<u8>> = header
+        .lines()
+        .filter(|l| l.starts_with(b"@RG\t"))
+        .filter_map(|l| line_field(l, b"ID").map(<[u8]>::to_vec))
+        .collect();
+    let mut ids = HashMap::new();
+    if names.is_empty() {
+        eprint!("samtools markdup: error, no read groups found.\n\n");
+        eprint!("samtools markdup: error, read groups will not be used.\n\n");
+        return None;
+    }
+    for (i, n) in names.iter().enumerate() {
+        if ids.insert(n.clone(), i as u32 + 1).is_some() {
+            eprint!(
+                "samtools markdup: error, duplicate read group ids {}.Read groups will not be used\n\n",
+                String::from_utf8_lossy(n)
+            );
+            eprint!("samtools markdup: error, read groups will not be used.\n\n");
+            return None;
+        }
+    }
+    Some((ids, names))
+}
+
+/// Runs `markdup` on the current thread pool.
+#[allow(clippy::needless_range_loop)]
+pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
+    // Parse phase.
+    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)
+        .map_err(|e| {
+            let why = match &e {
+                Error::File { what, .. } => what.clone(),
+                other => other.to_string(),
+            };
+            eprintln!(
+                "samtools markdup: error, failed to open \"{}\" for input: {why}",
+                opts.input
+            );
+            Error::Failed
+        })?;
+    if sort_order(&input_header).as_deref() == Some(b"queryname") {
+        return Err(say("error, queryname sorted, must be sorted by coordinate.\n"));
+    }
+    let mut header = input_header.clone();
+    if let Some(pg) = &opts.pg {
+        let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        header.add_pg("samtools", &fields);
+    }
+    let groups = if opts.md.read_groups { read_group_ids(&header) } else { None };
+    if groups.is_none() {
+        opts.md.read_groups = false;
+    }
+    let mut store = RecordStore::default();
+    while let Some((batches, warnings)) = reader.read_batches(&opts.input).map_err(|e| {
+        eprintln!("{e}");
+        say("error, truncated input file.\n")
+    })? {
+        for w in warnings {
+            eprintln!("{w}");
+        }
+        for b in batches {
+            store.push_batch(b);
+        }
+    }
+    let md = &opts.md;
+    // Key phase.
+    let infos: Vec<ReadInfo> = store
+        .order
+        .par_iter()
+        .map(|&idx| {
+            let r = store.get(idx);
+            let rg = match &groups {
+                Some((ids, _)) => md::read_group_index(&r, ids),
+                None => 0,
+            };
+            ReadInfo::compute(&r, md, rg)
+        })
+        .with_min_len(1024)
+        .collect();
+    // Decide phase.
+    let name = |i: usize| store.get(store.order[i]).read_name();
+    let umi = match (&md.barcode, md.move_umi) {
+        (Barcode::Regex(rx), true) => Some(rx),
+        _ => None,
+    };
+    let pass2_name = |i: usize, eof: bool| -> Vec<u8> {
+        let r = store.get(store.order[i]);
+        match (umi, eof) {
+            (Some(rx), true) => {
+                let mut b = r.bytes().to_vec();
+                md::move_umi(&mut b, rx, md.umi_sep);
+                RecordRef::new(&b).read_name().to_vec()
+            }
+            _ => r.read_name().to_vec(),
+        }
+    };
+    let mut log = |line: String| eprint!("{line}");
+    let n_groups = groups.as_ref().map_or(0, |g| g.1.len());
+    let decision = decide::decide(&infos, &name, &pass2_name, md, n_groups, &mut log)
+        .map_err(|f| if f.message.is_empty() { Error::Failed } else { say(&f.message) })?;
+    drop(infos);
+    // Write phase.
+    let mut sink =
+        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let outcomes: &[Outcome] = &decision.outcomes;
+    let name32 = |i: u32| store.get(store.order[i as usize]).read_name();
+    let n = store.len();
+    let chunks: Vec<usize> = (0..n.div_ceil(CHUNK)).collect();
+    for wave in chunks.chunks(64 * opts.threads.max(1)) {
+        let outs: Vec<Encoded> = wave
+            .par_iter()
+            .map(|&c| {
+                let mut out = Encoded::default();
+                for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                    let r = store.get(store.order[i]);
+                    let o = &outcomes[i];
+                    if !md::is_written(o, r.flag(), md) {
+                        continue;
+                    }
+                    if md::is_unchanged(o, r.flag(), md) {
+                        encode(&mut out, r.bytes(), &header, opts.format);
+                    } else {
+                        let b = md::finalize(r.bytes(), o, md, &name32, umi);
+                        encode(&mut out, &b, &header, opts.format);
+                    }
+                }
+                out
+            })
+            .collect();
+        for o in &outs {
+            sink.write(o)?;
+        }
+    }
+    sink.finish()?;
+    if decision.opt_warnings > 0 {
+        eprint!(
+            "samtools markdup: warning, number of failed attempts to get coordinates from read names = {}\n\n",
+            decision.opt_warnings
+        );
+    }
+    if decision.bc_warnings > 0 {
+        eprint!(
+            "samtools markdup: warning, number of failed attempts to get barcodes = {}\n\n",
+            decision.bc_warnings
+        );
+    }
+    if opts.stats {
+        write_stats(&opts, &decision.stats, groups.as_ref().map(|g| g.1.as_slice()))?;
+    }
+    Ok(())
+}
+
+fn write_stats(
+    opts: &MarkdupOptions,
+    all: &[stats::Stats],
+    names: Option<&[Vec<u8>]>,
+) -> Result<(), Error> {
+    let mut total = all[0];
+    if names.is_some() {
+        for s in &all[1..] {
+            total.add(s);
+        }
+    }
+    let pieces = stats::report(&opts.command, &total, names.map(|n| (all, n)), opts.json);
+    let mut file = match &opts.stats_file {
+        Some(p) => match std::fs::File::create(p) {
+            Ok(f) => Some(std::io::BufWriter::new(f)),
+            Err(_) => {
+                eprint!("samtools markdup: warning, cannot write stats to {p}.\n\n");
+                None
+            }
+        },
+        None => None,
+    };
+    for p in pieces {
+        match p {
+            Piece::Warning(w) => eprintln!("samtools markdup: {w}"),
+            Piece::Stats(t) => match file.as_mut() {
+                Some(f) => f
+                    .write_all(t.as_bytes())
+                    .map_err(|e| Error::io(opts.stats_file.clone().unwrap_or_default(), e))?,
+                None => eprint!("{t}"),
+            },
+        }
+    }
+    if let Some(mut f) = file {
+        f.flush().map_err(|e| Error::io(opts.stats_file.clone().unwrap_or_default(), e))?;
+    }
+    Ok(())
+}
+
+/// Runs `markdup` on a pool of `opts.threads` threads.
+pub fn run_on_pool(opts: MarkdupOptions) -> Result<(), Error> {
+    crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+}

@@ -1,0 +1,215 @@
+//! In-place edits of one owned record (BAM bytes without `block_size`), with htslib's exact
+//! semantics: `bam_aux_update_str`/`bam_aux_update_int` replace a tag where it stands and append
+//! it otherwise, `bam_aux_append` always appends, deleting closes the gap.
+
+use super::aux::field_len;
+use super::layout::{self, read_i32, read_u16};
+use super::view::RecordRef;
+
+#[inline]
+pub fn flag(b: &[u8]) -> u16 {
+    read_u16(b, layout::FLAG)
+}
+
+#[inline]
+pub fn set_flag(b: &mut [u8], f: u16) {
+    b[layout::FLAG..layout::FLAG + 2].copy_from_slice(&f.to_le_bytes());
+}
+
+#[inline]
+pub fn get_i32(b: &[u8], at: usize) -> i32 {
+    read_i32(b, at)
+}
+
+#[inline]
+pub fn set_i32(b: &mut [u8], at: usize, v: i32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Sets flag bits.
+#[inline]
+pub fn add_flags(b: &mut [u8], bits: u16) {
+    let f = flag(b);
+    set_flag(b, f | bits);
+}
+
+/// Clears flag bits.
+#[inline]
+pub fn clear_flags(b: &mut [u8], bits: u16) {
+    let f = flag(b);
+    set_flag(b, f & !bits);
+}
+
+/// Offset of the aux block.
+#[inline]
+pub fn aux_offset(b: &[u8]) -> usize {
+    RecordRef::new(b).aux_offset()
+}
+
+/// Start and length (tag included) of the first aux field `tag`.
+pub fn find_tag(b: &[u8], tag: [u8; 2]) -> Option<(usize, usize)> {
+    let mut at = aux_offset(b);
+    while at < b.len() {
+        let n = field_len(&b[at..])?;
+        if b[at] == tag[0] && b[at + 1] == tag[1] {
+            return Some((at, n));
+        }
+        at += n;
+    }
+    None
+}
+
+/// Removes the first field `tag`; true when there was one.
+pub fn delete_tag(b: &mut Vec<u8>, tag: [u8; 2]) -> bool {
+    match find_tag(b, tag) {
+        Some((at, n)) => {
+            b.drain(at..at + n);
+            true
+        }
+        None => false,
+    }
+}
+
+/// `bam_aux_append(b, tag, 'Z', ...)`.
+pub fn append_str(b: &mut Vec<u8>, tag: [u8; 2], value: &[u8]) {
+    b.extend_from_slice(&tag);
+    b.push(b'Z');
+    b.extend_from_slice(value);
+    b.push(0);
+}
+
+/// `bam_aux_append(b, tag, 'i', 4, &u32)`.
+pub fn append_i32(b: &mut Vec<u8>, tag: [u8; 2], value: u32) {
+    b.extend_from_slice(&tag);
+    b.push(b'i');
+    b.extend_from_slice(&value.to_le_bytes());
+}
+
+/// An update that htslib refuses: the tag exists with another type, or the value does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxUpdateError;
+
+/// `bam_aux_update_str`: replaces a `Z` tag where it stands or appends it. Fails (as htslib)
+/// when the tag exists with another type.
+pub fn update_str(b: &mut Vec<u8>, tag: [u8; 2], value: &[u8]) -> Result<(), AuxUpdateError> {
+    match find_tag(b, tag) {
+        Some((at, n)) => {
+            if b[at + 2] != b'Z' {
+                return Err(AuxUpdateError);
+            }
+            let mut field = Vec::with_capacity(value.len() + 4);
+            append_str(&mut field, tag, value);
+            b.splice(at..at + n, field);
+        }
+        None => append_str(b, tag, value),
+    }
+    Ok(())
+}
+
+/// `bam_aux_update_int`: the smallest type for a new value (note: 255 and 65535 take the next
+/// size up, as in htslib); an existing field keeps its size when that is large enough.
+pub fn update_int(b: &mut Vec<u8>, tag: [u8; 2], v: i64) -> Result<(), AuxUpdateError> {
+    if v < i32::MIN as i64 || v > u32::MAX as i64 {
+        return Err(AuxUpdateError);
+    }
+    let (mut ty, mut sz) = if v < i16::MIN as i64 {
+        (b'i', 4)
+    } else if v < i8::MIN as i64 {
+        (b's', 2)
+    } else if v < 0 {
+        (b'c', 1)
+    } else if v < u8::MAX as i64 {
+        (b'C', 1)
+    } else if v < u16::MAX as i64 {
+        (b'S', 2)
+    } else {
+        (b'I', 4)
+    };
+    let (at, old) = match find_tag(b, tag) {
+        Some((at, _)) => {
+            let old = match b[at + 2] {
+                b'c' | b'C' => 1,
+                b's' | b'S' => 2,
+                b'i' | b'I' => 4,
+                _ => return Err(AuxUpdateError),
+            };
+            (Some(at), old)
+        }
+        None => (None, 0),
+    };
+    let mut field = Vec::with_capacity(7);
+    field.extend_from_slice(&tag);
+    if at.is_some() && old >= sz {
+        sz = old;
+        ty = if v < 0 { [0, b'c', b's', 0, b'i'][old] } else { [0, b'C', b'S', 0, b'I'][old] };
+    }
+    field.push(ty);
+    field.extend_from_slice(&v.to_le_bytes()[..sz]);
+    match at {
+        Some(at) => {
+            b.splice(at..at + 3 + old, field);
+        }
+        None => b.extend_from_slice(&field),
+    }
+    Ok(())
+}
+
+/// Replaces the CIGAR with `ops` (moving everything after it).
+pub fn set_cigar(b: &mut Vec<u8>, ops: &[u32]) {
+    let r = RecordRef::new(b);
+    let start = layout::FIXED_LEN + b[layout::L_READ_NAME] as usize;
+    let end = start + 4 * r.n_cigar_op();
+    let bytes: Vec<u8> = ops.iter().flat_map(|o| o.to_le_bytes()).collect();
+    b.splice(start..end, bytes);
+    b[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2]
+        .copy_from_slice(&(ops.len() as u16).to_le_bytes());
+}
+
+/// Replaces the read name (without NUL).
+pub fn set_read_name(b: &mut Vec<u8>, name: &[u8]) {
+    let old = b[layout::L_READ_NAME] as usize;
+    let mut n = name.to_vec();
+    n.push(0);
+    b.splice(layout::FIXED_LEN..layout::FIXED_LEN + old, n);
+    b[layout::L_READ_NAME] = (name.len() + 1) as u8;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(aux: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 32];
+        b[8] = 2;
+        b.extend_from_slice(b"r\0");
+        b.extend_from_slice(aux);
+        b
+    }
+
+    #[test]
+    fn update_in_place_and_append() {
+        let mut b = rec(b"doZx\0NMC\x01");
+        update_str(&mut b, *b"do", b"longer").unwrap();
+        update_str(&mut b, *b"dt", b"SQ").unwrap();
+        assert_eq!(&b[34..], b"doZlonger\0NMC\x01dtZSQ\0");
+        assert!(update_str(&mut b, *b"NM", b"x").is_err());
+        update_int(&mut b, *b"NM", 300).unwrap();
+        assert_eq!(&b[44..48], b"NMS\x2c");
+        update_int(&mut b, *b"NM", 2).unwrap();
+        assert_eq!(&b[44..49], b"NMS\x02\0");
+        update_int(&mut b, *b"dc", 255).unwrap();
+        assert!(b.ends_with(b"dcS\xff\0"));
+        assert!(delete_tag(&mut b, *b"do"));
+        assert!(b[34..].starts_with(b"NMS"));
+    }
+
+    #[test]
+    fn name_and_cigar() {
+        let mut b = rec(b"");
+        set_read_name(&mut b, b"abc");
+        set_cigar(&mut b, &[0x50]);
+        let r = RecordRef::new(&b);
+        assert_eq!(r.read_name(), b"abc");
+        assert_eq!(r.cigar().collect::<Vec<_>>(), vec![0x50]);
+    }
+}
