@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times `mdsam view` against samtools on the same input in one run, alternating the two tools,
-# and prints the median wall time of each and the ratio samtools/mdsam (> 1: mdsam is faster).
+# and prints the median wall and CPU (user+sys) time of each and the ratios samtools/mdsam
+# (> 1: mdsam is faster). On a shared machine the CPU ratio is the steadier one.
 #
 #   benches/view.sh [PAIRS] [REPEATS]      (defaults: 750000 pairs ≈ 1.5 M reads, 3 repeats)
 #
@@ -21,34 +22,37 @@ sam="$out/view-$pairs.sam"
 bam="$out/view-$pairs.bam"
 [ -s "$sam" ] || "$mdsam" simulate -n "$pairs" -@ "$threads" -o "$sam"
 [ -s "$bam" ] || "$samtools" view -b -@ "$threads" -o "$bam" "$sam"
+ubam="$out/view-$pairs.u.bam"
+[ -s "$ubam" ] || "$samtools" view -u -o "$ubam" "$sam"
 
-# seconds TOOL ARGS...: wall time of one run, output discarded.
+# seconds TOOL ARGS...: "wall cpu" seconds of one run (cpu = user + sys), output discarded.
 seconds() {
-  local start end
-  start=$(date +%s.%N)
-  "$@" > /dev/null
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc -l
+  local t
+  t=$( { /usr/bin/time -f '%e %U %S' "$@" > /dev/null 2>/dev/null; } 2>&1 | tail -1)
+  echo "$t" | awk '{printf "%s %.2f\n", $1, $2 + $3}'
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-printf '%-34s %10s %10s %8s\n' case samtools_s mdsam_s ratio
+printf '%-32s %9s %9s %7s %9s %9s %7s\n' case st_wall md_wall ratio st_cpu md_cpu ratio
 run_case() {
   local name=$1; shift
-  local s_times=() m_times=()
+  local sw=() mw=() sc=() mc=() t
   for _ in $(seq "$repeats"); do
-    s_times+=("$(seconds "$samtools" view "$@")")
-    m_times+=("$(seconds "$mdsam" view "$@")")
+    t=$(seconds "$samtools" view "$@"); sw+=("${t% *}"); sc+=("${t#* }")
+    t=$(seconds "$mdsam" view "$@"); mw+=("${t% *}"); mc+=("${t#* }")
   done
-  local s m
-  s=$(printf '%s\n' "${s_times[@]}" | median)
-  m=$(printf '%s\n' "${m_times[@]}" | median)
-  printf '%-34s %10.3f %10.3f %8.2f\n' "$name" "$s" "$m" "$(echo "$s / $m" | bc -l)"
+  local a b c d
+  a=$(printf '%s\n' "${sw[@]}" | median); b=$(printf '%s\n' "${mw[@]}" | median)
+  c=$(printf '%s\n' "${sc[@]}" | median); d=$(printf '%s\n' "${mc[@]}" | median)
+  printf '%-32s %9.2f %9.2f %7.2f %9.2f %9.2f %7.2f\n' "$name" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
+    "$c" "$d" "$(echo "$c / $d" | bc -l)"
 }
 run_case "count with filters (BAM)" -c -@ "$threads" -f 1 -F 0x904 -q 20 "$bam"
 run_case "BAM -> SAM" -@ "$threads" -h "$bam"
 run_case "SAM -> BAM uncompressed (-u)" -@ "$threads" -u "$sam"
 run_case "SAM -> BAM level 1 (-1)" -@ "$threads" -1 "$sam"
 run_case "BAM -> BAM default level" -@ "$threads" -b "$bam"
+# Reading stored (level 0) blocks costs almost nothing, so this is the cost of deflate alone.
+run_case "deflate alone (-u BAM -> BAM)" -@ "$threads" -b "$ubam"
 run_case "SAM -> SAM with header" -@ "$threads" -h "$sam"
