@@ -74,6 +74,8 @@ struct Counts {
 #[derive(Default)]
 struct ChunkOut {
     main: Encoded,
+    /// Records written unchanged to BAM: their numbers in the batch (no copy into `main`).
+    passed: Vec<u32>,
     unselected: Encoded,
     counts: Counts,
 }
@@ -114,6 +116,8 @@ struct Plan<'a> {
     header: &'a Header,
     main_format: Option<OutputFormat>,
     unselected_format: Option<OutputFormat>,
+    /// BAM out, records unchanged and in input order: write them straight from the input batch.
+    passthrough: bool,
 }
 
 impl Plan<'_> {
@@ -136,7 +140,9 @@ impl Plan<'_> {
             let ok = self.opts.filter.accepts(&r, self.header).map_err(Error::Message)?;
             if ok {
                 out.counts.accepted += 1;
-                if let Some(f) = self.main_format {
+                if self.passthrough {
+                    out.passed.push(i as u32);
+                } else if let Some(f) = self.main_format {
                     encode(&r, self.header, f, &mut out.main, edit);
                 }
             } else if self.opts.unmap_rejected {
@@ -282,6 +288,10 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
         header: &header,
         main_format: main.as_ref().map(RecordSink::format),
         unselected_format: unselected.as_ref().map(RecordSink::format),
+        passthrough: main.as_ref().is_some_and(|s| s.format() == OutputFormat::Bam)
+            && !opts.edit.is_active()
+            && !opts.remove_back
+            && !opts.unmap_rejected,
     };
     let mut counts = Counts::default();
     let mut handle = |batch: &Batch| -> Result<(), Error> {
@@ -289,7 +299,13 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
             counts.processed += chunk.counts.processed;
             counts.accepted += chunk.counts.accepted;
             if let Some(s) = main.as_mut() {
-                s.write(&chunk.main)?;
+                if plan.passthrough {
+                    let framed: Vec<&[u8]> =
+                        chunk.passed.iter().map(|&i| batch.framed(i as usize)).collect();
+                    s.write_framed(&framed)?;
+                } else {
+                    s.write(&chunk.main)?;
+                }
             }
             if let Some(s) = unselected.as_mut() {
                 s.write(&chunk.unselected)?;

@@ -159,7 +159,8 @@ fn split_at_lines(body: &[u8], parts: usize) -> Vec<std::ops::Range<usize>> {
 type RangeResult = (Batch, Vec<Warning>, Option<(usize, ParseError)>);
 
 fn parse_range(text: &[u8], header: &Header) -> RangeResult {
-    let mut batch = Batch::with_capacity(text.len() * 3 / 4, text.len() / 200);
+    // Binary records are smaller than their text, so one allocation holds the whole range.
+    let mut batch = Batch::with_capacity(text.len(), text.len() / 200);
     let mut warnings = Vec::new();
     let mut at = 0;
     while at < text.len() {
