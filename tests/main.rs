@@ -22,3 +22,6 @@ mod sort;
 
 /// `markdup` against the oracle.
 mod markdup;
+
+/// mdsam installed as `samtools` runs a samtools shell script with identical results.
+mod dropin;

@@ -7,6 +7,7 @@ pub mod flags;
 pub mod getopt;
 pub mod global;
 pub mod index;
+pub mod install_shim;
 pub mod markdup;
 pub mod outfmt;
 pub mod simulate;
@@ -54,12 +55,16 @@ fn main_usage() -> String {
         .replace("{VERSION}", &format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})"))
 }
 
+/// Prints the version text in one write, so `samtools --version | head -1` under `pipefail`
+/// never sees a SIGPIPE from a second write after `head` has exited.
 fn print_version() {
-    println!("{}", version_line());
-    println!(
-        "Using mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)"
+    let text = format!(
+        "{}\nUsing mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)\nAllocator: {}\n",
+        version_line(),
+        crate::alloc::active().name()
     );
-    println!("Allocator: {}", crate::alloc::active().name());
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
 const LOAD_USAGE: &str = "
@@ -133,6 +138,7 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
         }
         "load" => (LOAD_USAGE, load(args)),
+        "install-shim" => (install_shim::USAGE, install_shim::run(args)),
         "simulate" => (
             simulate::USAGE,
             simulate::parse(args).and_then(|c| {
