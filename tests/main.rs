@@ -25,3 +25,6 @@ mod markdup;
 
 /// mdsam installed as `samtools` runs a samtools shell script with identical results.
 mod dropin;
+
+/// A full filesystem: one clear error and no files left behind.
+mod disk_full;
