@@ -28,3 +28,6 @@ mod dropin;
 
 /// A full filesystem: one clear error and no files left behind.
 mod disk_full;
+
+/// Closed pipes end mdsam quietly.
+mod signals;
