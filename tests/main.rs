@@ -22,3 +22,6 @@ mod sort;
 
 /// `markdup` against the oracle.
 mod markdup;
+
+/// `markdup-pipeline` against the oracle's four-command recipe.
+mod markdup_pipeline;
