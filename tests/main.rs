@@ -29,5 +29,7 @@ mod dropin;
 /// A full filesystem: one clear error and no files left behind.
 mod disk_full;
 
+/// `markdup-pipeline` against the oracle's four-command recipe.
+mod markdup_pipeline;
 /// Closed pipes end mdsam quietly.
 mod signals;

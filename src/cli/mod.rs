@@ -9,6 +9,7 @@ pub mod global;
 pub mod index;
 pub mod install_shim;
 pub mod markdup;
+pub mod markdup_pipeline;
 pub mod outfmt;
 pub mod simulate;
 pub mod sort;
@@ -175,6 +176,17 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             markdup::USAGE,
             markdup::parse(&inv, args).and_then(crate::pipeline::markdup::run_on_pool),
         ),
+        "markdup-pipeline" => {
+            if args.is_empty() {
+                print!("{}", markdup_pipeline::USAGE);
+                return 0;
+            }
+            (
+                markdup_pipeline::USAGE,
+                markdup_pipeline::parse(&inv, args)
+                    .and_then(crate::pipeline::markdup_pipeline::run_on_pool),
+            )
+        }
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");
             return 1;

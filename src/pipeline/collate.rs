@@ -9,7 +9,7 @@ use crate::io::open::{self, Opened};
 use crate::ops::collate::{self, Item};
 use crate::pipeline::sink::{OutputFormat, RecordSink};
 use crate::pipeline::sort::write_in_order;
-use crate::record::RecordStore;
+use crate::record::{RecordIdx, RecordStore};
 
 pub struct CollateOptions {
     pub input: String,
@@ -44,29 +44,33 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
             store.push_batch(b);
         }
     }
-    let handles = std::mem::take(&mut store.order);
+    store.order = collated_order(&store, opts.bins, opts.fast);
+    write_in_order(&store, &header, &mut sink)?;
+    sink.finish()
+}
+
+/// samtools collate's output order of the store's records (in their current order): `-f` pairs
+/// first (with `fast` = the read buffer size), then the `bins` name-hash bins, each sorted.
+pub fn collated_order(store: &RecordStore, bins: usize, fast: Option<usize>) -> Vec<RecordIdx> {
+    let handles = &store.order;
     let records = handles.iter().enumerate().map(|(i, &h)| {
         let r = store.get(h);
         (r.read_name(), r.flag(), i as u32)
     });
-    let (direct, to_bins): (Vec<u32>, Vec<Item<'_>>) = match opts.fast {
+    let (direct, to_bins): (Vec<u32>, Vec<Item<'_>>) = match fast {
         Some(store_max) => {
             let (pairs, rest) = collate::fast_plan(records, store_max);
             (pairs, rest.into_iter().map(|(name, flag, id)| Item::new(name, flag, id)).collect())
         }
         None => (Vec::new(), records.map(|(name, flag, id)| Item::new(name, flag, id)).collect()),
     };
-    let mut bins = collate::into_bins(to_bins.into_iter(), opts.bins);
+    let mut bins = collate::into_bins(to_bins.into_iter(), bins);
     bins.par_iter_mut().for_each(|b| collate::sort_bin(b));
-    let order: Vec<_> = direct
+    direct
         .iter()
         .map(|&id| handles[id as usize])
         .chain(bins.iter().flatten().map(|it| handles[it.id as usize]))
-        .collect();
-    drop(bins);
-    store.order = order;
-    write_in_order(&store, &header, &mut sink)?;
-    sink.finish()
+        .collect()
 }
 
 /// Runs `collate` on a pool of `opts.threads` threads.

@@ -54,6 +54,22 @@ fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> 
     let mut out = Encoded::default();
     out.data.reserve(recs.iter().map(|r| r.bytes().len() + 64).sum());
     out.ends.reserve(recs.len());
+    fix_templates(recs, header, &opts.fix, |b, keep| {
+        if keep {
+            encode(&mut out, b, header, opts.format);
+        }
+    });
+    out
+}
+
+/// Fixes the whole templates (runs of one QNAME) in `recs`: sanitises, pairs and tags each, then
+/// hands every resulting record to `emit` with whether `-r` keeps it, in input order.
+pub fn fix_templates(
+    recs: &[RecordRef<'_>],
+    header: &Header,
+    fix: &Fix,
+    mut emit: impl FnMut(&[u8], bool),
+) {
     let ref_len = |tid: i32| -> i64 {
         if tid < 0 { 0 } else { header.refs().get(tid as usize).map_or(0, |r| r.len as i64) }
     };
@@ -73,22 +89,19 @@ fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> 
         for (b, r) in group.iter_mut().zip(&recs[start..end]) {
             b.clear();
             b.extend_from_slice(r.bytes());
-            sanitize::sanitize(b, opts.fix.sanitize, ref_len);
+            sanitize::sanitize(b, fix.sanitize, ref_len);
         }
         let group = &mut group[..n];
-        let keep = fix_template(group, &opts.fix);
+        let keep = fix_template(group, fix);
         for (b, k) in group.iter().zip(keep) {
-            if k {
-                encode(&mut out, b, header, opts.format);
-            }
+            emit(b, k);
         }
         start = end;
     }
-    out
 }
 
 /// Cut points of `recs` into chunks of about `CHUNK` records at template boundaries.
-fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
+pub fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
     let mut bounds = vec![0];
     let mut at = 0;
     while at < recs.len() {

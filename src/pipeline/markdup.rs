@@ -21,7 +21,7 @@ use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
 use crate::pipeline::fixmate::{encode, sort_order};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
 use crate::record::header::line_field;
-use crate::record::{RecordRef, RecordStore};
+use crate::record::{Header, RecordRef, RecordStore};
 
 pub struct MarkdupOptions {
     pub input: String,
@@ -50,9 +50,9 @@ fn say(msg: &str) -> Error {
 
 /// `@RG` IDs in header order → 1-based index; `None` (after samtools' messages) when unusable.
 /// Read-group IDs → index, and the IDs in header order.
-type ReadGroups = (HashMap<Vec<u8>, u32>, Vec<Vec<u8>>);
+pub type ReadGroups = (HashMap<Vec<u8>, u32>, Vec<Vec<u8>>);
 
-fn read_group_ids(header: &crate::record::Header) -> Option<ReadGroups> {
+pub fn read_group_ids(header: &crate::record::Header) -> Option<ReadGroups> {
     let names: Vec<Vec<u8>> = header
         .lines()
         .filter(|l| l.starts_with(b"@RG\t"))
@@ -117,6 +117,35 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
             store.push_batch(b);
         }
     }
+    let out = (opts.output.clone(), opts.format, opts.level, opts.threads);
+    let sink = || RecordSink::create(&out.0, out.1, out.2, out.3, &header, true);
+    mark(&store, &header, groups.as_ref(), &opts, sink, None).map(|_| ())
+}
+
+/// What [`mark`] wrote and dropped, each as (records, sum of `hash` over them), when asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marked {
+    pub written: (u64, u64),
+    pub removed: (u64, u64),
+}
+
+/// The per-record hash [`mark`] can sum over the records it writes and drops (`--verify`).
+pub type RecordHash = dyn Fn(&RecordRef<'_>) -> u64 + Sync;
+
+/// Markdup's key, decide and write phases on the records of `store` in its current order
+/// (coordinate order), with `header` already carrying the new `@PG`; `groups` from
+/// [`read_group_ids`] when read groups are used. Opens the output with `create_sink` once the
+/// decisions are made, writes, then prints the warnings and stats. With `hash`, also sums it over
+/// written and removed records.
+#[allow(clippy::needless_range_loop)]
+pub fn mark(
+    store: &RecordStore,
+    header: &Header,
+    groups: Option<&ReadGroups>,
+    opts: &MarkdupOptions,
+    create_sink: impl FnOnce() -> Result<RecordSink, Error>,
+    hash: Option<&RecordHash>,
+) -> Result<Marked, Error> {
     let md = &opts.md;
     // Key phase.
     let infos: Vec<ReadInfo> = store
@@ -124,7 +153,7 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         .par_iter()
         .map(|&idx| {
             let r = store.get(idx);
-            let rg = match &groups {
+            let rg = match groups {
                 Some((ids, _)) => md::read_group_index(&r, ids),
                 None => 0,
             };
@@ -150,40 +179,59 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         }
     };
     let mut log = |line: String| eprint!("{line}");
-    let n_groups = groups.as_ref().map_or(0, |g| g.1.len());
+    let n_groups = groups.map_or(0, |g| g.1.len());
     let decision = decide::decide(&infos, &name, &pass2_name, md, n_groups, &mut log)
         .map_err(|f| if f.message.is_empty() { Error::Failed } else { say(&f.message) })?;
     drop(infos);
     // Write phase.
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink = create_sink()?;
+    let format = sink.format();
     let outcomes: &[Outcome] = &decision.outcomes;
     let name32 = |i: u32| store.get(store.order[i as usize]).read_name();
     let n = store.len();
     let chunks: Vec<usize> = (0..n.div_ceil(CHUNK)).collect();
+    let mut marked = Marked::default();
+    let add = |acc: &mut (u64, u64), h: u64| {
+        acc.0 += 1;
+        acc.1 = acc.1.wrapping_add(h);
+    };
     for wave in chunks.chunks(64 * opts.threads.max(1)) {
-        let outs: Vec<Encoded> = wave
+        let outs: Vec<(Encoded, Marked)> = wave
             .par_iter()
             .map(|&c| {
                 let mut out = Encoded::default();
+                let mut m = Marked::default();
                 for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
                     let r = store.get(store.order[i]);
                     let o = &outcomes[i];
                     if !md::is_written(o, r.flag(), md) {
+                        if let Some(h) = hash {
+                            add(&mut m.removed, h(&r));
+                        }
                         continue;
                     }
                     if md::is_unchanged(o, r.flag(), md) {
-                        encode(&mut out, r.bytes(), &header, opts.format);
+                        encode(&mut out, r.bytes(), header, format);
+                        if let Some(h) = hash {
+                            add(&mut m.written, h(&r));
+                        }
                     } else {
                         let b = md::finalize(r.bytes(), o, md, &name32, umi);
-                        encode(&mut out, &b, &header, opts.format);
+                        encode(&mut out, &b, header, format);
+                        if let Some(h) = hash {
+                            add(&mut m.written, h(&RecordRef::new(&b)));
+                        }
                     }
                 }
-                out
+                (out, m)
             })
             .collect();
-        for o in &outs {
+        for (o, m) in &outs {
             sink.write(o)?;
+            marked.written.0 += m.written.0;
+            marked.written.1 = marked.written.1.wrapping_add(m.written.1);
+            marked.removed.0 += m.removed.0;
+            marked.removed.1 = marked.removed.1.wrapping_add(m.removed.1);
         }
     }
     sink.finish()?;
@@ -200,9 +248,9 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         );
     }
     if opts.stats {
-        write_stats(&opts, &decision.stats, groups.as_ref().map(|g| g.1.as_slice()))?;
+        write_stats(opts, &decision.stats, groups.map(|g| g.1.as_slice()))?;
     }
-    Ok(())
+    Ok(marked)
 }
 
 fn write_stats(

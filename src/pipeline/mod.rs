@@ -5,6 +5,7 @@ pub mod collate;
 pub mod fixmate;
 pub mod load;
 pub mod markdup;
+pub mod markdup_pipeline;
 pub mod region;
 pub mod simulate;
 pub mod sink;

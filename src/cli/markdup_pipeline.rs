@@ -1,0 +1,153 @@
+//! `markdup-pipeline`'s command line → [`PipelineOptions`].
+//!
+//! The union of the four commands' options. Where fixmate and markdup share a letter, the letter
+//! is markdup's (`-r` removes duplicates, `-c` clears old duplicate marks) and fixmate's option
+//! is long: `--fixmate-remove` (fixmate `-r`), `--fixmate-cigar` (fixmate `-c`); fixmate's `-p`
+//! keeps its letter. `-l` is the output compression level (as in sort and collate); markdup's
+//! `-l` (maximum read length) is `--max-read-length`. markdup's options are checked by
+//! markdup's own parser.
+
+use super::getopt::{self, LongOpt};
+use super::outfmt::OutputChoice;
+use super::{Invocation, global};
+use crate::error::Error;
+use crate::ops::fixmate::FixmateOptions as Fix;
+use crate::pipeline::markdup_pipeline::PipelineOptions;
+use crate::pipeline::sink::{OutputFormat, index_request};
+
+pub const USAGE: &str = include_str!("usage/markdup-pipeline.txt");
+
+const SHORT: &str = "@:O:ul:rpcsSf:d:m:tT:";
+
+const LONG: &[LongOpt] = &[
+    LongOpt { name: "threads", has_arg: true, key: "@" },
+    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
+    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
+    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
+    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+    LongOpt { name: "verify", has_arg: false, key: "verify" },
+    LongOpt { name: "fixmate-remove", has_arg: false, key: "fixmate-remove" },
+    LongOpt { name: "fixmate-cigar", has_arg: false, key: "fixmate-cigar" },
+    LongOpt { name: "max-read-length", has_arg: true, key: "max-read-length" },
+    LongOpt { name: "include-fails", has_arg: false, key: "include-fails" },
+    LongOpt { name: "mode", has_arg: true, key: "m" },
+    LongOpt { name: "no-multi-dup", has_arg: false, key: "no-multi-dup" },
+    LongOpt { name: "read-coords", has_arg: true, key: "read-coords" },
+    LongOpt { name: "coords-order", has_arg: true, key: "coords-order" },
+    LongOpt { name: "barcode-tag", has_arg: true, key: "barcode-tag" },
+    LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
+    LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
+    LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
+    LongOpt { name: "json", has_arg: false, key: "json" },
+    LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
+    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
+    LongOpt { name: "reference", has_arg: true, key: "reference" },
+    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
+];
+
+fn step_pg(inv: &Invocation, step: &str, cl: &[String], whole: &str) -> Vec<(String, String)> {
+    let mut fields = inv.pg_fields(&[]);
+    for (k, v) in fields.iter_mut() {
+        if k == "CL" {
+            *v = format!("{} {step} {}", inv.argv0, cl.join(" "));
+        }
+    }
+    fields.push(("DS".into(), format!("{step} step of: {whole}")));
+    fields
+}
+
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error> {
+    let (opts, positionals) =
+        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let mut out = OutputChoice::default();
+    let mut uncompressed = false;
+    let mut threads = 0;
+    let (mut no_pg, mut write_index, mut verify) = (false, false, false);
+    let mut fix = Fix { mate_score: true, ..Fix::default() };
+    let mut fix_args: Vec<String> = vec!["-m".into()];
+    // markdup's own arguments, for its parser and its @PG line.
+    let mut md_args: Vec<String> = Vec::new();
+    for o in &opts {
+        let v = o.value.clone().unwrap_or_default();
+        match o.key.as_str() {
+            "@" => threads = global::parse_threads(&v)?,
+            "O" => out.set_format(&v)?,
+            "output-fmt-option" => out.set_option(&v),
+            "u" => uncompressed = true,
+            "l" => out.level = Some(super::flags::parse_c_int(&v).unwrap_or(-1) as i32),
+            "write-index" => write_index = true,
+            "no-PG" => no_pg = true,
+            "verify" => verify = true,
+            "p" => {
+                fix.proper_pair_check = false;
+                fix_args.push("-p".into());
+            }
+            "fixmate-remove" => {
+                fix.remove = true;
+                fix_args.push("-r".into());
+            }
+            "fixmate-cigar" => {
+                fix.template_cigar = true;
+                fix_args.push("-c".into());
+            }
+            "T" | "input-fmt-option" | "reference" | "verbosity" => {}
+            "max-read-length" => md_args.extend(["-l".to_string(), v]),
+            "r" | "s" | "S" | "c" | "t" => md_args.push(format!("-{}", o.key)),
+            "f" | "d" | "m" => md_args.extend([format!("-{}", o.key), v]),
+            "read-coords" | "coords-order" | "barcode-tag" | "barcode-rgx" => {
+                md_args.extend([format!("--{}", o.key), v])
+            }
+            "include-fails" | "no-multi-dup" | "barcode-name" | "use-read-groups" | "json"
+            | "duplicate-count" => md_args.push(format!("--{}", o.key)),
+            other => return Err(Error::Usage(format!("unhandled option {other}"))),
+        }
+    }
+    if positionals.len() < 2 {
+        eprint!("{USAGE}");
+        return Err(Error::Failed);
+    }
+    let (input, output) = (positionals[0].clone(), positionals[1].clone());
+    let whole = inv.pg_fields(args).into_iter().find(|(k, _)| k == "CL").map(|(_, v)| v);
+    let whole = whole.unwrap_or_default();
+    let mut md_full = md_args.clone();
+    md_full.extend(["-".to_string(), "-".to_string()]);
+    let md_inv = Invocation { argv0: inv.argv0.clone(), command: "markdup".into() };
+    let mut markdup = super::markdup::parse(&md_inv, &md_full)?;
+    let (output, index) = if write_index {
+        let (o, idx, bai) = index_request(&output);
+        (o, Some((idx, bai)))
+    } else {
+        (output, None)
+    };
+    markdup.input = input.clone();
+    markdup.format = out.format(&output);
+    markdup.output = output.clone();
+    markdup.level = match out.level {
+        _ if uncompressed => 0,
+        Some(l) => l,
+        None => -1,
+    };
+    markdup.threads = threads + 1;
+    markdup.command = whole.clone();
+    markdup.pg = None;
+    let index = match index {
+        Some(_) if markdup.format != OutputFormat::Bam => {
+            eprintln!("[markdup-pipeline] Ignoring --write-index: indexes are built for BAM only");
+            None
+        }
+        other => other,
+    };
+    let pg = (!no_pg).then(|| {
+        let mut md_cl = md_args.clone();
+        md_cl.extend(["-".to_string(), output.clone()]);
+        let mut fix_cl = fix_args.clone();
+        fix_cl.extend(["-u", "-", "-"].map(String::from));
+        [
+            step_pg(inv, "collate", &["-O", "-u", &input].map(String::from), &whole),
+            step_pg(inv, "fixmate", &fix_cl, &whole),
+            step_pg(inv, "sort", &["-u", "-"].map(String::from), &whole),
+            step_pg(inv, "markdup", &md_cl, &whole),
+        ]
+    });
+    Ok(PipelineOptions { markdup, fix, index, pg, verify })
+}

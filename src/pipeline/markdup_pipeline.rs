@@ -1,0 +1,362 @@
+//! `markdup-pipeline`: `collate → fixmate -m → sort → markdup` as passes over one in-memory record
+//! list, with output identical to samtools' recipe
+//! `samtools collate -O -u IN | samtools fixmate -m -u - - | samtools sort -u - | samtools markdup - OUT`.
+//!
+//! - *load*: the input is inflated and parsed once into a [`RecordStore`].
+//! - *collate*: always run (whatever the input order): [`collated_order`] permutes the handles
+//!   into samtools collate's exact order (64 name-hash bins, samtools' introsort per bin), which
+//!   is what fixmate sees, and, through the stable sort's tie-break, what decides the order of
+//!   equal-coordinate records in the output. Skipping it for name-grouped input would change ties,
+//!   so it is not skipped. The header gets `SO:unsorted GO:query` as collate writes.
+//! - *fixmate*: [`fix_templates`] on chunks of whole templates in parallel; the edited records
+//!   (MC/MQ/ms tags change their length) go into new arena batches of a new store in the same
+//!   order; the old store is dropped. No SAM/BAM encoding or compression in between.
+//! - *sort*: [`sorted_order`] by coordinate (ties in input order), header `SO:coordinate`.
+//! - *markdup*: [`mark`], the same key/decide/write phases as `markdup`, writing the output once.
+//!
+//! `@PG`: one line per logical step (collate, fixmate, sort, markdup), chained by `PP` as the four
+//! samtools commands chain them. Each `CL` is the equivalent stand-alone command of that step
+//! (e.g. `mdsam fixmate -m -u - -`), and each line's `DS` gives the whole `markdup-pipeline`
+//! command line. The stats' `COMMAND` is the `markdup-pipeline` command line.
+//!
+//! `--verify`: an order-independent checksum ([`record_hash`] summed with wrapping addition, plus
+//! a count) over every input record's name, READ1/READ2 bits, sequence and qualities, compared
+//! after writing with the same checksum over the records written, plus those removed by fixmate's
+//! `-r` and markdup's `-r` (counted and reported). A mismatch is an
+//! error (exit 1) and a file output is deleted.
+
+use rayon::prelude::*;
+
+use crate::error::Error;
+use crate::io::open::{self, Opened};
+use crate::ops::fixmate::FixmateOptions as Fix;
+use crate::ops::sort::SortOrder;
+use crate::pipeline::collate::collated_order;
+use crate::pipeline::fixmate::{chunk_bounds, fix_templates};
+use crate::pipeline::markdup::{MarkdupOptions, mark, read_group_ids};
+use crate::pipeline::sink::RecordSink;
+use crate::pipeline::sort::sorted_order;
+use crate::record::{Batch, Header, RecordRef, RecordStore};
+
+pub struct PipelineOptions {
+    /// Output path, format, level, threads and all markdup settings (with `input`/`output`).
+    pub markdup: MarkdupOptions,
+    /// fixmate's settings (`-m` always on).
+    pub fix: Fix,
+    /// `--write-index`: (index path, BAI?).
+    pub index: Option<(String, bool)>,
+    /// The four steps' `@PG` fields (collate, fixmate, sort, markdup); `None` with `--no-PG`.
+    pub pg: Option<[Vec<(String, String)>; 4]>,
+    pub verify: bool,
+}
+
+/// Name-hash bins of `samtools collate` (its `-n` default).
+const COLLATE_BINS: usize = 64;
+
+/// A record count with the wrapping sum of their [`record_hash`]es.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checksum {
+    pub count: u64,
+    pub sum: u64,
+}
+
+impl Checksum {
+    pub fn add(&mut self, hash: u64) {
+        self.count += 1;
+        self.sum = self.sum.wrapping_add(hash);
+    }
+
+    pub fn merge(self, other: Checksum) -> Checksum {
+        Checksum { count: self.count + other.count, sum: self.sum.wrapping_add(other.sum) }
+    }
+
+    pub fn from_pair((count, sum): (u64, u64)) -> Checksum {
+        Checksum { count, sum }
+    }
+}
+
+#[inline]
+fn mix(h: u64) -> u64 {
+    // splitmix64's finaliser.
+    let mut z = h;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn absorb(mut h: u64, bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    h = (h ^ bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
+    }
+    let mut tail = [0u8; 8];
+    tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K).rotate_left(29);
+    mix(h)
+}
+
+/// The 64-bit hash of what must survive the pipeline: name, READ1/READ2 bits, sequence
+/// (packed, with its length) and qualities.
+pub fn record_hash(r: &RecordRef<'_>) -> u64 {
+    let mut h = (r.flag() & 0xc0) as u64 ^ ((r.l_seq() as u64) << 16);
+    h = absorb(h, r.read_name());
+    let seq = r.seq_packed();
+    h = absorb(h, seq);
+    if r.l_seq() % 2 == 1 {
+        // The unused low nibble of an odd-length sequence carries no information.
+        h ^= (seq.last().copied().unwrap_or(0) & 0x0f) as u64;
+    }
+    absorb(h, r.qual())
+}
+
+/// The checksum of every record in `store`.
+pub fn store_checksum(store: &RecordStore) -> Checksum {
+    store
+        .batches
+        .par_iter()
+        .map(|b| {
+            let mut c = Checksum::default();
+            for r in b.iter() {
+                c.add(record_hash(&r));
+            }
+            c
+        })
+        .reduce(Checksum::default, Checksum::merge)
+}
+
+fn add_pg(header: &mut Header, fields: &[(String, String)]) {
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    header.add_pg("samtools", &fields);
+}
+
+/// fixmate on a collated store: whole templates in parallel chunks, the results (edited records)
+/// in new batches in the same order. Returns the new store and the checksum of what `-r` removed
+/// (when `verify`).
+fn fixmate_pass(
+    store: &RecordStore,
+    header: &Header,
+    fix: &Fix,
+    verify: bool,
+) -> (RecordStore, Checksum) {
+    let recs: Vec<RecordRef<'_>> = store.iter().collect();
+    let bounds = chunk_bounds(&recs);
+    let parts: Vec<(Batch, Checksum)> = bounds
+        .par_windows(2)
+        .map(|w| {
+            let chunk = &recs[w[0]..w[1]];
+            let bytes: usize = chunk.iter().map(|r| r.bytes().len() + 4 + 32).sum();
+            let mut batch = Batch::with_capacity(bytes, chunk.len());
+            let mut removed = Checksum::default();
+            fix_templates(chunk, header, fix, |b, keep| {
+                if keep {
+                    batch.push(b);
+                } else if verify {
+                    removed.add(record_hash(&RecordRef::new(b)));
+                }
+            });
+            (batch, removed)
+        })
+        .collect();
+    let mut fixed = RecordStore::default();
+    let mut removed = Checksum::default();
+    for (b, c) in parts {
+        fixed.push_batch(b);
+        removed = removed.merge(c);
+    }
+    (fixed, removed)
+}
+
+/// Runs the pipeline on the current pool.
+pub fn run(opts: PipelineOptions) -> Result<(), Error> {
+    let md = &opts.markdup;
+    let Opened { mut reader, header: input_header, .. } = open::open(&md.input, md.threads)
+        .map_err(|e| {
+            let why = match &e {
+                Error::File { what, .. } => what.clone(),
+                other => other.to_string(),
+            };
+            eprintln!(
+                "samtools markdup-pipeline: error, failed to open \"{}\" for input: {why}",
+                md.input
+            );
+            Error::Failed
+        })?;
+    // Load: one inflate, one parse.
+    let mut store = RecordStore::default();
+    while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
+        eprintln!("{e}");
+        eprintln!("samtools markdup-pipeline: error, truncated input file.");
+        Error::Failed
+    })? {
+        for w in warnings {
+            eprintln!("{w}");
+        }
+        for b in batches {
+            store.push_batch(b);
+        }
+    }
+    drop(reader);
+    let input_sum = if opts.verify { store_checksum(&store) } else { Checksum::default() };
+    let mut header = input_header;
+    // Collate.
+    header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
+    if let Some(pg) = &opts.pg {
+        add_pg(&mut header, &pg[0]);
+    }
+    store.order = collated_order(&store, COLLATE_BINS, None);
+    // fixmate -m.
+    if let Some(pg) = &opts.pg {
+        add_pg(&mut header, &pg[1]);
+    }
+    let (mut store, fix_removed) = {
+        let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, opts.verify);
+        drop(store);
+        (fixed, removed)
+    };
+    // Coordinate sort.
+    let placed = store.batches.par_iter().any(|b| b.iter().any(|r| r.ref_id() >= 0));
+    store.order = sorted_order(&store, &header, SortOrder::Coordinate, None)?;
+    SortOrder::Coordinate.update_header(&mut header, placed);
+    if let Some(pg) = &opts.pg {
+        add_pg(&mut header, &pg[2]);
+    }
+    // markdup.
+    if let Some(pg) = &opts.pg {
+        add_pg(&mut header, &pg[3]);
+    }
+    let mut md_opts = opts.markdup;
+    let groups = if md_opts.md.read_groups { read_group_ids(&header) } else { None };
+    if groups.is_none() {
+        md_opts.md.read_groups = false;
+    }
+    let sink = || {
+        let mut sink = RecordSink::create(
+            &md_opts.output,
+            md_opts.format,
+            md_opts.level,
+            md_opts.threads,
+            &header,
+            true,
+        )?;
+        if let Some((path, bai)) = &opts.index {
+            sink.write_index(path, *bai, &header)?;
+        }
+        Ok(sink)
+    };
+    let hash: &crate::pipeline::markdup::RecordHash = &|r| record_hash(r);
+    let marked =
+        mark(&store, &header, groups.as_ref(), &md_opts, sink, opts.verify.then_some(hash))?;
+    if opts.verify {
+        let written = Checksum::from_pair(marked.written);
+        let md_removed = Checksum::from_pair(marked.removed);
+        let accounted = written.merge(fix_removed).merge(md_removed);
+        if accounted != input_sum {
+            eprintln!(
+                "samtools markdup-pipeline: verify FAILED: {} input records (checksum {:016x}), \
+                 {} written + {} removed by fixmate -r + {} removed by markdup -r (checksum {:016x})",
+                input_sum.count,
+                input_sum.sum,
+                written.count,
+                fix_removed.count,
+                md_removed.count,
+                accounted.sum
+            );
+            if md_opts.output != "-" {
+                let _ = std::fs::remove_file(&md_opts.output);
+            }
+            return Err(Error::Failed);
+        }
+        eprintln!(
+            "[markdup-pipeline] verify OK: {} input records = {} written + {} removed by fixmate -r + {} removed by markdup -r",
+            input_sum.count, written.count, fix_removed.count, md_removed.count
+        );
+    }
+    Ok(())
+}
+
+/// Runs the pipeline on a pool of `threads` threads.
+pub fn run_on_pool(opts: PipelineOptions) -> Result<(), Error> {
+    crate::pipeline::threads::pool(opts.markdup.threads).install(|| run(opts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal BAM record: name, flag, sequence (4-bit codes) and qualities.
+    fn rec(name: &[u8], flag: u16, seq: &[u8], qual: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 32];
+        b[0..4].copy_from_slice(&(-1i32).to_le_bytes());
+        b[4..8].copy_from_slice(&(-1i32).to_le_bytes());
+        b[8] = name.len() as u8 + 1;
+        b[14..16].copy_from_slice(&flag.to_le_bytes());
+        b[16..20].copy_from_slice(&(seq.len() as u32).to_le_bytes());
+        b[20..24].copy_from_slice(&(-1i32).to_le_bytes());
+        b[24..28].copy_from_slice(&(-1i32).to_le_bytes());
+        b.extend_from_slice(name);
+        b.push(0);
+        for pair in seq.chunks(2) {
+            b.push(pair[0] << 4 | pair.get(1).copied().unwrap_or(0));
+        }
+        b.extend_from_slice(qual);
+        b
+    }
+
+    fn store(recs: &[Vec<u8>]) -> RecordStore {
+        let mut batch = Batch::default();
+        for r in recs {
+            batch.push(r);
+        }
+        let mut s = RecordStore::default();
+        s.push_batch(batch);
+        s
+    }
+
+    fn sample() -> Vec<Vec<u8>> {
+        vec![
+            rec(b"r1", 0x41, &[1, 2, 4, 8, 1], &[30, 31, 32, 33, 34]),
+            rec(b"r1", 0x81, &[8, 4, 2, 1, 1], &[20, 21, 22, 23, 24]),
+            rec(b"r2", 0x41, &[1, 1, 1, 1], &[10, 10, 10, 10]),
+        ]
+    }
+
+    #[test]
+    fn checksum_ignores_order_and_other_fields() {
+        let a = store(&sample());
+        let mut reordered = sample();
+        reordered.reverse();
+        // Fields outside the checksum (MAPQ, position, other flag bits) may change.
+        reordered[0][9] = 60;
+        reordered[0][4..8].copy_from_slice(&1234i32.to_le_bytes());
+        reordered[0][14] |= 0x04;
+        assert_eq!(store_checksum(&a), store_checksum(&store(&reordered)));
+        assert_eq!(store_checksum(&a).count, 3);
+    }
+
+    #[test]
+    fn checksum_catches_corruption_and_loss() {
+        let good = store_checksum(&store(&sample()));
+        let name_at = 32;
+        let seq_at = 32 + 3;
+        let qual_at = seq_at + 3;
+        for (at, what) in [(name_at, "name"), (seq_at, "sequence"), (qual_at + 2, "quality")] {
+            let mut bad = sample();
+            bad[0][at] ^= 0x01;
+            assert_ne!(good, store_checksum(&store(&bad)), "{what} corruption not caught");
+        }
+        // READ1 ↔ READ2 swapped.
+        let mut bad = sample();
+        bad[0][14] = 0x81;
+        assert_ne!(good, store_checksum(&store(&bad)));
+        // A lost record or one record written twice in place of another.
+        let mut lost = sample();
+        lost.pop();
+        assert_ne!(good, store_checksum(&store(&lost)));
+        let mut dup = sample();
+        dup[2] = dup[0].clone();
+        assert_ne!(good, store_checksum(&store(&dup)));
+    }
+}
