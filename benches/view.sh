@@ -28,8 +28,10 @@ ubam="$out/view-$pairs.u.bam"
 # seconds TOOL ARGS...: "wall cpu" seconds of one run (cpu = user + sys), output discarded.
 seconds() {
   local t
-  t=$( { /usr/bin/time -f '%e %U %S' "$@" > /dev/null 2>/dev/null; } 2>&1 | tail -1)
-  echo "$t" | awk '{printf "%s %.2f\n", $1, $2 + $3}'
+  t=$(mktemp)
+  /usr/bin/time -o "$t" -f '%e %U %S' "$@" > /dev/null 2>/dev/null
+  awk '{printf "%s %.2f\n", $1, $2 + $3}' "$t"
+  rm -f "$t"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
