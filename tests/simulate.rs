@@ -9,7 +9,7 @@ use mdsam::simulate::{
 };
 
 use crate::support::{
-    assert_same_sam, oracle, oracle_ok, sam_records, scratch_dir, simulated_fasta,
+    assert_same_sam, oracle, oracle_ok, sam_records, scratch_dir, simulated_fasta, simulated_sam,
     simulated_sam_with_summary, to_sam,
 };
 
@@ -310,4 +310,44 @@ fn md_and_nm_agree_with_calmd() {
         oracle_ok(&oracle, &["calmd", "--no-PG", sam.to_str().unwrap(), fasta.to_str().unwrap()])
             .stdout;
     assert_same_sam(&recomputed, &std::fs::read(&sam).unwrap(), "samtools calmd changed MD or NM");
+}
+
+/// The duplicate rate samtools 1.24's markdup measures is within 10 % of the rate asked for, and
+/// samtools reads the output without a warning.
+#[test]
+fn markdup_measures_the_requested_duplicate_rate() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("simulate_dup_rate");
+    let opts = SimulateOptions {
+        pairs: 20000,
+        dup_rate: 0.10,
+        optical_dup_rate: 0.05,
+        ..Default::default()
+    };
+    let sam = simulated_sam(&dir, &opts);
+    let sam_s = sam.to_str().unwrap();
+    let path = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    let (fixed, sorted, marked) = (path("fixed.bam"), path("sorted.bam"), path("marked.bam"));
+    let collated = path("collated.bam");
+    oracle_ok(&oracle, &["collate", "-o", &collated, sam_s]);
+    oracle_ok(&oracle, &["fixmate", "-m", &collated, &fixed]);
+    oracle_ok(&oracle, &["sort", "-o", &sorted, &fixed]);
+    let out = oracle_ok(&oracle, &["markdup", "-s", &sorted, &marked]);
+    let stats = String::from_utf8_lossy(&out.stderr);
+    assert!(!stats.contains("[W::"), "samtools warned: {stats}");
+    let value = |key: &str| -> f64 {
+        stats
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {stats}"))
+    };
+    let pairs = value("PAIRED:");
+    let dup_pairs = value("DUPLICATE PAIR:");
+    let measured = dup_pairs / pairs;
+    let asked = opts.dup_rate + opts.optical_dup_rate;
+    assert!(
+        (measured - asked).abs() <= 0.1 * asked,
+        "measured {measured:.4}, asked {asked:.4}\n{stats}"
+    );
 }
