@@ -26,6 +26,7 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
     LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
     LongOpt { name: "template-coordinate", has_arg: false, key: "template-coordinate" },
+    LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
 ];
 
 /// `-m`: `strtol(.., 0)` (hex `0x`, octal leading `0`, else decimal) with an optional K/M/G suffix.
@@ -91,6 +92,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     let mut tag: Option<[u8; 2]> = None;
     let mut minimiser = Minimiser { kmer: 20, try_rev: true, squash: false };
     let mut max_mem: u64 = 768 << 20;
+    let mut total_mem: Option<u64> = None;
+    let mut tmp_prefix: Option<String> = None;
     let mut level: Option<i32> = None;
     let mut explicit_format: Option<OutputFormat> = None;
     let mut threads = 0usize;
@@ -110,7 +113,14 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
                 tag = Some([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]);
             }
             "m" => max_mem = parse_memory(v),
-            "T" | "reference" | "input-fmt" | "input-fmt-option" | "verbosity" | "w" => {}
+            "T" => tmp_prefix = Some(v.to_string()),
+            "max-memory" => {
+                total_mem = Some(parse_memory(v));
+                if total_mem == Some(0) {
+                    return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
+                }
+            }
+            "reference" | "input-fmt" | "input-fmt-option" | "verbosity" | "w" => {}
             "l" => level = Some(int(v, "Invalid compression level")? as i32),
             "u" => level = Some(0),
             "no-PG" => no_pg = true,
@@ -195,6 +205,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         format,
         level: level.map_or(-1, |l| l.min(9)),
         threads: threads + 1,
+        // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
+        memory: total_mem.unwrap_or_else(|| max_mem.saturating_mul(threads.max(1) as u64)),
+        tmp_prefix,
         order,
         pg: (!no_pg).then(|| inv.pg_fields(args)),
         index,

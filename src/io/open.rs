@@ -96,9 +96,13 @@ fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
 
 /// Opens `path` (or stdin for `-`) for reading records with `threads` parsing tasks.
 pub fn open(path: &str, threads: usize) -> Result<Opened, Error> {
+    open_with_piece(path, threads, PIECE_BYTES_PER_THREAD * threads.max(1))
+}
+
+/// [`open`] inflating about `target` bytes per piece (small for the many readers of a merge).
+pub fn open_with_piece(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
     let mut input =
         Input::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
-    let target = PIECE_BYTES_PER_THREAD * threads.max(1);
     let sniffed = sniff(&mut input).map_err(|e| Error::io(path, e))?;
     let tasks = threads.max(1) * 4;
     match sniffed {
