@@ -30,7 +30,7 @@ const LONG: &[LongOpt] = &[
 ];
 
 /// `-m`: `strtol(.., 0)` (hex `0x`, octal leading `0`, else decimal) with an optional K/M/G suffix.
-fn parse_memory(v: &str) -> u64 {
+pub(crate) fn parse_memory(v: &str) -> u64 {
     let b = v.trim_start().as_bytes();
     let (neg, mut i) = match b.first() {
         Some(b'-') => (true, 1),
