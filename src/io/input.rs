@@ -142,7 +142,7 @@ impl Input {
 }
 
 /// Bytes consumed between two hand-backs of mapped pages.
-const RELEASE_EVERY: usize = 16 << 20;
+const RELEASE_EVERY: usize = 4 << 20;
 
 /// Drops the resident pages of a mapped input well behind the read position, so that reading a
 /// large file sequentially does not grow the resident set by the whole file (what a memory
