@@ -50,7 +50,7 @@ impl BinFiles {
         for _ in 0..n {
             let t = namer.next_file();
             let f = std::fs::File::create(t.path()).map_err(|e| {
-                Error::file(&t.path_str(), format!("could not open for writing: {e}"))
+                Error::file(t.path_str(), format!("could not open for writing: {e}"))
             })?;
             files.push((t, BufWriter::with_capacity(64 << 10, f)));
         }
@@ -64,7 +64,7 @@ impl BinFiles {
             for i in 0..b.len() {
                 let bin = (collate::name_hash(b.get(i).read_name()) % n) as usize;
                 let (t, w) = &mut self.files[bin];
-                w.write_all(b.framed(i)).map_err(|e| Error::io(&t.path_str(), e))?;
+                w.write_all(b.framed(i)).map_err(|e| Error::io(t.path_str(), e))?;
             }
         }
         *store = RecordStore::default();
@@ -75,7 +75,7 @@ impl BinFiles {
     fn write_out(self, header: &crate::record::Header, sink: &mut RecordSink) -> Result<(), Error> {
         let mut done = Vec::new();
         for (t, w) in self.files {
-            let f = w.into_inner().map_err(|e| Error::io(&t.path_str(), e.into_error()))?;
+            let f = w.into_inner().map_err(|e| Error::io(t.path_str(), e.into_error()))?;
             drop(f);
             done.push(t);
         }
