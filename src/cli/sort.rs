@@ -94,6 +94,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     let mut max_mem: u64 = 768 << 20;
     let mut total_mem: Option<u64> = None;
     let mut tmp_prefix: Option<String> = None;
+    let mut minimiser_ref: Option<String> = None;
+    let mut window = 100usize;
     let mut level: Option<i32> = None;
     let mut explicit_format: Option<OutputFormat> = None;
     let mut threads = 0usize;
@@ -120,16 +122,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
                     return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
                 }
             }
-            "reference" | "input-fmt" | "input-fmt-option" | "verbosity" | "w" => {}
+            "reference" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
             "l" => level = Some(int(v, "Invalid compression level")? as i32),
             "u" => level = Some(0),
             "no-PG" => no_pg = true,
             "template-coordinate" | "M" => {}
-            "I" => {
-                return Err(Error::Message(
-                    "-I (minimiser order from a reference) is not supported by mdsam".into(),
-                ));
-            }
+            "I" => minimiser_ref = Some(v.to_string()),
+            "w" => window = int(v, "Invalid window")?.max(0) as usize,
             "H" => minimiser.squash = true,
             "R" => minimiser.try_rev = false,
             "K" => minimiser.kmer = int(v, "Invalid kmer")?.clamp(1, 31) as u32,
@@ -154,7 +153,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         match o.key.as_str() {
             "n" | "N" => order = SortOrder::Name(name.unwrap_or(NameOrder::Natural)),
             "template-coordinate" => order = SortOrder::TemplateCoordinate,
-            "M" => order = SortOrder::MinHash(minimiser),
+            "M" | "I" => order = SortOrder::MinHash(minimiser),
             _ => {}
         }
     }
@@ -208,6 +207,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
         memory: total_mem.unwrap_or_else(|| max_mem.saturating_mul(threads.max(1) as u64)),
         tmp_prefix,
+        minimiser_ref: minimiser_ref.map(|r| (r, window)),
         order,
         pg: (!no_pg).then(|| inv.pg_fields(args)),
         index,

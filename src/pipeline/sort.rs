@@ -40,6 +40,8 @@ pub struct SortOptions {
     pub memory: u64,
     /// `-T PREFIX` for temporary files.
     pub tmp_prefix: Option<String>,
+    /// `-I ref.fa` and `-w` window: minimiser order placed on a reference.
+    pub minimiser_ref: Option<(String, usize)>,
 }
 
 /// Bytes of sorting structures per record besides its own bytes: handle, key, sorted handle,
@@ -196,7 +198,11 @@ pub fn sorted_order(
 }
 
 /// `-M`: computes the minimiser key of every unplaced record, editing those records in place.
-fn apply_minhash(store: &mut RecordStore, m: minhash::Minimiser) -> Vec<Vec<Option<MinKey>>> {
+fn apply_minhash(
+    store: &mut RecordStore,
+    m: minhash::Minimiser,
+    index: Option<&minhash::KmerIndex>,
+) -> Vec<Vec<Option<MinKey>>> {
     store
         .batches
         .par_iter_mut()
@@ -209,7 +215,7 @@ fn apply_minhash(store: &mut RecordStore, m: minhash::Minimiser) -> Vec<Vec<Opti
                     let at = at as usize;
                     let size =
                         u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
-                    minhash::apply(&mut data[at + 4..at + 4 + size], m)
+                    minhash::apply(&mut data[at + 4..at + 4 + size], m, index)
                 })
                 .collect()
         })
@@ -236,6 +242,19 @@ fn spill(
 
 /// Reads everything, sorts, writes.
 pub fn run(opts: SortOptions) -> Result<(), Error> {
+    let index = match (&opts.minimiser_ref, opts.order) {
+        (Some((path, window)), SortOrder::MinHash(m)) => {
+            eprint!("Building index ... ");
+            let text = std::fs::read(path).map_err(|e| {
+                eprintln!();
+                Error::Message(format!("{path}: {e}"))
+            })?;
+            let ix = minhash::KmerIndex::from_fasta(&text, m.kmer, *window, m.squash);
+            eprintln!("done");
+            Some(ix)
+        }
+        _ => None,
+    };
     let piece = piece_bytes(opts.memory, opts.threads);
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece)?;
@@ -279,7 +298,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         runs.push(spill(&mut store, &input_header, opts.order, &mut namer, opts.threads)?);
     }
     let min_keys = match opts.order {
-        SortOrder::MinHash(m) => Some(apply_minhash(&mut store, m)),
+        SortOrder::MinHash(m) => Some(apply_minhash(&mut store, m, index.as_ref())),
         _ => None,
     };
     store.order = sorted_order(&store, &input_header, opts.order, min_keys.as_deref())?;
