@@ -325,3 +325,17 @@ fn spilling_collate_is_identical_to_in_memory_collate() {
     );
     assert!(!out.status.success(), "collate did not spill");
 }
+
+#[test]
+fn minimiser_order_on_a_reference_matches_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("sort_minimiser_indexed");
+    let opts = SimulateOptions { unmapped_pair_rate: 0.3, ..small(Order::Name) };
+    let input = simulated_sam(&dir, &opts);
+    let fasta = crate::support::simulated_fasta(&dir, &opts);
+    let fasta = fasta.to_str().unwrap();
+    for args in [&["-I", fasta, "-K", "15"][..], &["-M", "-H", "-I", fasta, "-w", "50", "-K", "12"]]
+    {
+        same_sort(&oracle, &input, args);
+    }
+}
