@@ -6,8 +6,6 @@ use crate::support;
 
 /// Cases that fail for a documented, not-yet-built feature. Remove an entry when it lands.
 const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("sort-16-minimiser-indexed", "sort -I (minimiser order from a reference) not built"),
-    ("sort-17-minimiser-indexed-poly", "sort -I (minimiser order from a reference) not built"),
     ("fixmate-08-8-isize-overflow-64bit", "positions above 2^31 do not fit the BAM record layer"),
     ("markdup-07-7-mark-supp-dup", "positions above 2^31 do not fit the BAM record layer"),
     ("fixmate-10-mod-ok-plus", "fixmate -M (base modification fix-up) not built"),

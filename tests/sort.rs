@@ -175,3 +175,167 @@ fn index_and_write_index_are_identical_to_samtools_index() {
     let ours = run_ok(&mdsam_bin(), &region).stdout;
     assert_eq!(ours, oracle_ok(&oracle, &region).stdout);
 }
+
+/// The files left in `dir`.
+fn files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn spilling_sort_is_identical_to_in_memory_sort() {
+    let dir = scratch_dir("sort_spill");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let prefix = format!("{}/run", tmp.display());
+    let input = simulated_sam(&dir, &small(Order::Name));
+    let input = input.to_str().unwrap();
+    // Template-coordinate needs MC tags on every paired record with a mapped mate: primary
+    // records only, through fixmate.
+    let by_name = dir.join("by-name.bam");
+    let fixed = dir.join("fixed.bam");
+    run_ok(&mdsam_bin(), &["view", "-b", "-F", "0x900", "-o", by_name.to_str().unwrap(), input]);
+    run_ok(&mdsam_bin(), &["fixmate", "-m", by_name.to_str().unwrap(), fixed.to_str().unwrap()]);
+    for (args, file) in [
+        (&[][..], input),
+        (&["-n"], input),
+        (&["-N"], input),
+        (&["-t", "RG"], input),
+        (&["-n", "-t", "XI"], input),
+        (&["--template-coordinate"], fixed.to_str().unwrap()),
+    ] {
+        let sort = |extra: &[&str]| {
+            let mut full = vec!["sort"];
+            full.extend_from_slice(args);
+            full.extend_from_slice(extra);
+            full.extend_from_slice(&["-O", "SAM", "--no-PG", "-o", "-", file]);
+            run_ok(&mdsam_bin(), &full).stdout
+        };
+        let in_memory = sort(&[]);
+        // About 2 MB of records in memory against 400 KB: several runs.
+        let spilled = sort(&["--max-memory", "400K", "-T", &prefix]);
+        assert_same_sam(&spilled, &in_memory, &format!("spilling sort {}", args.join(" ")));
+        assert!(files_in(&tmp).is_empty(), "temporary files left: {:?}", files_in(&tmp));
+    }
+    // It did spill: an unwritable prefix fails the small budget and not the large one.
+    let bad = format!("{}/missing/run", dir.display());
+    let out = crate::support::run(
+        &mdsam_bin(),
+        &["sort", "--max-memory", "400K", "-T", &bad, "-o", "/dev/null", input],
+    );
+    assert!(!out.status.success());
+    run_ok(&mdsam_bin(), &["sort", "-T", &bad, "-o", "/dev/null", input]);
+    // Without --max-memory the budget is -m per thread: 1M spills, 8 threads of 1M do not.
+    let out = crate::support::run(
+        &mdsam_bin(),
+        &["sort", "-m", "1M", "-@", "1", "-T", &bad, "-o", "/dev/null", input],
+    );
+    assert!(!out.status.success());
+    run_ok(&mdsam_bin(), &["sort", "-m", "1M", "-@", "8", "-T", &bad, "-o", "/dev/null", input]);
+    // Same BAM bytes with --write-index, spilled or not, index included.
+    let a = dir.join("a.bam");
+    let b = dir.join("b.bam");
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    run_ok(&mdsam_bin(), &["sort", "--no-PG", "--write-index", "-o", a_s, input]);
+    run_ok(
+        &mdsam_bin(),
+        &[
+            "sort",
+            "--no-PG",
+            "--write-index",
+            "--max-memory",
+            "400K",
+            "-T",
+            &prefix,
+            "-o",
+            b_s,
+            input,
+        ],
+    );
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap());
+    assert!(
+        std::fs::read(format!("{a_s}.csi")).unwrap()
+            == std::fs::read(format!("{b_s}.csi")).unwrap()
+    );
+    assert!(files_in(&tmp).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_removes_temporary_files_and_output() {
+    let dir = scratch_dir("sort_spill_sigterm");
+    let tmp = dir.join("tmp");
+    let out_dir = dir.join("out");
+    std::fs::create_dir_all(&tmp).unwrap();
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let input = simulated_sam(&dir, &SimulateOptions { pairs: 40_000, ..small(Order::Name) });
+    let output = out_dir.join("sorted.bam");
+    let mut child = std::process::Command::new(mdsam_bin())
+        .args(["sort", "--max-memory", "300K", "-T"])
+        .arg(format!("{}/run", tmp.display()))
+        .arg("-o")
+        .arg(&output)
+        .arg(&input)
+        .spawn()
+        .unwrap();
+    // Wait for the second run to appear, then interrupt.
+    let start = std::time::Instant::now();
+    while !files_in(&tmp).iter().any(|f| f.starts_with("run.0001")) {
+        assert!(child.try_wait().unwrap().is_none(), "sort finished before it could be killed");
+        assert!(start.elapsed().as_secs() < 120, "no temporary file appeared");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(files_in(&tmp).is_empty(), "temporary files left: {:?}", files_in(&tmp));
+    assert!(files_in(&out_dir).is_empty(), "output left: {:?}", files_in(&out_dir));
+}
+
+#[test]
+fn spilling_collate_is_identical_to_in_memory_collate() {
+    let dir = scratch_dir("collate_spill");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let prefix = format!("{}/bin", tmp.display());
+    let input = simulated_sam(&dir, &small(Order::Coordinate));
+    let input = input.to_str().unwrap();
+    for args in [&[][..], &["-n", "7"], &["-n", "1"]] {
+        let collate = |extra: &[&str]| {
+            let mut full = vec!["collate", "--output-fmt=sam", "--no-PG"];
+            full.extend_from_slice(args);
+            full.extend_from_slice(extra);
+            full.extend_from_slice(&["-O", input]);
+            run_ok(&mdsam_bin(), &full).stdout
+        };
+        let in_memory = collate(&[]);
+        let spilled = collate(&["--max-memory", "400K", "-T", &prefix]);
+        assert_same_sam(&spilled, &in_memory, &format!("spilling collate {}", args.join(" ")));
+        assert!(files_in(&tmp).is_empty(), "temporary files left: {:?}", files_in(&tmp));
+    }
+    let bad = format!("{}/missing/bin", dir.display());
+    let out = crate::support::run(
+        &mdsam_bin(),
+        &["collate", "--max-memory", "400K", "-T", &bad, "-o", "/dev/null", input],
+    );
+    assert!(!out.status.success(), "collate did not spill");
+}
+
+#[test]
+fn minimiser_order_on_a_reference_matches_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("sort_minimiser_indexed");
+    let opts = SimulateOptions { unmapped_pair_rate: 0.3, ..small(Order::Name) };
+    let input = simulated_sam(&dir, &opts);
+    let fasta = crate::support::simulated_fasta(&dir, &opts);
+    let fasta = fasta.to_str().unwrap();
+    for args in [&["-I", fasta, "-K", "15"][..], &["-M", "-H", "-I", fasta, "-w", "50", "-K", "12"]]
+    {
+        same_sort(&oracle, &input, args);
+    }
+}

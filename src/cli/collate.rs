@@ -24,6 +24,7 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "write-index", has_arg: false, key: "write-index" },
     LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
     LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+    LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
 ];
 
 /// C `atoi`: leading whitespace, sign, digits; 0 when none.
@@ -51,6 +52,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
     let mut threads = 0usize;
     let mut no_pg = false;
     let mut out_fmt: Option<OutputFormat> = None;
+    let mut memory: Option<u64> = None;
+    let mut tmp_prefix: Option<String> = None;
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
@@ -64,7 +67,14 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
             "@" => threads = global::parse_threads(v)?,
             "no-PG" => no_pg = true,
             "output-fmt" => out_fmt = Some(global::parse_output_fmt(v)?.0),
-            "T" | "input-fmt" | "input-fmt-option" | "output-fmt-option" | "reference"
+            "T" => tmp_prefix = Some(v.to_string()),
+            "max-memory" => {
+                memory = Some(super::sort::parse_memory(v));
+                if memory == Some(0) {
+                    return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
+                }
+            }
+            "input-fmt" | "input-fmt-option" | "output-fmt-option" | "reference"
             | "write-index" | "verbosity" => {}
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
@@ -80,6 +90,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         return Err(Error::Failed);
     };
     let prefix = positionals.next();
+    let tmp_prefix = tmp_prefix.or_else(|| prefix.clone());
     if prefix.is_none() && !to_stdout && output.is_none() {
         eprint!("{USAGE}");
         return Err(Error::Failed);
@@ -111,5 +122,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         bins: bins.max(1) as usize,
         fast: fast.then_some(store.max(2) as usize),
         pg: (!no_pg).then(|| inv.pg_fields(args)),
+        // As sort's default: 768M for each thread.
+        memory: memory.unwrap_or((768u64 << 20) * threads.max(1) as u64),
+        tmp_prefix,
     })
 }

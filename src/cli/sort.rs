@@ -26,10 +26,11 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
     LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
     LongOpt { name: "template-coordinate", has_arg: false, key: "template-coordinate" },
+    LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
 ];
 
 /// `-m`: `strtol(.., 0)` (hex `0x`, octal leading `0`, else decimal) with an optional K/M/G suffix.
-fn parse_memory(v: &str) -> u64 {
+pub(crate) fn parse_memory(v: &str) -> u64 {
     let b = v.trim_start().as_bytes();
     let (neg, mut i) = match b.first() {
         Some(b'-') => (true, 1),
@@ -91,6 +92,10 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     let mut tag: Option<[u8; 2]> = None;
     let mut minimiser = Minimiser { kmer: 20, try_rev: true, squash: false };
     let mut max_mem: u64 = 768 << 20;
+    let mut total_mem: Option<u64> = None;
+    let mut tmp_prefix: Option<String> = None;
+    let mut minimiser_ref: Option<String> = None;
+    let mut window = 100usize;
     let mut level: Option<i32> = None;
     let mut explicit_format: Option<OutputFormat> = None;
     let mut threads = 0usize;
@@ -110,16 +115,20 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
                 tag = Some([b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]);
             }
             "m" => max_mem = parse_memory(v),
-            "T" | "reference" | "input-fmt" | "input-fmt-option" | "verbosity" | "w" => {}
+            "T" => tmp_prefix = Some(v.to_string()),
+            "max-memory" => {
+                total_mem = Some(parse_memory(v));
+                if total_mem == Some(0) {
+                    return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
+                }
+            }
+            "reference" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
             "l" => level = Some(int(v, "Invalid compression level")? as i32),
             "u" => level = Some(0),
             "no-PG" => no_pg = true,
             "template-coordinate" | "M" => {}
-            "I" => {
-                return Err(Error::Message(
-                    "-I (minimiser order from a reference) is not supported by mdsam".into(),
-                ));
-            }
+            "I" => minimiser_ref = Some(v.to_string()),
+            "w" => window = int(v, "Invalid window")?.max(0) as usize,
             "H" => minimiser.squash = true,
             "R" => minimiser.try_rev = false,
             "K" => minimiser.kmer = int(v, "Invalid kmer")?.clamp(1, 31) as u32,
@@ -144,7 +153,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         match o.key.as_str() {
             "n" | "N" => order = SortOrder::Name(name.unwrap_or(NameOrder::Natural)),
             "template-coordinate" => order = SortOrder::TemplateCoordinate,
-            "M" => order = SortOrder::MinHash(minimiser),
+            "M" | "I" => order = SortOrder::MinHash(minimiser),
             _ => {}
         }
     }
@@ -195,6 +204,10 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         format,
         level: level.map_or(-1, |l| l.min(9)),
         threads: threads + 1,
+        // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
+        memory: total_mem.unwrap_or_else(|| max_mem.saturating_mul(threads.max(1) as u64)),
+        tmp_prefix,
+        minimiser_ref: minimiser_ref.map(|r| (r, window)),
         order,
         pg: (!no_pg).then(|| inv.pg_fields(args)),
         index,

@@ -14,8 +14,18 @@ pub struct Input {
 }
 
 enum Source {
-    Mapped { map: Mmap, pos: usize },
-    Stream { reader: Box<dyn Read + Send>, buf: Vec<u8>, start: usize, eof: bool },
+    /// `released`: the start of the mapped bytes not yet handed back to the kernel.
+    Mapped {
+        map: Mmap,
+        pos: usize,
+        released: usize,
+    },
+    Stream {
+        reader: Box<dyn Read + Send>,
+        buf: Vec<u8>,
+        start: usize,
+        eof: bool,
+    },
 }
 
 impl Input {
@@ -35,7 +45,7 @@ impl Input {
             let _ = map.advise(memmap2::Advice::Sequential);
             return Ok(Input {
                 name: path.to_string(),
-                src: Source::Mapped { map, pos: 0 },
+                src: Source::Mapped { map, pos: 0, released: 0 },
                 consumed: 0,
             });
         }
@@ -74,7 +84,7 @@ impl Input {
     /// Moves to absolute offset `at` (mapped inputs only).
     pub fn seek(&mut self, at: u64) -> std::io::Result<()> {
         match &mut self.src {
-            Source::Mapped { map, pos } => {
+            Source::Mapped { map, pos, .. } => {
                 *pos = (at as usize).min(map.len());
                 self.consumed = *pos as u64;
                 Ok(())
@@ -89,7 +99,7 @@ impl Input {
     /// Up to `n` bytes from the current position; fewer only at end of input.
     pub fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
         match &mut self.src {
-            Source::Mapped { map, pos } => Ok(&map[*pos..(*pos + n).min(map.len())]),
+            Source::Mapped { map, pos, .. } => Ok(&map[*pos..(*pos + n).min(map.len())]),
             Source::Stream { reader, buf, start, eof } => {
                 while buf.len() - *start < n && !*eof {
                     if *start > 0 && *start >= buf.len() / 2 {
@@ -122,10 +132,41 @@ impl Input {
     pub fn consume(&mut self, n: usize) {
         self.consumed += n as u64;
         match &mut self.src {
-            Source::Mapped { map, pos } => *pos = (*pos + n).min(map.len()),
+            Source::Mapped { map, pos, released } => {
+                *pos = (*pos + n).min(map.len());
+                release_behind(map, *pos, released);
+            }
             Source::Stream { buf, start, .. } => *start = (*start + n).min(buf.len()),
         }
     }
+}
+
+/// Bytes consumed between two hand-backs of mapped pages.
+const RELEASE_EVERY: usize = 4 << 20;
+
+/// Drops the resident pages of a mapped input well behind the read position, so that reading a
+/// large file sequentially does not grow the resident set by the whole file (what a memory
+/// budget measures). The pages are file-backed and read-only: touching them again (a seek back)
+/// reads them from the file again.
+fn release_behind(map: &Mmap, pos: usize, released: &mut usize) {
+    if pos < *released + 2 * RELEASE_EVERY {
+        return;
+    }
+    let end = (pos - RELEASE_EVERY) & !0xfff_usize;
+    if end <= *released {
+        return;
+    }
+    #[cfg(unix)]
+    // SAFETY: the map is a private read-only file mapping; `DontNeed` only drops pages, which
+    // are re-read from the file if touched again, and no slice of them is borrowed here.
+    unsafe {
+        let _ = map.unchecked_advise_range(
+            memmap2::UncheckedAdvice::DontNeed,
+            *released,
+            end - *released,
+        );
+    }
+    *released = end;
 }
 
 #[cfg(test)]

@@ -96,9 +96,29 @@ fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
 
 /// Opens `path` (or stdin for `-`) for reading records with `threads` parsing tasks.
 pub fn open(path: &str, threads: usize) -> Result<Opened, Error> {
-    let mut input =
-        Input::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
-    let target = PIECE_BYTES_PER_THREAD * threads.max(1);
+    open_with_piece(path, threads, PIECE_BYTES_PER_THREAD * threads.max(1))
+}
+
+/// [`open`] inflating about `target` bytes per piece (small for the many readers of a merge).
+pub fn open_with_piece(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
+    let input = Input::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
+    open_input(path, input, threads, target)
+}
+
+/// [`open_with_piece`] reading the file through a small buffer instead of mapping it, so that
+/// the pages read do not stay resident (the runs of a merge, read side by side).
+pub fn open_streamed(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
+    open_input(path, Input::from_reader(path, Box::new(file)), threads, target)
+}
+
+fn open_input(
+    path: &str,
+    mut input: Input,
+    threads: usize,
+    target: usize,
+) -> Result<Opened, Error> {
     let sniffed = sniff(&mut input).map_err(|e| Error::io(path, e))?;
     let tasks = threads.max(1) * 4;
     match sniffed {

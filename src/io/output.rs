@@ -25,6 +25,7 @@ pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<Outp
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
     let file = File::create(&temp)?;
+    crate::pipeline::tempfiles::register(&temp);
     let guard = OutputFile { target, temp, committed: false };
     Ok((Box::new(BackgroundWriter::new(Box::new(file))), Some(guard)))
 }
@@ -53,6 +54,7 @@ impl OutputFile {
     /// Moves the finished file into place.
     pub fn commit(mut self) -> std::io::Result<()> {
         std::fs::rename(&self.temp, &self.target)?;
+        crate::pipeline::tempfiles::unregister(&self.temp);
         self.committed = true;
         Ok(())
     }
@@ -62,6 +64,7 @@ impl Drop for OutputFile {
     fn drop(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_file(&self.temp);
+            crate::pipeline::tempfiles::unregister(&self.temp);
         }
     }
 }

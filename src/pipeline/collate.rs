@@ -1,6 +1,13 @@
 //! `collate`: read everything into one [`RecordStore`], place each record in its name-hash bin
 //! (or, with `-f`, pair it in the read ring first), sort the bins in parallel with samtools'
 //! own introsort, write pairs then bins. See [`crate::ops::collate`] for the order guarantee.
+//!
+//! Over the memory budget (`--max-memory`, default 768M a thread), the records in memory are
+//! appended to their bin's temporary file (`PREFIX.NNNN.bam`, one per bin, raw framed records as
+//! in a BAM stream but not compressed), in arrival order, and freed; at the end each bin is read
+//! back, sorted and written, bin after bin: the same order as in memory. A bin must fit in
+//! memory (about 1/`-n` of the input). Fast mode (`-f`) pairs across the whole input and does
+//! not spill.
 
 use rayon::prelude::*;
 
@@ -9,7 +16,11 @@ use crate::io::open::{self, Opened};
 use crate::ops::collate::{self, Item};
 use crate::pipeline::sink::{OutputFormat, RecordSink};
 use crate::pipeline::sort::write_in_order;
-use crate::record::{RecordIdx, RecordStore};
+use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
+use crate::pipeline::tempfiles::{TempFile, TempNamer};
+use crate::record::{Batch, RecordIdx, RecordStore};
+
+use std::io::{BufWriter, Read, Write};
 
 pub struct CollateOptions {
     pub input: String,
@@ -22,10 +33,88 @@ pub struct CollateOptions {
     /// `-f` with `-r`: fast mode and its read buffer size.
     pub fast: Option<usize>,
     pub pg: Option<Vec<(String, String)>>,
+    /// Total memory budget in bytes.
+    pub memory: u64,
+    /// Prefix of temporary files (`-T`, or the prefix argument).
+    pub tmp_prefix: Option<String>,
+}
+
+/// The bins' temporary files, created at the first spill.
+struct BinFiles {
+    files: Vec<(TempFile, BufWriter<std::fs::File>)>,
+}
+
+impl BinFiles {
+    fn create(n: usize, namer: &mut TempNamer) -> Result<BinFiles, Error> {
+        let mut files = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = namer.next_file();
+            let f = std::fs::File::create(t.path()).map_err(|e| {
+                Error::file(t.path_str(), format!("could not open for writing: {e}"))
+            })?;
+            files.push((t, BufWriter::with_capacity(64 << 10, f)));
+        }
+        Ok(BinFiles { files })
+    }
+
+    /// Appends the store's records, in input order, to their bins; empties the store.
+    fn spill(&mut self, store: &mut RecordStore) -> Result<(), Error> {
+        let n = self.files.len() as u32;
+        for b in &store.batches {
+            for i in 0..b.len() {
+                let bin = (collate::name_hash(b.get(i).read_name()) % n) as usize;
+                let (t, w) = &mut self.files[bin];
+                w.write_all(b.framed(i)).map_err(|e| Error::io(t.path_str(), e))?;
+            }
+        }
+        *store = RecordStore::default();
+        Ok(())
+    }
+
+    /// Sorts each bin in turn and writes it.
+    fn write_out(self, header: &crate::record::Header, sink: &mut RecordSink) -> Result<(), Error> {
+        let mut done = Vec::new();
+        for (t, w) in self.files {
+            let f = w.into_inner().map_err(|e| Error::io(t.path_str(), e.into_error()))?;
+            drop(f);
+            done.push(t);
+        }
+        for t in done {
+            let path = t.path_str();
+            let mut data = Vec::new();
+            std::fs::File::open(t.path())
+                .and_then(|mut f| f.read_to_end(&mut data))
+                .map_err(|e| Error::io(&path, e))?;
+            drop(t);
+            let mut batch = Batch { data, starts: Vec::new() };
+            let mut at = 0usize;
+            while at + 4 <= batch.data.len() {
+                batch.starts.push(at as u32);
+                let size = u32::from_le_bytes(batch.data[at..at + 4].try_into().unwrap_or([0; 4]));
+                at += 4 + size as usize;
+            }
+            let mut store = RecordStore::default();
+            store.push_batch(batch);
+            let batch = &store.batches[0];
+            let mut items: Vec<Item<'_>> = (0..batch.len())
+                .map(|i| {
+                    let r = batch.get(i);
+                    Item::new(r.read_name(), r.flag(), i as u32)
+                })
+                .collect();
+            collate::sort_bin(&mut items);
+            let order: Vec<_> = items.iter().map(|it| store.order[it.id as usize]).collect();
+            drop(items);
+            store.order = order;
+            write_in_order(&store, header, sink)?;
+        }
+        Ok(())
+    }
 }
 
 pub fn run(opts: CollateOptions) -> Result<(), Error> {
-    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
+    let Opened { mut reader, header: input_header, .. } =
+        open::open_with_piece(&opts.input, opts.threads, piece_bytes(opts.memory, opts.threads))?;
     let mut header = input_header;
     header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
     if let Some(pg) = &opts.pg {
@@ -36,13 +125,33 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
     let mut sink =
         RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
     let mut store = RecordStore::default();
+    let limit = data_budget(opts.memory, opts.threads);
+    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "collate");
+    let mut bin_files: Option<BinFiles> = None;
+    let mut used = 0usize;
     while let Some((batches, warnings)) = reader.read_batches(&opts.input)? {
         for w in warnings {
             eprintln!("{w}");
         }
         for b in batches {
+            used += batch_cost(&b);
             store.push_batch(b);
         }
+        if opts.fast.is_none() && used > limit {
+            if bin_files.is_none() {
+                bin_files = Some(BinFiles::create(opts.bins.max(1), &mut namer)?);
+            }
+            if let Some(files) = bin_files.as_mut() {
+                files.spill(&mut store)?;
+            }
+            used = 0;
+        }
+    }
+    if let Some(mut files) = bin_files {
+        drop(reader);
+        files.spill(&mut store)?;
+        files.write_out(&header, &mut sink)?;
+        return sink.finish();
     }
     store.order = collated_order(&store, opts.bins, opts.fast);
     write_in_order(&store, &header, &mut sink)?;

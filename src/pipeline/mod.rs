@@ -10,5 +10,6 @@ pub mod region;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
+pub mod tempfiles;
 pub mod threads;
 pub mod view;

@@ -1,5 +1,6 @@
-//! `sort -M`: minimiser keys for unplaced reads (samtools' `minhash` and `worker_minhash`,
-//! without a `-I` reference index).
+//! `sort -M`: minimiser keys for unplaced reads (samtools' `minhash` and `worker_minhash`),
+//! and with `-I ref.fa` ([`KmerIndex`]) keys that place reads by where their k-mers lie in the
+//! reference (`build_minhash_index`, `minhash_with_idx`).
 //!
 //! Each unplaced read (`tid == -1`) gets the smallest canonical k-mer hash over its sequence
 //! (homopolymer runs optionally squashed, hashes XORed with a constant to push poly-A away from 0).
@@ -107,6 +108,188 @@ fn minhash(seq: &[u8], len: usize, m: Minimiser) -> (u64, i64, bool) {
     (minhashf, minhashpf - (kmer as i64 - 1), is_rev)
 }
 
+/// `bam_seqi` code of a FASTA letter (htslib's `seq_nt16_table`: `=ACMGRSVTWYHKDBN`, any case;
+/// anything else is N).
+fn nt16(c: u8) -> u8 {
+    const CODES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
+    let u = c.to_ascii_uppercase();
+    CODES.iter().position(|&x| x == u).map_or(15, |p| p as u8)
+}
+
+/// Bit 60 of an index value: the k-mer occurs more than once.
+const UNIQ_BIT: u64 = 1 << 60;
+
+/// `-I`: each minimiser of the reference (one per window) → its position in the concatenated
+/// reference, with [`UNIQ_BIT`] set when it was seen more than once (the last position wins).
+#[derive(Debug, Default)]
+pub struct KmerIndex {
+    map: std::collections::HashMap<u64, u64>,
+}
+
+/// samtools' `minhash` over `[start, start + window)` of `codes`, forward strand only:
+/// (hash, next start, reached the end).
+fn window_minhash(
+    codes: &[u8],
+    kmer: u32,
+    start: usize,
+    window: usize,
+    squash: bool,
+) -> (u64, i64, bool) {
+    let len = codes.len();
+    let mask = (1u64 << (2 * kmer)) - 1;
+    let (mut hash, mut min, mut min_pos) = (0u64, u64::MAX, start as i64);
+    let end = (start + window).min(len);
+    let mut last = -1i32;
+    let (mut i, mut j) = (start, 0u32);
+    while j < kmer - 1 && i < end {
+        let b = codes[i];
+        if !squash || last != b as i32 {
+            last = b as i32;
+            hash = (hash << 2) | FWD[b as usize];
+            j += 1;
+        }
+        i += 1;
+    }
+    while i < end {
+        let b = codes[i];
+        if !squash || last != b as i32 {
+            last = b as i32;
+            hash = (hash << 2) | FWD[b as usize];
+            let x = (hash ^ XOR) & mask;
+            if min > x {
+                min = x;
+                min_pos = i as i64;
+            }
+        }
+        i += 1;
+    }
+    (min, min_pos - (kmer as i64 - 1), end == len)
+}
+
+impl KmerIndex {
+    /// Indexes the sequences of a FASTA file as `build_minhash_index` does.
+    pub fn from_fasta(text: &[u8], kmer: u32, window: usize, squash: bool) -> KmerIndex {
+        let mut seqs: Vec<Vec<u8>> = Vec::new();
+        for line in text.split(|&c| c == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.first() == Some(&b'>') {
+                seqs.push(Vec::new());
+            } else if let Some(s) = seqs.last_mut() {
+                s.extend(line.iter().filter(|c| !c.is_ascii_whitespace()).map(|&c| nt16(c)));
+            }
+        }
+        let mut map = std::collections::HashMap::new();
+        let mut tpos = 0u64;
+        for codes in &seqs {
+            if codes.len() < window {
+                continue;
+            }
+            let (mut pos, mut end) = (0i64, false);
+            while !end {
+                let last_pos = pos;
+                let (hash, p, e) = window_minhash(codes, kmer, pos.max(0) as usize, window, squash);
+                end = e;
+                let at = tpos.wrapping_add(p as u64);
+                match map.entry(hash) {
+                    std::collections::hash_map::Entry::Occupied(mut o) => {
+                        *o.get_mut() = at.wrapping_add(UNIQ_BIT);
+                    }
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(at);
+                    }
+                }
+                pos = (last_pos + kmer as i64).max(p + 1);
+            }
+            tpos += codes.len() as u64;
+        }
+        KmerIndex { map }
+    }
+
+    /// 2 for a unique k-mer, 1 for a repeated one, 0 when absent.
+    fn class(&self, hash: u64) -> u8 {
+        match self.map.get(&hash) {
+            Some(&v) if v & UNIQ_BIT == 0 => 2,
+            Some(_) => 1,
+            None => 0,
+        }
+    }
+}
+
+/// `minhash_with_idx` (and its `_squash` twin): prefer k-mers unique in the index, then repeated
+/// ones, then the smallest hash; returns (key, position, reverse?).
+fn minhash_with_index(seq: &[u8], len: usize, m: Minimiser, index: &KmerIndex) -> (u64, i64, bool) {
+    let kmer = m.kmer as u64;
+    let mask = (1u64 << (2 * kmer)) - 1;
+    let xor = XOR & mask;
+    let shift = 2 * (kmer - 1);
+    // One strand: (min, pos, found) with the index preferences.
+    let scan = |rev: bool| -> (u64, i64, u8) {
+        let (mut hash, mut last) = (0u64, -1i32);
+        let (mut min, mut min_i, mut min_d) = (u64::MAX, u64::MAX, u64::MAX);
+        let (mut pos, mut pos_i, mut pos_d) = (0i64, 0i64, 0i64);
+        let mut found = 0u8;
+        let step = |hash: u64, b: usize| -> u64 {
+            if rev { (hash >> 2) | (REV[b] << shift) } else { ((hash << 2) | FWD[b]) & mask }
+        };
+        let (mut i, mut j) = (0usize, 0u64);
+        while j < kmer - 1 && i < len {
+            let b = base(seq, i);
+            i += 1;
+            if m.squash && b as i32 == last {
+                continue;
+            }
+            last = b as i32;
+            j += 1;
+            hash = if rev { (hash >> 2) | (REV[b] << shift) } else { (hash << 2) | FWD[b] };
+        }
+        while i < len {
+            let b = base(seq, i);
+            if m.squash && b as i32 == last {
+                i += 1;
+                continue;
+            }
+            last = b as i32;
+            hash = step(hash, b);
+            let x = hash ^ xor;
+            let mut class = 0;
+            if min_i > x || (found < 2 && min_d > x) {
+                class = index.class(x);
+            }
+            found |= class;
+            match class {
+                2 => (min_i, pos_i) = (x, i as i64),
+                1 => (min_d, pos_d) = (x, i as i64),
+                _ => {
+                    if min > x {
+                        (min, pos) = (x, i as i64);
+                    }
+                }
+            }
+            i += 1;
+        }
+        if min_i != u64::MAX {
+            (min, pos) = (min_i, pos_i);
+        } else if min_d != u64::MAX {
+            (min, pos) = (min_d, pos_d);
+        }
+        (min, pos, found)
+    };
+    let (mut min, mut pos, found_f) = scan(false);
+    let mut dir = false;
+    if m.try_rev {
+        let (min_r, pos_r, found_r) = scan(true);
+        if (min > min_r || (found_f == 0 && found_r != 0)) && (found_f == 0 || found_r != 0) {
+            min = min_r;
+            pos = len as i64 - pos_r + kmer as i64 - 2;
+            dir = true;
+        }
+    }
+    if let Some(&v) = index.map.get(&min) {
+        min = v & (UNIQ_BIT - 1);
+    }
+    (if min != u64::MAX { min } else { 0 }, pos, dir)
+}
+
 /// Reverse-complements the sequence and reverses the qualities of a record in place; toggles REVERSE.
 fn reverse_complement(rec: &mut [u8], seq_at: usize, len: usize) {
     let packed = len.div_ceil(2);
@@ -126,7 +309,7 @@ fn reverse_complement(rec: &mut [u8], seq_at: usize, len: usize) {
 
 /// For an unplaced record (`tid == -1`): computes its key, reverse-complements it when the reverse
 /// strand wins, and sets pos/mpos/tlen to −1/−1/0 as samtools writes them. `None` for other records.
-pub fn apply(rec: &mut [u8], m: Minimiser) -> Option<MinKey> {
+pub fn apply(rec: &mut [u8], m: Minimiser, index: Option<&KmerIndex>) -> Option<MinKey> {
     if layout::read_i32(rec, layout::REF_ID) != -1 {
         return None;
     }
@@ -134,12 +317,18 @@ pub fn apply(rec: &mut [u8], m: Minimiser) -> Option<MinKey> {
     let n_cigar = layout::read_u16(rec, layout::N_CIGAR_OP) as usize;
     let len = layout::read_i32(rec, layout::L_SEQ).max(0) as usize;
     let seq_at = layout::FIXED_LEN + l_name + 4 * n_cigar;
-    let (hash, pos, rev) = minhash(&rec[seq_at..seq_at + len.div_ceil(2)], len, m);
+    let seq = &rec[seq_at..seq_at + len.div_ceil(2)];
+    let (hash, pos, rev) = match index {
+        Some(ix) => minhash_with_index(seq, len, m, ix),
+        None => minhash(seq, len, m),
+    };
     if rev {
         reverse_complement(rec, seq_at, len);
     }
-    let mh = hash.wrapping_add(1 << 30);
-    let pos = if 65535 - pos >= 0 { 65535 - pos } else { 0 };
+    let (mh, pos) = match index {
+        Some(_) => (hash.wrapping_sub(pos as u64), 0),
+        None => (hash.wrapping_add(1 << 30), if 65535 - pos >= 0 { 65535 - pos } else { 0 }),
+    };
     // samtools keeps (mh >> 31) & 0x7fffffff in pos and mh & 0x7fffffff in mpos, then compares
     // pos << 31 | mpos: the hash's low 62 bits.
     let hash = (((mh >> 31) & 0x7fff_ffff) << 31) | (mh & 0x7fff_ffff);

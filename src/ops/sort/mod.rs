@@ -4,6 +4,7 @@
 //! ties by block and arrival).
 
 pub mod keys;
+pub mod merge;
 pub mod minhash;
 
 use std::cmp::Ordering;

@@ -1,0 +1,176 @@
+//! Temporary files that must not outlive the command: a process-wide registry of paths, removed
+//! by their owners on success and on error (drop), and by a SIGINT/SIGTERM handler when the
+//! process is interrupted, which then dies of the same signal.
+
+use std::ffi::{CString, c_char};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+
+static REGISTERED: Mutex<Vec<CString>> = Mutex::new(Vec::new());
+static INSTALL: Once = Once::new();
+
+#[cfg(unix)]
+mod sys {
+    use std::ffi::c_char;
+
+    unsafe extern "C" {
+        pub fn signal(signum: i32, handler: usize) -> usize;
+        pub fn unlink(path: *const c_char) -> i32;
+        pub fn raise(sig: i32) -> i32;
+    }
+    pub const SIGHUP: i32 = 1;
+    pub const SIGINT: i32 = 2;
+    pub const SIGTERM: i32 = 15;
+    pub const SIG_DFL: usize = 0;
+}
+
+#[cfg(unix)]
+extern "C" fn on_signal(sig: i32) {
+    // `try_lock`: if the interrupted thread holds the lock, skipping beats deadlocking.
+    if let Ok(list) = REGISTERED.try_lock() {
+        for p in list.iter() {
+            let ptr: *const c_char = p.as_ptr();
+            // SAFETY: `unlink` is async-signal-safe and `ptr` is a NUL-terminated path.
+            unsafe {
+                sys::unlink(ptr);
+            }
+        }
+    }
+    // SAFETY: restoring the default action and re-raising ends the process as the signal would.
+    unsafe {
+        sys::signal(sig, sys::SIG_DFL);
+        sys::raise(sig);
+    }
+}
+
+/// Installs the handler once (SIGHUP, SIGINT and SIGTERM).
+pub fn install_handler() {
+    #[cfg(unix)]
+    INSTALL.call_once(|| {
+        let handler = on_signal as extern "C" fn(i32) as usize;
+        // SAFETY: the handler only unlinks registered paths and re-raises the signal.
+        unsafe {
+            for sig in [sys::SIGHUP, sys::SIGINT, sys::SIGTERM] {
+                sys::signal(sig, handler);
+            }
+        }
+    });
+}
+
+fn c_path(path: &Path) -> Option<CString> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        CString::new(path.as_os_str().as_bytes()).ok()
+    }
+    #[cfg(not(unix))]
+    {
+        CString::new(path.to_string_lossy().as_bytes()).ok()
+    }
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Vec<CString>> {
+    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Adds `path` to the files removed on SIGINT/SIGTERM (and installs the handler).
+pub fn register(path: &Path) {
+    install_handler();
+    if let Some(c) = c_path(path) {
+        lock().push(c);
+    }
+}
+
+/// Forgets `path` (after it was removed or committed).
+pub fn unregister(path: &Path) {
+    if let Some(c) = c_path(path) {
+        let mut list = lock();
+        if let Some(i) = list.iter().rposition(|p| *p == c) {
+            list.swap_remove(i);
+        }
+    }
+}
+
+/// A registered temporary file, removed when dropped.
+#[derive(Debug)]
+pub struct TempFile {
+    path: PathBuf,
+}
+
+impl TempFile {
+    /// Registers `path`; the file itself is created by the caller.
+    pub fn new(path: PathBuf) -> TempFile {
+        register(&path);
+        TempFile { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn path_str(&self) -> String {
+        self.path.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        unregister(&self.path);
+    }
+}
+
+/// Names temporary files `PREFIX.NNNN.bam` as samtools does. `-T PREFIX` is used as given unless
+/// it names a directory (then `DIR/mdsam.PID.tmp`); without `-T`, `$TMPDIR` (or `/tmp`).
+#[derive(Debug, Clone)]
+pub struct TempNamer {
+    prefix: String,
+    next: usize,
+}
+
+impl TempNamer {
+    pub fn new(tmp_prefix: Option<&str>, what: &str) -> TempNamer {
+        let pid = std::process::id();
+        let prefix = match tmp_prefix {
+            Some(p) if !Path::new(p).is_dir() => p.to_string(),
+            Some(dir) => format!("{}/mdsam.{what}.{pid}.tmp", dir.trim_end_matches('/')),
+            None => {
+                let dir = std::env::var("TMPDIR")
+                    .ok()
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or_else(|| "/tmp".to_string());
+                format!("{}/mdsam.{what}.{pid}.tmp", dir.trim_end_matches('/'))
+            }
+        };
+        TempNamer { prefix, next: 0 }
+    }
+
+    /// The next `PREFIX.NNNN.bam`, registered.
+    pub fn next_file(&mut self) -> TempFile {
+        let path = PathBuf::from(format!("{}.{:04}.bam", self.prefix, self.next));
+        self.next += 1;
+        TempFile::new(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_file_removed_on_drop_and_unregistered() {
+        let dir = std::env::temp_dir().join(format!("mdsam-tempfiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut namer = TempNamer::new(Some(&format!("{}/run", dir.display())), "sort");
+        let t = namer.next_file();
+        assert!(t.path_str().ends_with("/run.0000.bam"));
+        std::fs::write(t.path(), b"x").unwrap();
+        let p = t.path().to_path_buf();
+        assert!(lock().iter().any(|c| c.as_bytes() == p.to_str().unwrap().as_bytes()));
+        drop(t);
+        assert!(!p.exists());
+        assert!(!lock().iter().any(|c| c.as_bytes() == p.to_str().unwrap().as_bytes()));
+        assert!(namer.next_file().path_str().ends_with("/run.0001.bam"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
