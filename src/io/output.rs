@@ -21,6 +21,12 @@ pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<Outp
         return Ok((Box::new(BackgroundWriter::new(Box::new(std::io::stdout()))), None));
     }
     let target = PathBuf::from(path);
+    // Devices, FIFOs and other special files (`-o /dev/null`, `-o /dev/stdout`, a named pipe)
+    // are written in place: renaming a temporary file over them would replace the device.
+    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
+        let file = std::fs::OpenOptions::new().write(true).open(&target)?;
+        return Ok((Box::new(BackgroundWriter::new(Box::new(file))), None));
+    }
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
@@ -72,6 +78,17 @@ impl Drop for OutputFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn special_files_are_written_in_place() {
+        let (mut w, guard) = create("/dev/null").unwrap();
+        assert!(guard.is_none(), "no temporary file for a device");
+        w.write_all(b"discarded").unwrap();
+        w.flush().unwrap();
+        drop(w);
+        let meta = std::fs::metadata("/dev/null").unwrap();
+        assert!(!meta.is_file(), "/dev/null must still be a device");
+    }
 
     #[test]
     fn file_appears_only_on_commit() {
