@@ -365,7 +365,9 @@ fn trim(pre: &[u8], cur: &mut Vec<u8>, end5: usize, end3: usize, tags: &ModTags)
                     mlp += 1;
                 }
             } else if counts3[f] > counts5[f] {
-                q.extend_from_slice(itoa::Buffer::new().format(delta - (counts5[f] - n)).as_bytes());
+                q.extend_from_slice(
+                    itoa::Buffer::new().format(delta - (counts5[f] - n)).as_bytes(),
+                );
                 q.push(s[end]);
                 n += delta + 1;
                 if has_ml {

@@ -861,6 +861,7 @@ pub fn decide<'a>(
 }
 
 /// [`decide`] with windows of at least `min_window` records (`usize::MAX`: one window).
+#[allow(clippy::single_range_in_vec_init, clippy::needless_range_loop)]
 pub fn decide_in<'a>(
     infos: &'a [ReadInfo],
     name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
