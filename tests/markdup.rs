@@ -13,11 +13,23 @@ use crate::support::{
 
 /// Simulated pairs → oracle `fixmate -m` → oracle `sort`: a coordinate-sorted BAM.
 fn input(dir: &Path, oracle: &Path, seed: u64) -> PathBuf {
+    input_sized(dir, oracle, seed, 4_000, 2, 150_000)
+}
+
+/// [`input`] with `pairs` templates over `n_refs` references of `ref_len` bases.
+fn input_sized(
+    dir: &Path,
+    oracle: &Path,
+    seed: u64,
+    pairs: u64,
+    n_refs: u32,
+    ref_len: u32,
+) -> PathBuf {
     let opts = SimulateOptions {
-        pairs: 4_000,
+        pairs,
         seed,
-        n_refs: 2,
-        ref_len: 150_000,
+        n_refs,
+        ref_len,
         order: Order::Name,
         dup_rate: 0.25,
         optical_dup_rate: 0.1,
@@ -77,6 +89,17 @@ fn default_and_optical_options_match_oracle() {
     compare(&dir, &oracle, &bam, &[]);
     compare(&dir, &oracle, &bam, &["-S", "-d", "100", "-t", "--json"]);
     compare(&dir, &oracle, &bam, &["-r", "--mode", "s", "-d", "2500", "--include-fails"]);
+}
+
+/// Enough reads on several references that the decide phase splits into many windows
+/// (`decide::WINDOW_MIN` records at least each): the result must not change at 1 or 2 threads.
+#[test]
+fn many_windows_over_several_references_match_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("markdup-windows");
+    let bam = input_sized(&dir, &oracle, 33, 30_000, 6, 1_500_000);
+    compare(&dir, &oracle, &bam, &[]);
+    compare(&dir, &oracle, &bam, &["-S", "-d", "100", "-t", "--duplicate-count", "--json"]);
 }
 
 #[test]

@@ -8,18 +8,6 @@ use crate::support;
 const KNOWN_GAPS: &[(&str, &str)] = &[
     ("fixmate-08-8-isize-overflow-64bit", "positions above 2^31 do not fit the BAM record layer"),
     ("markdup-07-7-mark-supp-dup", "positions above 2^31 do not fit the BAM record layer"),
-    ("fixmate-10-mod-ok-plus", "fixmate -M (base modification fix-up) not built"),
-    ("fixmate-11-mod-ok-minus", "fixmate -M not built"),
-    ("fixmate-12-mod-draft", "fixmate -M not built"),
-    ("fixmate-13-mod-not-updated", "fixmate -M not built"),
-    ("fixmate-14-mod-not-updated-noML", "fixmate -M not built"),
-    ("fixmate-15-mod-not-updated-noMN", "fixmate -M not built"),
-    ("fixmate-16-mod-bad-MN", "fixmate -M not built"),
-    ("fixmate-17-mod-MN-only", "fixmate -M not built"),
-    ("fixmate-18-mod-ML-only", "fixmate -M not built"),
-    ("fixmate-19-mod-ML-wrong-len", "fixmate -M not built"),
-    ("fixmate-20-mod-noseq", "fixmate -M not built"),
-    ("fixmate-21-mod-bounds", "fixmate -M not built"),
 ];
 
 fn is_known_gap(id: &str) -> bool {

@@ -38,11 +38,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
             "p" => fix.proper_pair_check = false,
             "c" => fix.template_cigar = true,
             "m" => fix.mate_score = true,
-            "M" => {
-                return Err(Error::Message(
-                    "-M (fixing MM/ML/MN base-modification tags) is not supported yet".into(),
-                ));
-            }
+            "M" => fix.base_mods = true,
             "u" => uncompressed = true,
             "z" => {
                 fix.sanitize = sanitize::parse_options(v).map_err(|e| {

@@ -71,7 +71,7 @@ impl std::fmt::Display for Warning {
 }
 
 /// htslib's `seq_nt16_table`: base letter (either case) → 4-bit code; anything else is N (15).
-const SEQ_NT16: [u8; 256] = {
+pub(crate) const SEQ_NT16: [u8; 256] = {
     let mut t = [15u8; 256];
     let letters = b"=ACMGRSVTWYHKDBN";
     let mut i = 0;

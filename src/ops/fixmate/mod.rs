@@ -5,6 +5,7 @@
 //! first); secondary and supplementary records keep their place; `-r` drops secondary and unmapped
 //! records. Templates are independent, so the pipeline fixes them in parallel.
 
+pub mod basemod;
 pub mod sanitize;
 
 use crate::record::cigar;
@@ -27,6 +28,8 @@ pub struct FixmateOptions {
     pub mate_score: bool,
     /// `-z` flags (sanitize::FIX_*)
     pub sanitize: u32,
+    /// `-M`
+    pub base_mods: bool,
 }
 
 impl Default for FixmateOptions {
@@ -37,6 +40,7 @@ impl Default for FixmateOptions {
             template_cigar: false,
             mate_score: false,
             sanitize: sanitize::FIX_ALL,
+            base_mods: false,
         }
     }
 }
@@ -174,6 +178,9 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
         if f & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0 {
             continue;
         }
+        if opts.base_mods {
+            basemod::fix_primary(&mut group[n]);
+        }
         let f = edit::flag(&group[n]);
         let Some(p) = pre else {
             pre = Some(n);
@@ -263,6 +270,21 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
             };
             sync_mate_fields(mate, this);
             sync_mq_mc(mate, this);
+        }
+    }
+    if opts.base_mods {
+        for n in 0..group.len() {
+            let f = edit::flag(&group[n]);
+            if f & (flags::SECONDARY | flags::SUPPLEMENTARY) == 0 {
+                continue;
+            }
+            match rnum[(f & flags::READ2 != 0) as usize] {
+                Some(p) => {
+                    let primary = group[p].clone();
+                    basemod::fix_with_primary(&primary, &mut group[n]);
+                }
+                None => basemod::fix_orphan(&mut group[n]),
+            }
         }
     }
     group

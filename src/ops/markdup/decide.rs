@@ -163,6 +163,8 @@ struct Engine<'a> {
     pair_hash: FastMap<Key, u32>,
     single_hash: FastMap<Key, u32>,
     dup_hash: HashMap<Vec<u8>, DupEntry>,
+    /// Names whose `dup_hash` entry a chain check made optical (merged across windows).
+    retagged: Vec<Vec<u8>>,
     opt_warnings: i64,
     bc_warnings: i64,
     check_chain: bool,
@@ -287,7 +289,10 @@ impl Engine<'_> {
         if self.opts.supp && self.infos[b as usize].supp_candidate {
             let name = (self.name)(b as usize);
             match self.dup_hash.get_mut(name) {
-                Some(e) => e.optical = true,
+                Some(e) => {
+                    e.optical = true;
+                    self.retagged.push(name.to_vec());
+                }
                 None => {
                     let n = String::from_utf8_lossy(name).into_owned();
                     self.warn(&format!("error, duplicate name {n} not found in hash.\n"));
@@ -688,23 +693,91 @@ impl Engine<'_> {
     }
 }
 
-/// Runs the decide phase over records in input order. `name(i)` is record `i`'s QNAME;
-/// `pass2_name(i)` its QNAME as the `-S` pass sees it (after an end-of-input UMI move);
-/// `groups` the number of read groups (stats get `groups + 1` blocks); `log` receives stderr
-/// lines in order.
-#[allow(clippy::needless_range_loop)]
-pub fn decide<'a>(
+/// Fewest records in a window before a cut is taken (fixed, so the windows never depend on the
+/// thread count).
+pub const WINDOW_MIN: usize = 4 * 1024;
+
+/// One window's result, with record indices relative to its start.
+struct Window {
+    base: usize,
+    out: Vec<Outcome>,
+    stats: Vec<Stats>,
+    dup_hash: HashMap<Vec<u8>, DupEntry>,
+    retagged: Vec<Vec<u8>>,
+    opt_warnings: i64,
+    bc_warnings: i64,
+}
+
+/// The smallest and largest `this_coord` of a record's hash keys.
+fn key_span(info: &ReadInfo) -> (i64, i64) {
+    let s = info.single_key.this_coord;
+    match (info.paired, &info.pair_key) {
+        (true, Ok(k)) => (s.min(k.this_coord), s.max(k.this_coord)),
+        _ => (s, s),
+    }
+}
+
+/// Cuts the input into windows that samtools' single pass treats independently: a cut goes before
+/// record `b` (mapped) when every earlier record on its reference leaves the moving window as `b`
+/// is read (`bufpos + max_length <= pos(b)`), and none of their hash keys can equal one of `b`'s
+/// (keys hold the reference and the unclipped 5' coordinate; `b`'s are all larger). Records after
+/// `b` meet earlier ones only after those left the hashes, so deciding each window on its own,
+/// in order, replays the single pass exactly. Windows hold at least `min_len` records.
+pub fn windows(infos: &[ReadInfo], max_length: i64, min_len: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    // Per reference: largest bufpos and largest key coordinate so far.
+    let mut seen: HashMap<i32, (i64, i64)> = HashMap::new();
+    for (i, info) in infos.iter().enumerate() {
+        if i - start >= min_len.max(1) && info.tid >= 0 {
+            let ok = match seen.get(&info.tid) {
+                None => true,
+                Some(&(buf, key)) => {
+                    buf.saturating_add(max_length) <= info.pos
+                        && (!info.examined || key < key_span(info).0)
+                }
+            };
+            if ok {
+                out.push(start..i);
+                start = i;
+            }
+        }
+        let bufpos = if info.examined { info.single_key.this_coord } else { info.pos };
+        let e = seen.entry(info.tid).or_insert((i64::MIN, i64::MIN));
+        e.0 = e.0.max(bufpos);
+        if info.examined {
+            e.1 = e.1.max(key_span(info).1);
+        }
+    }
+    if start < infos.len() || out.is_empty() {
+        out.push(start..infos.len());
+    }
+    out
+}
+
+/// Runs samtools' single pass over `infos[range]`; `last`: the range ends the input (records
+/// still in the moving window then leave it at end of input).
+#[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
+fn run_window<'a>(
     infos: &'a [ReadInfo],
+    range: std::ops::Range<usize>,
+    last: bool,
     name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
-    pass2_name: &dyn Fn(usize, bool) -> Vec<u8>,
     opts: &'a MarkdupOptions,
     groups: usize,
-    log: &'a mut dyn FnMut(String),
-) -> Result<Decision, Failure> {
+    log: &mut dyn FnMut(String),
+) -> Result<Window, Failure> {
+    let base = range.start;
+    let (mut prev_tid, mut prev_coord) = match base {
+        0 => (0i32, 0i64),
+        b => (infos[b - 1].tid, infos[b - 1].pos),
+    };
+    let infos = &infos[range];
+    let wname = move |i: usize| name(i + base);
     let n = infos.len();
     let mut e = Engine {
         infos,
-        name,
+        name: &wname,
         opts,
         log,
         nodes: vec![Node::default(); n],
@@ -713,12 +786,12 @@ pub fn decide<'a>(
         pair_hash: FastMap::default(),
         single_hash: FastMap::default(),
         dup_hash: HashMap::new(),
+        retagged: Vec::new(),
         opt_warnings: 0,
         bc_warnings: 0,
         check_chain: opts.check_chain && (opts.tag || opts.opt_dist > 0),
     };
     let mut list = Vec::new();
-    let (mut prev_tid, mut prev_coord) = (0i32, 0i64);
     let mut head = 0usize;
     for i in 0..n {
         let info = &infos[i];
@@ -753,9 +826,109 @@ pub fn decide<'a>(
             head += 1;
         }
     }
+    // Not the last window: the next record pushes all of these out of the window (see `windows`).
     for h in head..n {
-        e.flush(h, true, &mut list)?;
+        e.flush(h, last, &mut list)?;
     }
+    Ok(Window {
+        base,
+        out: e.out,
+        stats: e.stats,
+        dup_hash: e.dup_hash,
+        retagged: e.retagged,
+        opt_warnings: e.opt_warnings,
+        bc_warnings: e.bc_warnings,
+    })
+}
+
+/// Runs the decide phase over records in input order. `name(i)` is record `i`'s QNAME;
+/// `pass2_name(i)` its QNAME as the `-S` pass sees it (after an end-of-input UMI move);
+/// `groups` the number of read groups (stats get `groups + 1` blocks); `log` receives stderr
+/// lines in order.
+///
+/// The input is cut into independent [`windows`] decided in parallel and merged in order; when a
+/// window fails or has anything to log (warnings are counted across the whole input), the single
+/// pass runs instead, so results and messages never depend on the windows or the thread count.
+pub fn decide<'a>(
+    infos: &'a [ReadInfo],
+    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
+    pass2_name: &dyn Fn(usize, bool) -> Vec<u8>,
+    opts: &'a MarkdupOptions,
+    groups: usize,
+    log: &'a mut dyn FnMut(String),
+) -> Result<Decision, Failure> {
+    decide_in(infos, name, pass2_name, opts, groups, log, WINDOW_MIN)
+}
+
+/// [`decide`] with windows of at least `min_window` records (`usize::MAX`: one window).
+#[allow(clippy::single_range_in_vec_init, clippy::needless_range_loop)]
+pub fn decide_in<'a>(
+    infos: &'a [ReadInfo],
+    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
+    pass2_name: &dyn Fn(usize, bool) -> Vec<u8>,
+    opts: &'a MarkdupOptions,
+    groups: usize,
+    log: &'a mut dyn FnMut(String),
+    min_window: usize,
+) -> Result<Decision, Failure> {
+    use rayon::prelude::*;
+    let n = infos.len();
+    let ranges =
+        if min_window >= n { vec![0..n] } else { windows(infos, opts.max_length, min_window) };
+    let mut parts: Option<Vec<Window>> = None;
+    if ranges.len() > 1 {
+        let k = ranges.len();
+        let tried: Vec<Option<Window>> = ranges
+            .par_iter()
+            .enumerate()
+            .map(|(w, r)| {
+                let mut lines = 0usize;
+                let mut quiet = |_: String| lines += 1;
+                let res = run_window(infos, r.clone(), w + 1 == k, name, opts, groups, &mut quiet);
+                match res {
+                    Ok(win) if lines == 0 => Some(win),
+                    _ => None,
+                }
+            })
+            .collect();
+        if tried.iter().all(|t| t.is_some()) {
+            parts = Some(tried.into_iter().flatten().collect());
+        }
+    }
+    let parts = match parts {
+        Some(p) => p,
+        None => vec![run_window(infos, 0..n, true, name, opts, groups, log)?],
+    };
+    // Merge in input order.
+    let mut out: Vec<Outcome> = Vec::with_capacity(n);
+    let mut stats = vec![Stats::default(); groups + 1];
+    let mut dup_hash: HashMap<Vec<u8>, DupEntry> = HashMap::new();
+    let (mut opt_warnings, mut bc_warnings) = (0, 0);
+    let mut retagged = Vec::new();
+    for w in parts {
+        let base = w.base as u32;
+        let shift = |i: u32| if i == NONE { NONE } else { i + base };
+        out.extend(w.out.into_iter().map(|mut o| {
+            o.do_from = shift(o.do_from);
+            o
+        }));
+        for (t, s) in stats.iter_mut().zip(&w.stats) {
+            t.add(s);
+        }
+        for (k, mut v) in w.dup_hash {
+            v.orig = shift(v.orig);
+            dup_hash.entry(k).or_insert(v);
+        }
+        retagged.extend(w.retagged);
+        opt_warnings += w.opt_warnings;
+        bc_warnings += w.bc_warnings;
+    }
+    for name in retagged {
+        if let Some(e) = dup_hash.get_mut(&name) {
+            e.optical = true;
+        }
+    }
+    let mut e = Merged { out, stats, dup_hash };
     if opts.supp {
         let np = flags::SUPPLEMENTARY | flags::UNMAP | flags::SECONDARY;
         for i in 0..n {
@@ -781,10 +954,126 @@ pub fn decide<'a>(
             }
         }
     }
-    Ok(Decision {
-        outcomes: e.out,
-        stats: e.stats,
-        opt_warnings: e.opt_warnings,
-        bc_warnings: e.bc_warnings,
-    })
+    Ok(Decision { outcomes: e.out, stats: e.stats, opt_warnings, bc_warnings })
+}
+
+struct Merged {
+    out: Vec<Outcome>,
+    stats: Vec<Stats>,
+    dup_hash: HashMap<Vec<u8>, DupEntry>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::view::RecordRef;
+
+    /// A mapped, paired record with `MC` and `ms`: tid, pos, flag, soft clip, mate pos.
+    #[allow(clippy::too_many_arguments)]
+    fn rec(name: &[u8], tid: i32, pos: i32, flag: u16, clip: u32, mpos: i32, qual: u8) -> Vec<u8> {
+        let mut b = vec![0u8; 32];
+        b[0..4].copy_from_slice(&tid.to_le_bytes());
+        b[4..8].copy_from_slice(&pos.to_le_bytes());
+        b[8] = name.len() as u8 + 1;
+        b[9] = 30;
+        let cig: Vec<u32> = if clip > 0 { vec![clip << 4 | 4, 50 << 4] } else { vec![50 << 4] };
+        let l = 50 + clip as usize;
+        b[12..14].copy_from_slice(&(cig.len() as u16).to_le_bytes());
+        b[14..16].copy_from_slice(&flag.to_le_bytes());
+        b[16..20].copy_from_slice(&(l as i32).to_le_bytes());
+        b[20..24].copy_from_slice(&tid.to_le_bytes());
+        b[24..28].copy_from_slice(&mpos.to_le_bytes());
+        b.extend_from_slice(name);
+        b.push(0);
+        for c in cig {
+            b.extend_from_slice(&c.to_le_bytes());
+        }
+        b.extend(std::iter::repeat_n(0x12, l.div_ceil(2)));
+        b.extend(std::iter::repeat_n(qual, l));
+        b.extend_from_slice(b"MCZ50M\0");
+        b.extend_from_slice(b"msi");
+        b.extend_from_slice(&(qual as i32 * 50).to_le_bytes());
+        b
+    }
+
+    /// Pairs on three references in clusters (duplicates, ties, soft clips), coordinate sorted.
+    fn input() -> Vec<Vec<u8>> {
+        let mut v: Vec<(i32, i32, Vec<u8>)> = Vec::new();
+        let mut seed = 7u64;
+        let mut rnd = |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let mut id = 0;
+        for tid in 0..3 {
+            let mut pos = 100;
+            for _ in 0..150 {
+                pos += rnd(1400) as i32;
+                let copies = 1 + rnd(3) as usize;
+                let insert = 200 + rnd(3) as i32 * 5;
+                for _ in 0..copies {
+                    id += 1;
+                    let name = format!("r{:05}:{}:{}", id, rnd(3), rnd(50));
+                    let q = 20 + rnd(3) as u8;
+                    let clip = if rnd(5) == 0 { 3 } else { 0 };
+                    let mp = pos + insert;
+                    v.push((tid, pos, rec(name.as_bytes(), tid, pos, 0x63, clip, mp, q)));
+                    v.push((tid, mp, rec(name.as_bytes(), tid, mp, 0x93, 0, pos, q)));
+                }
+            }
+        }
+        v.sort_by_key(|(t, p, _)| (*t, *p));
+        v.into_iter().map(|x| x.2).collect()
+    }
+
+    fn run(recs: &[Vec<u8>], opts: &MarkdupOptions, min_window: usize) -> (String, Vec<Stats>) {
+        let infos: Vec<ReadInfo> =
+            recs.iter().map(|b| ReadInfo::compute(&RecordRef::new(b), opts, 0)).collect();
+        let name = |i: usize| RecordRef::new(&recs[i]).read_name();
+        let pass2 = |i: usize, _| RecordRef::new(&recs[i]).read_name().to_vec();
+        let mut log = |_: String| {};
+        let d = decide_in(&infos, &name, &pass2, opts, 0, &mut log, min_window).ok().unwrap();
+        let text: Vec<String> = d
+            .outcomes
+            .iter()
+            .map(|o| {
+                format!(
+                    "{} {} {} {} {:?} {} {} {} {}",
+                    o.written, o.dup, o.do_from, o.dt, o.dc, o.eof, o.np, o.np_do, o.np_dt
+                )
+            })
+            .collect();
+        (text.join("\n"), d.stats)
+    }
+
+    #[test]
+    fn windows_never_change_the_decision() {
+        let recs = input();
+        let infos: Vec<ReadInfo> = recs
+            .iter()
+            .map(|b| ReadInfo::compute(&RecordRef::new(b), &MarkdupOptions::default(), 0))
+            .collect();
+        let many = windows(&infos, 300, 1);
+        assert!(many.len() > 40, "only {} windows", many.len());
+        let variants = [
+            MarkdupOptions::default(),
+            MarkdupOptions { tag: true, dup_count: true, ..Default::default() },
+            MarkdupOptions {
+                opt_dist: 100,
+                tag: true,
+                coords: None,
+                remove: true,
+                ..Default::default()
+            },
+        ];
+        for opts in &variants {
+            let one = run(&recs, opts, usize::MAX);
+            assert!(one.1[0].duplicate > 0);
+            for min in [1, 7, 64, 500] {
+                let split = run(&recs, opts, min);
+                assert_eq!(one.0, split.0, "outcomes differ with windows of {min}");
+                assert_eq!(one.1, split.1, "stats differ with windows of {min}");
+            }
+        }
+    }
 }
