@@ -211,7 +211,7 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
 }
 
 /// Runs `view` on the current thread pool.
-pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
+pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, is_bgzf, .. } =
         open::open(&opts.input, opts.threads)?;
     let (header, seed) = output_header(&opts, &input_header);
@@ -314,14 +314,20 @@ pub fn run(mut opts: ViewOptions) -> Result<(), Error> {
         Ok(())
     };
     if opts.regions.is_empty() && !opts.multi_region {
-        while let Some((batches, warnings)) = reader.read_batches(&opts.input)? {
-            for w in warnings {
-                eprintln!("{w}");
-            }
-            for batch in &batches {
-                handle(batch)?;
-            }
-        }
+        crate::pipeline::prefetch::for_each_batches(
+            &mut reader,
+            &opts.input,
+            pool,
+            |(batches, warnings)| {
+                for w in warnings {
+                    eprintln!("{w}");
+                }
+                for batch in &batches {
+                    handle(batch)?;
+                }
+                Ok(())
+            },
+        )?;
     } else {
         let RecordReader::Bam(bam_reader) = &mut reader else {
             return Err(Error::Message(
@@ -396,7 +402,8 @@ fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
 
 /// Runs `view` on a pool of `opts.threads` threads.
 pub fn run_on_pool(opts: ViewOptions) -> Result<(), Error> {
-    crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+    let pool = crate::pipeline::threads::pool(opts.threads);
+    pool.install(|| run(opts, &pool))
 }
 
 #[cfg(test)]

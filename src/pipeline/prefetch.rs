@@ -1,0 +1,57 @@
+//! Reading ahead: the next batches are inflated and parsed on the pool while the current ones
+//! are filtered, formatted and written, so a command's phases overlap instead of taking turns.
+//!
+//! The caller runs on a pool worker; a separate thread asks the same pool to read. With a
+//! one-thread pool that worker would wait for itself, so a one-thread run reads in turn instead.
+
+use std::sync::mpsc::sync_channel;
+
+use crate::error::Error;
+use crate::io::open::RecordReader;
+use crate::io::sam::reader::BatchesWithWarnings;
+
+/// Calls `each` on every group of batches of `reader`, in input order.
+pub fn for_each_batches(
+    reader: &mut RecordReader,
+    path: &str,
+    pool: &rayon::ThreadPool,
+    mut each: impl FnMut(BatchesWithWarnings) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if pool.current_num_threads() < 2 {
+        while let Some(b) = reader.read_batches(path)? {
+            each(b)?;
+        }
+        return Ok(());
+    }
+    std::thread::scope(|scope| {
+        // One group in flight beside the one being processed bounds memory to two pieces.
+        let (tx, rx) = sync_channel(1);
+        let producer = scope.spawn(move || {
+            pool.install(|| {
+                loop {
+                    match reader.read_batches(path) {
+                        Ok(Some(b)) => {
+                            if tx.send(b).is_err() {
+                                return Ok(());
+                            }
+                        }
+                        Ok(None) => return Ok(()),
+                        Err(e) => return Err(e),
+                    }
+                }
+            })
+        });
+        let mut result = Ok(());
+        for b in rx.iter() {
+            if let Err(e) = each(b) {
+                result = Err(e);
+                break;
+            }
+        }
+        drop(rx);
+        let produced =
+            producer.join().map_err(|_| Error::Message("the reader thread failed".into()))?;
+        // A read error explains a consumer stop too; report it first.
+        produced.and(result)
+    })
+}
