@@ -553,6 +553,8 @@ impl Engine<'_> {
             }
         };
         let sk = info.single_key;
+        // samtools reads the barcode once for the single key and once for the pair key, so a
+        // paired read with a bad barcode warns twice; the warning count must match.
         self.bc_warn(i);
         self.bc_warn(i);
         self.stats[rg as usize].pair += 1;
