@@ -144,6 +144,31 @@ pub struct RunInfo {
     pub streaming: bool,
 }
 
+impl RunInfo {
+    /// A run whose phases follow each other (load all, process, write).
+    pub fn staged(
+        threads: usize,
+        level: i32,
+        (input, output): (&str, &str),
+        (input_format, output_format): (&'static str, &'static str),
+    ) -> RunInfo {
+        RunInfo {
+            threads,
+            level,
+            input: input.to_string(),
+            output: output.to_string(),
+            input_format,
+            output_format,
+            streaming: false,
+        }
+    }
+
+    /// The same run with overlapping phases (batches flow through read → process → write).
+    pub fn streaming(self) -> RunInfo {
+        RunInfo { streaming: true, ..self }
+    }
+}
+
 struct Recording {
     path: String,
     command: String,

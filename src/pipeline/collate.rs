@@ -116,15 +116,12 @@ impl BinFiles {
 pub fn run(opts: CollateOptions) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece_bytes(opts.memory, opts.threads))?;
-    profile::describe(RunInfo {
-        threads: opts.threads,
-        level: opts.level,
-        input: opts.input.clone(),
-        output: opts.output.clone(),
-        input_format: reader.format_name(),
-        output_format: opts.format.name(),
-        streaming: false,
-    });
+    profile::describe(RunInfo::staged(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), opts.format.name()),
+    ));
     let mut header = input_header;
     header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
     if let Some(pg) = &opts.pg {

@@ -119,15 +119,15 @@ pub fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
 /// Runs `fixmate` on the current thread pool.
 pub fn run(opts: FixmateOptions) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
-    profile::describe(RunInfo {
-        threads: opts.threads,
-        level: opts.level,
-        input: opts.input.clone(),
-        output: opts.output.clone(),
-        input_format: reader.format_name(),
-        output_format: opts.format.name(),
-        streaming: true,
-    });
+    profile::describe(
+        RunInfo::staged(
+            opts.threads,
+            opts.level,
+            (&opts.input, &opts.output),
+            (reader.format_name(), opts.format.name()),
+        )
+        .streaming(),
+    );
     if sort_order(&input_header).as_deref() == Some(b"coordinate") {
         eprintln!(
             "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."

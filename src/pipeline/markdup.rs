@@ -106,15 +106,12 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
     if groups.is_none() {
         opts.md.read_groups = false;
     }
-    profile::describe(RunInfo {
-        threads: opts.threads,
-        level: opts.level,
-        input: opts.input.clone(),
-        output: opts.output.clone(),
-        input_format: reader.format_name(),
-        output_format: opts.format.name(),
-        streaming: false,
-    });
+    profile::describe(RunInfo::staged(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), opts.format.name()),
+    ));
     let mut store = RecordStore::default();
     while let Some((batches, warnings)) = reader.read_batches(&opts.input).map_err(|e| {
         eprintln!("{e}");

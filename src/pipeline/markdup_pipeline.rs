@@ -185,15 +185,12 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
             );
             Error::Failed
         })?;
-    profile::describe(RunInfo {
-        threads: md.threads,
-        level: md.level,
-        input: md.input.clone(),
-        output: md.output.clone(),
-        input_format: reader.format_name(),
-        output_format: md.format.name(),
-        streaming: false,
-    });
+    profile::describe(RunInfo::staged(
+        md.threads,
+        md.level,
+        (&md.input, &md.output),
+        (reader.format_name(), md.format.name()),
+    ));
     // Load: one inflate, one parse.
     let mut store = RecordStore::default();
     while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {

@@ -261,15 +261,12 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let piece = piece_bytes(opts.memory, opts.threads);
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece)?;
-    profile::describe(RunInfo {
-        threads: opts.threads,
-        level: opts.level,
-        input: opts.input.clone(),
-        output: opts.output.clone(),
-        input_format: reader.format_name(),
-        output_format: opts.format.name(),
-        streaming: false,
-    });
+    profile::describe(RunInfo::staged(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), opts.format.name()),
+    ));
     let limit = data_budget(opts.memory, opts.threads);
     let can_spill = !matches!(opts.order, SortOrder::MinHash(_));
     let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "sort");

@@ -215,15 +215,15 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
 pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, is_bgzf, .. } =
         open::open(&opts.input, opts.threads)?;
-    profile::describe(RunInfo {
-        threads: opts.threads,
-        level: opts.level,
-        input: opts.input.clone(),
-        output: opts.output.clone(),
-        input_format: reader.format_name(),
-        output_format: if opts.count { "none" } else { opts.format.name() },
-        streaming: true,
-    });
+    profile::describe(
+        RunInfo::staged(
+            opts.threads,
+            opts.level,
+            (&opts.input, &opts.output),
+            (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
+        )
+        .streaming(),
+    );
     let (header, seed) = output_header(&opts, &input_header);
     if let (Some((fraction, _)), Some(seed)) = (opts.subsample, seed) {
         opts.filter.subsample = Some(crate::ops::view::subsample::Subsample::new(fraction, seed));
