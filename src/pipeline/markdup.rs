@@ -221,9 +221,19 @@ pub fn mark(
         let outs: Vec<(Encoded, Marked)> = wave
             .par_iter()
             .map(|&c| {
+                let range = c * CHUNK..((c + 1) * CHUNK).min(n);
+                // Sized up front: growing by doubling copied the whole output once more.
                 let mut out = Encoded::default();
+                let bytes: usize =
+                    range.clone().map(|i| store.get(store.order[i]).bytes().len()).sum();
+                out.data.reserve(if format == OutputFormat::Bam {
+                    bytes + 16 * range.len()
+                } else {
+                    2 * bytes
+                });
+                out.ends.reserve(range.len());
                 let mut m = Marked::default();
-                for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                for i in range {
                     let r = store.get(store.order[i]);
                     let o = &outcomes[i];
                     if !md::is_written(o, r.flag(), md) {

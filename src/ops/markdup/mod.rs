@@ -12,7 +12,7 @@ pub mod stats;
 
 use regex::bytes::Regex;
 
-use crate::record::aux::AuxValue;
+use crate::record::aux::{AuxField, AuxValue};
 use crate::record::edit;
 use crate::record::layout::flags;
 use crate::record::view::RecordRef;
@@ -111,17 +111,49 @@ pub fn has_mate(flag: u16, mtid: i32, mpos: i32) -> bool {
     flag & flags::PAIRED != 0 && flag & flags::MUNMAP == 0 && !(mtid == -1 && mpos == -1)
 }
 
-fn str_value<'a>(r: &RecordRef<'a>, tag: [u8; 2]) -> Option<Option<&'a [u8]>> {
-    r.aux_get(tag).map(|f| match f.typed() {
+/// The aux fields the key phase reads, found in one pass over the aux block (a scan per tag
+/// was half of markdup's instructions). Each is the first field with its tag, as `bam_aux_get`.
+#[derive(Default)]
+struct KeyFields<'a> {
+    mc: Option<AuxField<'a>>,
+    ms: Option<AuxField<'a>>,
+    barcode: Option<AuxField<'a>>,
+    sa_or_xa: bool,
+}
+
+impl<'a> KeyFields<'a> {
+    fn find(r: &RecordRef<'a>, barcode_tag: Option<[u8; 2]>) -> KeyFields<'a> {
+        let mut k = KeyFields::default();
+        for f in r.aux() {
+            match &f.tag {
+                b"MC" if k.mc.is_none() => k.mc = Some(f),
+                b"ms" if k.ms.is_none() => k.ms = Some(f),
+                b"SA" | b"XA" => k.sa_or_xa = true,
+                _ => {}
+            }
+            if Some(f.tag) == barcode_tag && k.barcode.is_none() {
+                k.barcode = Some(f);
+            }
+        }
+        k
+    }
+}
+
+fn str_field<'a>(f: Option<AuxField<'a>>) -> Option<Option<&'a [u8]>> {
+    f.map(|f| match f.typed() {
         AuxValue::Str(s) => Some(s),
         _ => None,
     })
 }
 
-fn barcode(r: &RecordRef<'_>, bc: &Barcode) -> (i32, Option<BarcodeWarning>) {
+fn barcode(
+    r: &RecordRef<'_>,
+    bc: &Barcode,
+    tag_field: Option<AuxField<'_>>,
+) -> (i32, Option<BarcodeWarning>) {
     match bc {
         Barcode::None => (0, None),
-        Barcode::Tag(tag) => match str_value(r, *tag) {
+        Barcode::Tag(_) => match str_field(tag_field) {
             None => (0, None),
             Some(None) => (0, Some(BarcodeWarning::WrongType)),
             Some(Some(s)) => (keys::jenkins(s) as i32, None),
@@ -138,7 +170,7 @@ fn barcode(r: &RecordRef<'_>, bc: &Barcode) -> (i32, Option<BarcodeWarning>) {
 
 /// Read-group index of a record: 1 + position of its `RG` among the header's `@RG` IDs, else 0.
 pub fn read_group_index(r: &RecordRef<'_>, ids: &std::collections::HashMap<Vec<u8>, u32>) -> u32 {
-    match str_value(r, *b"RG") {
+    match str_field(r.aux_get(*b"RG")) {
         Some(Some(rg)) => ids.get(rg).copied().unwrap_or(0),
         _ => 0,
     }
@@ -158,10 +190,16 @@ impl ReadInfo {
         let examined = flag & exclude == 0;
         let paired = examined && has_mate(flag, r.next_ref_id(), r.next_pos());
         let rg_key = if opts.read_groups { rg as i32 } else { 0 };
-        let (bc, barcode_warning) = if examined { barcode(r, &opts.barcode) } else { (0, None) };
+        let barcode_tag = match opts.barcode {
+            Barcode::Tag(tag) => Some(tag),
+            _ => None,
+        };
+        let fields = KeyFields::find(r, barcode_tag);
+        let (bc, barcode_warning) =
+            if examined { barcode(r, &opts.barcode, fields.barcode) } else { (0, None) };
         let single_key = if examined { keys::single_key(r, bc, rg_key) } else { Key::default() };
         let pair_key = if paired {
-            match str_value(r, *b"MC") {
+            match str_field(fields.mc) {
                 None => Err(KeyError::NoMc),
                 Some(None) => Err(KeyError::McType),
                 Some(Some(mc)) => Ok(keys::pair_key(r, mc, opts.sequence_mode, bc, rg_key)),
@@ -169,14 +207,13 @@ impl ReadInfo {
         } else {
             Ok(Key::default())
         };
-        let mate_score = r.aux_get(*b"ms").map(|f| match f.typed() {
+        let mate_score = fields.ms.map(|f| match f.typed() {
             AuxValue::Int(i) => i,
             _ => 0,
         });
         let coords = (opts.opt_dist > 0 && examined)
             .then(|| optical::coordinates(r.read_name(), opts.coords.as_ref()));
-        let supp_candidate =
-            r.aux_get(*b"SA").is_some() || flag & flags::MUNMAP != 0 || r.aux_get(*b"XA").is_some();
+        let supp_candidate = fields.sa_or_xa || flag & flags::MUNMAP != 0;
         ReadInfo {
             flag,
             tid: r.ref_id(),
