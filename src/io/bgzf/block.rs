@@ -138,6 +138,12 @@ impl Deflater {
     pub fn deflate_into(&mut self, data: &[u8], out: &mut Vec<u8>) {
         debug_assert!(data.len() <= BLOCK_DATA_MAX);
         let start = out.len();
+        // Room for the whole block up front: growing mid-block made the allocator copy it.
+        let body = match &mut self.compressor {
+            Some(c) => c.deflate_compress_bound(data.len()).max(data.len() + 5),
+            None => data.len() + 5,
+        };
+        out.reserve(18 + body + 8);
         out.extend_from_slice(&[
             0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0,
         ]);

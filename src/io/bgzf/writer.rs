@@ -181,7 +181,7 @@ impl Writer {
                         raw.clear();
                         let lead: &[u8] = if g == 0 && k == 0 { &prefix } else { &[] };
                         gather(spec, lead, raw);
-                        let mut out = Vec::with_capacity(raw.len() / 2 + 64);
+                        let mut out = Vec::new();
                         d.deflate_into(raw, &mut out);
                         out
                     },
@@ -223,7 +223,7 @@ impl Writer {
             .map_init(
                 || Deflater::new(level),
                 |d, r| {
-                    let mut out = Vec::with_capacity(r.len() / 2 + 64);
+                    let mut out = Vec::new();
                     d.deflate_into(&staging[r], &mut out);
                     out
                 },
