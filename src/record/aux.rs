@@ -40,7 +40,9 @@ pub fn field_len(b: &[u8]) -> Option<usize> {
     }
     let ty = b[2];
     let n = match ty {
-        b'Z' | b'H' => memchr::memchr(0, &b[3..])? + 1,
+        // Aux strings are short (MD, RG, MC): a plain loop beats memchr's setup per call, and
+        // every tag lookup or edit walks the fields through here.
+        b'Z' | b'H' => b[3..].iter().position(|&c| c == 0)? + 1,
         b'B' => {
             if b.len() < 8 {
                 return None;
