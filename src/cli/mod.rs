@@ -1,13 +1,16 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod catalog;
 pub mod collate;
+pub mod completion;
 pub mod fixmate;
 pub mod flags;
 pub mod getopt;
 pub mod global;
 pub mod index;
 pub mod install_shim;
+pub mod manpage;
 pub mod markdup;
 pub mod markdup_pipeline;
 pub mod outfmt;
@@ -128,7 +131,31 @@ pub fn run(argv: Vec<String>) -> i32 {
     }
 }
 
+/// Takes mdsam's own `--no-progress` out of a command's arguments (before any `--`), so the
+/// per-command parsers and `@PG` never see it; returns whether it was there.
+fn strip_no_progress(args: &[String]) -> (Vec<String>, bool) {
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let found = args[..end].iter().any(|a| a == "--no-progress");
+    let kept = args.iter().enumerate().filter(|(i, a)| *i >= end || *a != "--no-progress");
+    (kept.map(|(_, a)| a.clone()).collect(), found)
+}
+
 fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
+    let (args, no_progress) = strip_no_progress(args);
+    let args = &args[..];
+    if let [help] = args
+        && (help == "--help" || help == "-h")
+        && let Some(doc) = catalog::find(cmd).filter(|c| !c.from_samtools)
+    {
+        // mdsam's own commands answer --help; samtools' answer it as samtools 1.24 does.
+        print!("{}", doc.usage);
+        return 0;
+    }
+    crate::progress::init(cmd, no_progress);
+    run_parsed_command(argv0, cmd, args)
+}
+
+fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
     let inv = Invocation { argv0: argv0.to_string(), command: cmd.to_string() };
     let (usage, result) = match cmd {
         "view" => {
@@ -140,6 +167,8 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         }
         "load" => (LOAD_USAGE, load(args)),
         "install-shim" => (install_shim::USAGE, install_shim::run(args)),
+        "man" => (manpage::USAGE, manpage::run(args)),
+        "completion" => (completion::USAGE, completion::run(args)),
         "simulate" => (
             simulate::USAGE,
             simulate::parse(args).and_then(|c| {
@@ -192,6 +221,8 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             return 1;
         }
     };
+    // Any bar still drawn ends here, so the messages below start on a line of their own.
+    crate::progress::finish();
     match result {
         Ok(()) => 0,
         Err(Error::Help) => {
@@ -216,5 +247,22 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             eprintln!("samtools {cmd}: {e}");
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_progress_is_taken_out_before_any_double_dash() {
+        let args: Vec<String> =
+            ["-c", "--no-progress", "in.bam", "--", "--no-progress"].map(String::from).to_vec();
+        let (kept, found) = strip_no_progress(&args);
+        assert!(found);
+        assert_eq!(kept, ["-c", "in.bam", "--", "--no-progress"]);
+        let (kept, found) = strip_no_progress(&kept[2..]);
+        assert!(!found);
+        assert_eq!(kept, ["--", "--no-progress"]);
     }
 }

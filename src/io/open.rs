@@ -169,12 +169,32 @@ fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Resu
 
 impl RecordReader {
     /// The next batches in input order with any parse warnings; `None` at end of input.
+    /// Reports progress ([`crate::progress`]) as it goes.
     pub fn read_batches(&mut self, path: &str) -> Result<Option<BatchesWithWarnings>, Error> {
-        match self {
-            RecordReader::Bam(r) => {
-                Ok(r.read_batch().map_err(|e| Error::file(path, e))?.map(|b| (vec![b], Vec::new())))
-            }
+        let read = match self {
+            RecordReader::Bam(r) => r
+                .read_batch()
+                .map(|b| b.map(|b| (vec![b], Vec::new())))
+                .map_err(|e| Error::file(path, e)),
             RecordReader::Sam(r) => r.read_batches().map_err(|e| Error::file(path, e)),
+        };
+        match &read {
+            Ok(Some((batches, warnings))) if warnings.is_empty() => {
+                let records = batches.iter().map(|b| b.len() as u64).sum();
+                crate::progress::advance(path, records, self.input_position());
+            }
+            Ok(None) => crate::progress::reached_end(path),
+            // The caller prints these next: the bar stops so it cannot draw over them.
+            Ok(Some(_)) | Err(_) => crate::progress::finish(),
+        }
+        read
+    }
+
+    /// Bytes of the underlying file or stream consumed so far (compressed bytes for BGZF/gzip).
+    pub fn input_position(&self) -> Option<u64> {
+        match self {
+            RecordReader::Bam(r) => Some(r.bgzf().input().position()),
+            RecordReader::Sam(r) => Some(r.stream().input_position()),
         }
     }
 
