@@ -4,7 +4,8 @@
 //! Where it sits: used by every layer like [`crate::error`], but hooked in at two places only:
 //! [`crate::io::open::RecordReader::read_batches`] reports each batch ([`advance`]) and end of
 //! input ([`reached_end`]); `cli::run_command` decides once per process whether bars are drawn
-//! ([`init`]) and ends any bar before printing the outcome ([`finish`]).
+//! ([`init`]) and ends any bar before printing the outcome ([`finish`], also called before a
+//! reader's warnings or errors are printed).
 //!
 //! Rules:
 //! 1. A bar is drawn only when stderr is a terminal and `--no-progress` was not given: scripts
@@ -104,13 +105,16 @@ pub fn reached_end(path: &str) {
     }
 }
 
-/// Ends the bar of a run that stops before end of input (an error), leaving it as it was, so the
-/// message printed next starts on a line of its own.
+/// Ends progress for the rest of the run (a warning or an error is about to be printed, or the
+/// command is over): a bar still running is left as it was, so the next message starts on a
+/// line of its own, and no new bar starts.
 pub fn finish() {
+    ENABLED.store(false, Ordering::Relaxed);
     if let Ok(mut current) = CURRENT.lock()
-        && let Some(t) = current.take()
+        && let Some(t) = current.as_mut()
         && !t.done
     {
+        t.done = true;
         t.bar.abandon();
     }
 }
@@ -156,7 +160,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

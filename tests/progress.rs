@@ -116,6 +116,37 @@ fn bar_is_drawn_while_reading_from_a_pipe() {
     assert!(after.contains(&total), "the summary counts every record ({total}):\n{after}");
 }
 
+/// A reader warning met while the bar runs ends the bar, so the warning is printed whole on a
+/// line of its own instead of being drawn over.
+#[test]
+fn warnings_are_not_drawn_over() {
+    let Some(tmux) = program_on_path("tmux", "-V") else { return };
+    let dir = scratch_dir("progress_warning");
+    let input = simulated_sam(&dir, &SimulateOptions { pairs: 20_000, ..Default::default() });
+    let data = std::fs::read(&input).unwrap();
+    let fifo = dir.join("input.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let count = dir.join("count.txt");
+    let terminal = Terminal::start(
+        &tmux,
+        "mdsam-progress-warning",
+        &shell_command(&["view", "-c", fifo.to_str().unwrap()], &count),
+    );
+    let mut writer = open_fifo_writer(&fifo);
+    let half = data.len() / 2;
+    let cut = half + data[half..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    writer.write_all(&data[..cut]).unwrap();
+    writer.flush().unwrap();
+    terminal.wait_for(" records (", Duration::from_secs(20));
+    writer.write_all(b"stray\t0\tchrNowhere\t100\t60\t4M\t*\t0\t0\tACGT\tIIII\n").unwrap();
+    writer.write_all(&data[cut..]).unwrap();
+    drop(writer);
+    let screen = terminal.wait_for("EXIT=", Duration::from_secs(30));
+    let warning = "[W::sam_parse1] unrecognized reference name \"chrNowhere\"; treated as unmapped";
+    assert!(screen.lines().any(|l| l.trim_end() == warning), "warning not whole:\n{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
 /// For a file the size is known: the bar shows a total and an ETA. `--no-progress` draws none.
 #[test]
 fn bar_shows_total_and_eta_for_a_file_unless_turned_off() {
@@ -192,7 +223,7 @@ fn with_commas(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
