@@ -8,6 +8,7 @@
 //! - [`ops`]: what the samtools commands mean, on records only.
 //! - [`pipeline`]: wires io → ops → io and owns the threads.
 //! - [`cli`]: samtools-compatible argument parsing; one file per command.
+//! - [`progress`]: the progress bar on an interactive terminal (fed by the readers).
 //! - [`simulate`]: a deterministic generator of realistic aligned SAM for tests and benchmarks; a
 //!   test tool outside the data flow, using no other module.
 
@@ -18,5 +19,6 @@ pub mod io;
 pub mod ops;
 pub mod pipeline;
 pub mod profile;
+pub mod progress;
 pub mod record;
 pub mod simulate;

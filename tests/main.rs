@@ -35,3 +35,12 @@ mod markdup_pipeline;
 mod profile;
 /// Closed pipes end mdsam quietly.
 mod signals;
+
+/// `--help`, man pages and bash completion generated from one definition.
+mod docs;
+/// `--metrics` (Picard DuplicationMetrics) parsed by the real MultiQC.
+mod metrics;
+/// The progress bar on a real terminal (tmux) and nothing extra on a redirected stderr.
+mod progress;
+/// `workflow/Snakefile` under the real Snakemake, with mdsam and with samtools.
+mod snakemake;

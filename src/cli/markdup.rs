@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::ops::markdup::optical::{CoordRegex, coords_order};
 use crate::ops::markdup::{Barcode, MarkdupOptions as Md};
 use crate::pipeline::markdup::MarkdupOptions;
+use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/markdup.txt");
 
@@ -36,6 +37,7 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "threads", has_arg: true, key: "@" },
     LongOpt { name: "write-index", has_arg: false, key: "write-index" },
     LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
+    LongOpt { name: "metrics", has_arg: true, key: "metrics" },
 ];
 
 /// The Illumina UMI regex of `--barcode-name` (1.17+).
@@ -72,6 +74,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
     let mut uncompressed = false;
     let mut threads = 0;
     let mut no_pg = false;
+    let (mut write_index, mut metrics) = (false, None);
     let (mut stats, mut stats_file, mut json) = (false, None, false);
     let (mut regex, mut regex_order) = (None::<String>, "txy".to_string());
     let (mut bc_tag, mut bc_name, mut bc_regex) = (None::<String>, false, None::<String>);
@@ -121,9 +124,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
             "O" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
             "@" => threads = global::parse_threads(v)?,
-            "write-index" => {
-                return Err(Error::Message("--write-index is not supported yet".into()));
-            }
+            "write-index" => write_index = true,
+            "metrics" => metrics = Some(v.to_string()),
             "input-fmt-option" | "reference" | "verbosity" => {}
             _ => return Err(usage_fail()),
         }
@@ -162,7 +164,15 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
             compile(rx).map_err(|e| say(&format!("error, barcode regex fail \"{e}\"\n")))?,
         );
     }
-    let output = positionals[1].clone();
+    let (output, index) = if write_index {
+        let (out, idx, bai) = index_request(&positionals[1]);
+        if out == "-" {
+            return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
+        }
+        (out, Some((idx, bai)))
+    } else {
+        (positionals[1].clone(), None)
+    };
     let format = out.format(&output);
     let level = match out.level {
         Some(l) => l,
@@ -183,6 +193,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         stats,
         stats_file,
         json,
+        metrics,
+        index,
         md,
     })
 }

@@ -43,6 +43,7 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
     LongOpt { name: "reference", has_arg: true, key: "reference" },
     LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
+    LongOpt { name: "metrics", has_arg: true, key: "metrics" },
 ];
 
 fn step_pg(inv: &Invocation, step: &str, cl: &[String], whole: &str) -> Vec<(String, String)> {
@@ -94,7 +95,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
             "max-read-length" => md_args.extend(["-l".to_string(), v]),
             "r" | "s" | "S" | "c" | "t" => md_args.push(format!("-{}", o.key)),
             "f" | "d" | "m" => md_args.extend([format!("-{}", o.key), v]),
-            "read-coords" | "coords-order" | "barcode-tag" | "barcode-rgx" => {
+            "read-coords" | "coords-order" | "barcode-tag" | "barcode-rgx" | "metrics" => {
                 md_args.extend([format!("--{}", o.key), v])
             }
             "include-fails" | "no-multi-dup" | "barcode-name" | "use-read-groups" | "json"

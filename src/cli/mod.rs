@@ -1,13 +1,16 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod catalog;
 pub mod collate;
+pub mod completion;
 pub mod fixmate;
 pub mod flags;
 pub mod getopt;
 pub mod global;
 pub mod index;
 pub mod install_shim;
+pub mod manpage;
 pub mod markdup;
 pub mod markdup_pipeline;
 pub mod outfmt;
@@ -128,20 +131,39 @@ pub fn run(argv: Vec<String>) -> i32 {
     }
 }
 
+/// Takes mdsam's own `--no-progress` out of a command's arguments (before any `--`), so the
+/// per-command parsers and `@PG` never see it; returns whether it was there.
+fn strip_no_progress(args: &[String]) -> (Vec<String>, bool) {
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let found = args[..end].iter().any(|a| a == "--no-progress");
+    let kept = args.iter().enumerate().filter(|(i, a)| *i >= end || *a != "--no-progress");
+    (kept.map(|(_, a)| a.clone()).collect(), found)
+}
+
 fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
-    let (args, profile_path) = match global::take_profile(args) {
+    let (args, no_progress) = strip_no_progress(args);
+    let (args, profile_path) = match global::take_profile(&args) {
         Ok(taken) => taken,
         Err(e) => {
             eprintln!("samtools {cmd}: {e}");
             return 1;
         }
     };
+    if let [help] = &args[..]
+        && (help == "--help" || help == "-h")
+        && let Some(doc) = catalog::find(cmd).filter(|c| !c.from_samtools)
+    {
+        // mdsam's own commands answer --help; samtools' answer it as samtools 1.24 does.
+        print!("{}", doc.usage);
+        return 0;
+    }
+    crate::progress::init(cmd, no_progress);
     if let Some(path) = &profile_path {
         let mut argv = vec![argv0.to_string(), cmd.to_string()];
         argv.extend(args.iter().cloned());
         crate::profile::start(path, cmd, &argv);
     }
-    let status = run_parsed(argv0, cmd, &args);
+    let status = run_parsed_command(argv0, cmd, &args);
     if let Err(e) = crate::profile::finish() {
         eprintln!("samtools {cmd}: {e}");
         return 1;
@@ -149,7 +171,7 @@ fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
     status
 }
 
-fn run_parsed(argv0: &str, cmd: &str, args: &[String]) -> i32 {
+fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
     let inv = Invocation { argv0: argv0.to_string(), command: cmd.to_string() };
     let (usage, result) = match cmd {
         "view" => {
@@ -161,6 +183,8 @@ fn run_parsed(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         }
         "load" => (LOAD_USAGE, load(args)),
         "install-shim" => (install_shim::USAGE, install_shim::run(args)),
+        "man" => (manpage::USAGE, manpage::run(args)),
+        "completion" => (completion::USAGE, completion::run(args)),
         "simulate" => (
             simulate::USAGE,
             simulate::parse(args).and_then(|c| {
@@ -213,6 +237,8 @@ fn run_parsed(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             return 1;
         }
     };
+    // Any bar still drawn ends here, so the messages below start on a line of their own.
+    crate::progress::finish();
     match result {
         Ok(()) => 0,
         Err(Error::Help) => {
@@ -237,5 +263,22 @@ fn run_parsed(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             eprintln!("samtools {cmd}: {e}");
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_progress_is_taken_out_before_any_double_dash() {
+        let args: Vec<String> =
+            ["-c", "--no-progress", "in.bam", "--", "--no-progress"].map(String::from).to_vec();
+        let (kept, found) = strip_no_progress(&args);
+        assert!(found);
+        assert_eq!(kept, ["-c", "in.bam", "--", "--no-progress"]);
+        let (kept, found) = strip_no_progress(&kept[2..]);
+        assert!(!found);
+        assert_eq!(kept, ["--", "--no-progress"]);
     }
 }

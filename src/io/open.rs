@@ -169,7 +169,6 @@ fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Resu
 }
 
 impl RecordReader {
-    /// The next batches in input order with any parse warnings; `None` at end of input.
     /// `"bam"` or `"sam"`, as a profile names the input format.
     pub fn format_name(&self) -> &'static str {
         match self {
@@ -178,16 +177,28 @@ impl RecordReader {
         }
     }
 
+    /// The next batches in input order with any parse warnings; `None` at end of input.
+    /// Reports progress ([`crate::progress`]) and profile counters ([`crate::profile`]).
     pub fn read_batches(&mut self, path: &str) -> Result<Option<BatchesWithWarnings>, Error> {
         let _phase = profile::phase(Phase::Read);
         let read = match self {
-            RecordReader::Bam(r) => {
-                r.read_batch().map_err(|e| Error::file(path, e))?.map(|b| (vec![b], Vec::new()))
-            }
-            RecordReader::Sam(r) => r.read_batches().map_err(|e| Error::file(path, e))?,
+            RecordReader::Bam(r) => r
+                .read_batch()
+                .map(|b| b.map(|b| (vec![b], Vec::new())))
+                .map_err(|e| Error::file(path, e)),
+            RecordReader::Sam(r) => r.read_batches().map_err(|e| Error::file(path, e)),
         };
+        match &read {
+            Ok(Some((batches, warnings))) if warnings.is_empty() => {
+                let records = batches.iter().map(|b| b.len() as u64).sum();
+                crate::progress::advance(path, records, self.input_position());
+            }
+            Ok(None) => crate::progress::reached_end(path),
+            // The caller prints these next: the bar stops so it cannot draw over them.
+            Ok(Some(_)) | Err(_) => crate::progress::finish(),
+        }
         if profile::on()
-            && let Some((batches, _)) = &read
+            && let Ok(Some((batches, _))) = &read
         {
             let phase = profile::current_or(Phase::Read);
             let records: usize = batches.iter().map(Batch::len).sum();
@@ -197,7 +208,15 @@ impl RecordReader {
                 profile::add(phase, Counter::BytesInflated, bytes as u64);
             }
         }
-        Ok(read)
+        read
+    }
+
+    /// Bytes of the underlying file or stream consumed so far (compressed bytes for BGZF/gzip).
+    pub fn input_position(&self) -> Option<u64> {
+        match self {
+            RecordReader::Bam(r) => Some(r.bgzf().input().position()),
+            RecordReader::Sam(r) => Some(r.stream().input_position()),
+        }
     }
 
     /// Uses `header` to resolve names in SAM input (after `-t` added references).

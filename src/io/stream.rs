@@ -22,6 +22,15 @@ impl Read for Input {
 }
 
 impl ByteStream {
+    /// Bytes of the input consumed so far (before decompression).
+    pub fn input_position(&self) -> u64 {
+        match self {
+            ByteStream::Bgzf(r) => r.input().position(),
+            ByteStream::Gzip(decoder, _) => decoder.get_ref().position(),
+            ByteStream::Plain(input, _) => input.position(),
+        }
+    }
+
     /// The next piece of bytes after `prefix`, and whether input ended (then the piece may be
     /// just the prefix, possibly empty).
     pub fn read_piece(

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::open::{self, Opened};
 use crate::ops::markdup::decide::{self, Outcome};
+use crate::ops::markdup::metrics;
 use crate::ops::markdup::stats::{self, Piece};
 use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
 use crate::pipeline::fixmate::{encode, sort_order};
@@ -39,6 +40,10 @@ pub struct MarkdupOptions {
     /// `-f`
     pub stats_file: Option<String>,
     pub json: bool,
+    /// `--metrics FILE` (mdsam addition): Picard `DuplicationMetrics` for MultiQC and co.
+    pub metrics: Option<String>,
+    /// `--write-index`: (index path, BAI?), the output path stripped of any `##idx##` part.
+    pub index: Option<(String, bool)>,
     pub md: Md,
 }
 
@@ -125,7 +130,13 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         }
     }
     let out = (opts.output.clone(), opts.format, opts.level, opts.threads);
-    let sink = || RecordSink::create(&out.0, out.1, out.2, out.3, &header, true);
+    let sink = || {
+        let mut sink = RecordSink::create(&out.0, out.1, out.2, out.3, &header, true)?;
+        if let Some((path, bai)) = &opts.index {
+            sink.write_index(path, *bai, &header)?;
+        }
+        Ok(sink)
+    };
     mark(&store, &header, groups.as_ref(), &opts, sink, None).map(|_| ())
 }
 
@@ -282,7 +293,53 @@ pub fn mark(
     if opts.stats {
         write_stats(opts, &decision.stats, groups.map(|g| g.1.as_slice()))?;
     }
+    if let Some(path) = &opts.metrics {
+        write_metrics(path, opts, header, &decision.stats, groups.map(|g| g.1.as_slice()))?;
+    }
     Ok(marked)
+}
+
+/// `--metrics FILE`: one row per library (`LB` of the read groups), written atomically.
+fn write_metrics(
+    path: &str,
+    opts: &MarkdupOptions,
+    header: &Header,
+    all: &[stats::Stats],
+    names: Option<&[Vec<u8>]>,
+) -> Result<(), Error> {
+    let library_of = |id: &[u8]| -> Option<String> {
+        header
+            .lines()
+            .filter(|l| l.starts_with(b"@RG\t"))
+            .find(|l| line_field(l, b"ID") == Some(id))
+            .and_then(|l| line_field(l, b"LB"))
+            .map(|lb| String::from_utf8_lossy(lb).into_owned())
+    };
+    let rows = match names {
+        Some(names) => {
+            let groups: Vec<_> =
+                names.iter().zip(&all[1..]).map(|(id, s)| (library_of(id), *s)).collect();
+            metrics::by_library(&all[0], &groups)
+        }
+        None => {
+            // Without --use-read-groups all reads are one row, named by the library when every
+            // read group agrees on one.
+            let mut libraries: Vec<Option<String>> = header
+                .lines()
+                .filter(|l| l.starts_with(b"@RG\t"))
+                .map(|l| line_field(l, b"LB").map(|lb| String::from_utf8_lossy(lb).into_owned()))
+                .collect();
+            libraries.dedup();
+            let name = match libraries.as_slice() {
+                [Some(one)] => one.clone(),
+                _ => metrics::UNKNOWN_LIBRARY.to_string(),
+            };
+            vec![(name, all[0])]
+        }
+    };
+    let text = metrics::format_duplication_metrics(&opts.command, &rows);
+    crate::io::output::write_file(path, text.as_bytes())
+        .map_err(|e| Error::file(path, format!("could not write metrics: {e}")))
 }
 
 fn write_stats(

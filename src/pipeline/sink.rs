@@ -4,7 +4,7 @@
 //! parallel by the command; the sink only frames them into BGZF blocks, whose deflate is itself
 //! parallel, or copies text.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use crate::error::Error;
 use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
@@ -116,6 +116,10 @@ impl RecordSink {
         header: &Header,
         write_header: bool,
     ) -> Result<RecordSink, Error> {
+        if path == "-" && std::io::stdout().is_terminal() {
+            // Records on the screen: a progress bar would be drawn over them.
+            crate::progress::disable();
+        }
         let (w, file) = output::create(path)
             .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);

@@ -201,3 +201,17 @@ pub fn simulated_fasta(dir: &Path, opts: &SimulateOptions) -> PathBuf {
     write_fasta(opts, &mut file).expect("write FASTA");
     path
 }
+
+/// An external program found on `PATH` (snakemake, multiqc, tmux), or `None` after printing why
+/// (a failure under CI, whose `.ci/run` installs them). `version_flag` must make it exit 0.
+pub fn program_on_path(name: &str, version_flag: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {
+        std::fs::metadata(candidate).is_ok_and(|m| m.is_file())
+            && Command::new(candidate).arg(version_flag).output().is_ok_and(|o| o.status.success())
+    });
+    match found {
+        Some(p) => Some(p),
+        None => absent(&format!("{name} not found on PATH (.ci/run installs it)")),
+    }
+}

@@ -82,6 +82,11 @@ impl Reader {
         Ok((reader, header))
     }
 
+    /// The byte stream read from.
+    pub fn stream(&self) -> &ByteStream {
+        &self.stream
+    }
+
     /// Uses `header` (e.g. with references added by `-t`) to resolve reference names.
     pub fn set_header(&mut self, header: Header) {
         self.header = header;

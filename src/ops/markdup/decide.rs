@@ -815,6 +815,12 @@ fn run_window<'a>(
             }
         } else {
             e.stats[rg].excluded += 1;
+            // Picard's split of the excluded reads (`--metrics`).
+            if info.flag & flags::UNMAP != 0 {
+                e.stats[rg].unmapped += 1;
+            } else if info.flag & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0 {
+                e.stats[rg].secondary_or_supplementary += 1;
+            }
         }
         while head <= i {
             let h = &e.nodes[head];

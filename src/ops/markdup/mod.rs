@@ -7,6 +7,7 @@
 
 pub mod decide;
 pub mod keys;
+pub mod metrics;
 pub mod optical;
 pub mod stats;
 

@@ -17,6 +17,11 @@ pub struct Stats {
     pub single_optical: u64,
     pub np_duplicate: u64,
     pub np_opt_duplicate: u64,
+    /// Excluded reads that are unmapped (Picard's `UNMAPPED_READS`; not in samtools' block).
+    pub unmapped: u64,
+    /// Excluded mapped reads that are secondary or supplementary (Picard's
+    /// `SECONDARY_OR_SUPPLEMENTARY_RDS`; not in samtools' block).
+    pub secondary_or_supplementary: u64,
 }
 
 impl Stats {
@@ -33,6 +38,8 @@ impl Stats {
         self.single_optical += o.single_optical;
         self.np_duplicate += o.np_duplicate;
         self.np_opt_duplicate += o.np_opt_duplicate;
+        self.unmapped += o.unmapped;
+        self.secondary_or_supplementary += o.secondary_or_supplementary;
     }
 }
 
