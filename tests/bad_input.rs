@@ -230,6 +230,8 @@ const CORPUS: &[BadFile] = &[
     fails("sq-without-ln.sam", "@SQ line without SN or with a bad LN"),
     reads_sam("sq-bad-ln.sam"),
     fails("header-bad-record-type.sam", "invalid header line"),
+    // A NUL ends a header line, here before LN.
+    fails("nul-in-header.sam", "@SQ line without SN or with a bad LN"),
     // SAM records
     fails("too-few-fields.sam", "line 7: too few fields"),
     fails("truncated-mid-record.sam", "line 9: too few fields"),

@@ -76,6 +76,9 @@ impl Header {
         let mut refs = Vec::new();
         for line in text.split(|&b| b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
+            // htslib reads header lines as C strings: a NUL ends the line (found by fuzzing: a
+            // reference name holding a NUL could not survive the BAM reference list).
+            let line = &line[..memchr::memchr(0, line).unwrap_or(line.len())];
             if line.is_empty() {
                 continue;
             }
@@ -335,6 +338,9 @@ mod tests {
         assert!(matches!(parse("@COx\n"), Err(HeaderError::BadLine(_))));
         assert!(matches!(parse("@\n"), Err(HeaderError::BadLine(_))));
         assert!(matches!(parse("@RG\tSM:x\n"), Err(HeaderError::ReadGroupWithoutId(_))));
+        // A NUL ends the line: here before LN, which samtools then reports missing.
+        assert!(matches!(parse("@SQ\tSN:c\0x\tLN:9\n"), Err(HeaderError::BadSq(_))));
+        assert_eq!(parse("@SQ\tSN:c\tLN:9\0x\n\0\0").unwrap().refs()[0].name, b"c");
     }
 
     #[test]
