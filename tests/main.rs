@@ -17,6 +17,8 @@ mod differential_view;
 mod bad_input;
 /// `fixmate` against the oracle.
 mod fixmate;
+/// The inputs fuzzing found crashes with, through the library functions.
+mod fuzz_regressions;
 /// `sort`, `collate` and `index` against the samtools 1.24 oracle.
 mod sort;
 
