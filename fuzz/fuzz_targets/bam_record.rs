@@ -29,8 +29,9 @@ fuzz_target!(|data: &[u8]| {
         let _ = field.typed();
     }
     if with_ids.is_ok() {
-        let header = Header::from_sam_text(b"@SQ\tSN:chr1\tLN:5000\n@SQ\tSN:chr2\tLN:3000\n".to_vec())
-            .expect("fixed header parses");
+        let header =
+            Header::from_sam_text(b"@SQ\tSN:chr1\tLN:5000\n@SQ\tSN:chr2\tLN:3000\n".to_vec())
+                .expect("fixed header parses");
         let mut text = Vec::new();
         format_record(&mut text, &record, &header);
         assert_eq!(text.last(), Some(&b'\n'));

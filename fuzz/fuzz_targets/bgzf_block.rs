@@ -5,9 +5,9 @@
 //! reader's pieces hold at most `BLOCK_MAX` bytes per block.
 #![no_main]
 
+use libdeflater::Decompressor;
 use libfuzzer_sys::fuzz_target;
 use mdsam::io::bgzf::{self, block};
-use libdeflater::Decompressor;
 use mdsam::io::input::Input;
 
 fuzz_target!(|data: &[u8]| {
