@@ -20,8 +20,20 @@ export RUSTC_BOOTSTRAP=1
 # One rayon thread: the readers' parallel paths run inline and libFuzzer measures one thread.
 export RAYON_NUM_THREADS=1
 
+# The stream targets read through io::input, which takes 1 MiB at a time from a reader: under
+# ASan every such buffer is a fresh mmap, which held them to ~100 runs/s. Without a sanitizer
+# (the Rust code is memory-safe; libdeflate's C code is not instrumented either way) they run
+# ~10x faster. Their own target directory keeps the two builds from replacing each other.
+sanitizer_args() {
+  case $1 in
+    bam_stream | bgzf_block) echo "--sanitizer none --target-dir target/no-sanitizer" ;;
+    *) echo "" ;;
+  esac
+}
+
 for target in "${targets[@]}"; do
-  cargo fuzz build "$target"
+  # shellcheck disable=SC2046
+  cargo fuzz build $(sanitizer_args "$target") "$target"
 done
 
 if [ ! -d corpus ]; then
@@ -33,7 +45,8 @@ for target in "${targets[@]}"; do
   mkdir -p "corpus/$target" "artifacts/$target"
   echo "== $target: ${seconds}s"
   # -rss_limit_mb: a decoder that trusts a length field and allocates gigabytes is a finding.
-  if ! cargo fuzz run "$target" "corpus/$target" -- \
+  # shellcheck disable=SC2046
+  if ! cargo fuzz run $(sanitizer_args "$target") "$target" "corpus/$target" -- \
       -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
       -print_final_stats=1 2>"artifacts/$target/log.txt"; then
     failed+=("$target")
