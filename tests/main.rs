@@ -13,10 +13,12 @@ mod allocator;
 /// `view` against the samtools 1.24 oracle on simulated data.
 mod differential_view;
 
-/// `view` on the bad-input corpus `fixtures/bad/`.
+/// Every command on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
 /// `fixmate` against the oracle.
 mod fixmate;
+/// The inputs fuzzing found crashes with, through the library functions.
+mod fuzz_regressions;
 /// `sort`, `collate` and `index` against the samtools 1.24 oracle.
 mod sort;
 

@@ -90,26 +90,32 @@ pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
 
 /// Builds the index of one BAM file and returns its bytes.
 pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<Vec<u8>, Error> {
-    let Opened { reader, header, .. } = open::open(path, threads)
-        .map_err(|_| Error::Message(format!("failed to open \"{path}\"")))?;
+    // Every error is one line naming the file and the problem.
+    let failed = |why: &dyn std::fmt::Display| {
+        Error::Message(format!("failed to create index for \"{path}\": {why}"))
+    };
+    let Opened { reader, header, is_bgzf, .. } =
+        open::open(path, threads).map_err(|e| match e {
+            Error::File { what, .. } => failed(&what),
+            other => failed(&other),
+        })?;
     let RecordReader::Bam(mut reader) = reader else {
         return Err(Error::Message(format!(
             "\"{path}\" is in a format that cannot be usefully indexed"
         )));
     };
+    // Virtual offsets only mean something in BGZF; a plain-gzip BAM reads but cannot be indexed
+    // (samtools: "not BGZF compressed").
+    if !is_bgzf {
+        return Err(failed(&"not BGZF compressed"));
+    }
     let longest = header.refs().iter().map(|r| r.len as i64).max().unwrap_or(0);
     let format = match csi_min_shift {
         None | Some(0) => Format::Bai,
         Some(m) => Format::csi_for_longest_reference(m, longest),
     };
     let mut builder = IndexBuilder::new(header.refs().len(), format);
-    let failed = |e: String| {
-        eprintln!("{e}");
-        Error::Message(format!("failed to create index for \"{path}\""))
-    };
-    while let Some((batch, offsets)) =
-        reader.read_batch_located().map_err(|e| failed(format!("[E::bam_read1] {e}")))?
-    {
+    while let Some((batch, offsets)) = reader.read_batch_located().map_err(|e| failed(&e))? {
         for (i, r) in batch.iter().enumerate() {
             let rec = IndexedRecord {
                 tid: r.ref_id(),
@@ -119,7 +125,7 @@ pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<V
                 voffset_start: offsets[i],
                 voffset_end: offsets[i + 1],
             };
-            builder.push(&rec).map_err(|e| failed(format!("[E::hts_idx_push] {e}")))?;
+            builder.push(&rec).map_err(|e| failed(&e))?;
         }
     }
     // After the last record htslib's position is the start of the block after the data: the EOF

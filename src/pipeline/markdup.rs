@@ -118,10 +118,9 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         (reader.format_name(), opts.format.name()),
     ));
     let mut store = RecordStore::default();
-    while let Some((batches, warnings)) = reader.read_batches(&opts.input).map_err(|e| {
-        eprintln!("{e}");
-        say("error, truncated input file.\n")
-    })? {
+    while let Some((batches, warnings)) =
+        reader.read_batches(&opts.input).map_err(|e| say(&format!("error reading input: {e}")))?
+    {
         for w in warnings {
             eprintln!("{w}");
         }

@@ -194,8 +194,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     // Load: one inflate, one parse.
     let mut store = RecordStore::default();
     while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
-        eprintln!("{e}");
-        eprintln!("samtools markdup-pipeline: error, truncated input file.");
+        eprintln!("samtools markdup-pipeline: error reading input: {e}");
         Error::Failed
     })? {
         for w in warnings {

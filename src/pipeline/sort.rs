@@ -297,10 +297,8 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
                 }
             }
             Ok(None) => break,
-            Err(e) => {
-                eprintln!("{e}");
-                return Err(Error::Message("truncated file. Aborting".into()));
-            }
+            // One line naming the file and the problem (samtools adds "truncated file. Aborting").
+            Err(e) => return Err(e),
         }
     }
     if !runs.is_empty() && !store.is_empty() {

@@ -25,6 +25,34 @@ pub struct Header {
 pub enum HeaderError {
     #[error("@SQ line without SN or with a bad LN: {0}")]
     BadSq(String),
+    #[error("invalid header line (must start with @HD/@SQ/@RG/@PG/@CO and a tab): {0}")]
+    BadLine(String),
+    #[error("@RG line without ID: {0}")]
+    ReadGroupWithoutId(String),
+}
+
+/// The header record types htslib accepts (`sam_hdr_build_from_sam_file`).
+const RECORD_TYPES: [&[u8; 3]; 5] = [b"@HD", b"@SQ", b"@RG", b"@PG", b"@CO"];
+
+/// Checks one header line as htslib does before it reads the file: a known record type followed by
+/// a tab (or nothing), and an `ID` on every `@RG`.
+fn check_line(line: &[u8]) -> Result<(), HeaderError> {
+    let text = || String::from_utf8_lossy(line).into_owned();
+    let known = line.len() >= 3 && RECORD_TYPES.iter().any(|t| &line[..3] == *t);
+    if !known || line.get(3).is_some_and(|&b| b != b'\t') {
+        return Err(HeaderError::BadLine(text()));
+    }
+    if line.starts_with(b"@RG") && line_field(line, b"ID").is_none() {
+        return Err(HeaderError::ReadGroupWithoutId(text()));
+    }
+    Ok(())
+}
+
+/// An `LN` value as htslib reads it: the leading digits (`5000x` is 5000), at least 1.
+fn reference_length(value: &[u8]) -> Option<u32> {
+    let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
+    let len: u64 = std::str::from_utf8(&value[..digits.min(12)]).ok()?.parse().ok()?;
+    (1..=i32::MAX as u64).contains(&len).then_some(len as u32)
 }
 
 /// The value of `KEY:` on a tab-separated header line.
@@ -42,18 +70,24 @@ impl Header {
         Header { text, refs, by_name, modified: false }
     }
 
-    /// A header from SAM text: references come from its `@SQ` lines.
+    /// A header from SAM text: references come from its `@SQ` lines. Lines are checked as
+    /// htslib checks them (see [`check_line`]).
     pub fn from_sam_text(text: Vec<u8>) -> Result<Self, HeaderError> {
         let mut refs = Vec::new();
         for line in text.split(|&b| b == b'\n') {
-            if line.starts_with(b"@SQ\t") {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            // htslib reads header lines as C strings: a NUL ends the line (found by fuzzing: a
+            // reference name holding a NUL could not survive the BAM reference list).
+            let line = &line[..memchr::memchr(0, line).unwrap_or(line.len())];
+            if line.is_empty() {
+                continue;
+            }
+            check_line(line)?;
+            if line.starts_with(b"@SQ") {
                 let bad = || HeaderError::BadSq(String::from_utf8_lossy(line).into_owned());
                 let name = line_field(line, b"SN").ok_or_else(bad)?;
-                let len = line_field(line, b"LN")
-                    .and_then(|l| std::str::from_utf8(l).ok()?.parse::<u64>().ok())
-                    .filter(|&l| l <= i32::MAX as u64)
-                    .ok_or_else(bad)?;
-                refs.push(Reference { name: name.to_vec(), len: len as u32 });
+                let len = line_field(line, b"LN").and_then(reference_length).ok_or_else(bad)?;
+                refs.push(Reference { name: name.to_vec(), len });
             }
         }
         Ok(Header::from_parts(text, refs))
@@ -290,6 +324,23 @@ mod tests {
         assert_eq!(h.tid(b"chr2"), Some(1));
         assert_eq!(h.refs()[0].len, 100);
         assert!(Header::from_sam_text(b"@SQ\tSN:x\n".to_vec()).is_err());
+    }
+
+    /// The header lines samtools 1.24 refuses or reads leniently (checked with the oracle).
+    #[test]
+    fn checks_lines_as_htslib() {
+        let parse = |text: &str| Header::from_sam_text(text.as_bytes().to_vec());
+        let h = parse("@SQ\tSN:c\tLN:5000x\n@CO\n@HD\tVN:1.6\n").unwrap();
+        assert_eq!(h.refs()[0].len, 5000);
+        for bad in ["@SQ\tSN:c\tLN:abc", "@SQ\tSN:c\tLN:0", "@SQ\tSN:c\tLN:-5", "@xy\tfoo"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+        assert!(matches!(parse("@COx\n"), Err(HeaderError::BadLine(_))));
+        assert!(matches!(parse("@\n"), Err(HeaderError::BadLine(_))));
+        assert!(matches!(parse("@RG\tSM:x\n"), Err(HeaderError::ReadGroupWithoutId(_))));
+        // A NUL ends the line: here before LN, which samtools then reports missing.
+        assert!(matches!(parse("@SQ\tSN:c\0x\tLN:9\n"), Err(HeaderError::BadSq(_))));
+        assert_eq!(parse("@SQ\tSN:c\tLN:9\0x\n\0\0").unwrap().refs()[0].name, b"c");
     }
 
     #[test]

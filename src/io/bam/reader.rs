@@ -45,8 +45,9 @@ pub struct Reader {
     n_ref: usize,
 }
 
-/// Decodes the header from the front of `data`; `Ok(None)` when more bytes are needed.
-fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> {
+/// Decodes the BAM header (magic, text, reference list; SAMv1 §4.2) from the front of inflated
+/// `data`; `Ok(None)` when more bytes are needed, else the header and the bytes it used.
+pub fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> {
     let need = |n: usize| data.len() >= n;
     if !need(4) {
         return Ok(None);
@@ -68,7 +69,11 @@ fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> {
         return Err(ReadError::BadHeader("negative reference count"));
     }
     at += 4;
-    let mut refs = Vec::with_capacity(n_ref as usize);
+    // n_ref comes from the file: reserve no more references than the bytes at hand can hold
+    // (each takes at least 9), or a lying count allocates gigabytes (found by fuzzing).
+    const MIN_REFERENCE_BYTES: usize = 9;
+    let mut refs =
+        Vec::with_capacity((n_ref as usize).min((data.len() - at) / MIN_REFERENCE_BYTES));
     for _ in 0..n_ref {
         if !need(at + 4) {
             return Ok(None);
@@ -87,6 +92,12 @@ fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> {
         );
         refs.push(Reference { name: name.to_vec(), len });
         at += 8 + l_name;
+    }
+    if refs.is_empty() {
+        // No binary reference list: htslib takes the references from the text's @SQ lines.
+        if let Ok(from_text) = Header::from_sam_text(text.clone()) {
+            refs = from_text.refs().to_vec();
+        }
     }
     Ok(Some((Header::from_parts(text, refs), at)))
 }
@@ -115,7 +126,7 @@ fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), Re
 
 /// Validates one record (`record` counts from 1, 0 when unknown): its layout, then RNAME and
 /// RNEXT ids, which must be -1 or name a header reference (htslib fails with `ERANGE`).
-fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), ReadError> {
+pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), ReadError> {
     view::validate(bytes).map_err(|source| ReadError::BadRecord { record, source })?;
     for at in [layout::REF_ID, layout::NEXT_REF_ID] {
         let tid = layout::read_i32(bytes, at);
@@ -276,6 +287,26 @@ mod tests {
         assert_eq!(used, bytes.len());
         assert_eq!(back.refs(), h.refs());
         assert!(matches!(decode_header(b"BAM\x02xxxx"), Err(ReadError::BadMagic)));
+    }
+
+    /// With n_ref 0 the references come from the text's @SQ lines, as in samtools 1.24.
+    #[test]
+    fn references_come_from_the_text_without_a_binary_list() {
+        let h = Header::from_parts(b"@SQ\tSN:chr1\tLN:9\n".to_vec(), Vec::new());
+        let (back, _) = decode_header(&h.encode_bam()).unwrap().unwrap();
+        assert_eq!(back.refs(), &[Reference { name: b"chr1".to_vec(), len: 9 }]);
+    }
+
+    /// A huge n_ref with a few bytes after it asks for more data instead of reserving room for
+    /// two billion references (fuzzing found the allocation).
+    #[test]
+    fn lying_reference_count_allocates_nothing_up_front() {
+        let mut bytes = b"BAM\x01\0\0\0\0".to_vec();
+        bytes.extend_from_slice(&i32::MAX.to_le_bytes());
+        bytes.extend_from_slice(&5u32.to_le_bytes());
+        bytes.extend_from_slice(b"chr1\0");
+        bytes.extend_from_slice(&100u32.to_le_bytes());
+        assert!(decode_header(&bytes).unwrap().is_none());
     }
 
     /// samtools 1.24 fails ("Numerical result out of range") on a RNAME or RNEXT id that is

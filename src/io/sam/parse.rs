@@ -32,6 +32,11 @@ pub enum ParseError {
     /// RNAME names a reference but the header has none (htslib fails here; RNEXT only warns).
     #[error("no SQ lines present in the header")]
     NoReferences,
+    /// htslib reads lines as C strings, so a NUL cuts a field short and the line fails to parse.
+    /// Found by fuzzing: a NUL inside a `Z` value was copied into a record that no BAM reader
+    /// (mdsam's own included) accepts.
+    #[error("NUL byte in SAM text")]
+    NulByte,
 }
 
 /// Warnings htslib prints but does not fail on.
@@ -41,6 +46,7 @@ pub enum Warning {
     UnknownMateReference(Vec<u8>),
     MappedWithoutCigar,
     MappedAtZero,
+    EmptyQueryName,
 }
 
 impl std::fmt::Display for Warning {
@@ -60,6 +66,7 @@ impl std::fmt::Display for Warning {
             Warning::MappedWithoutCigar => {
                 write!(f, "[W::sam_parse1] mapped query must have a CIGAR; treated as unmapped")
             }
+            Warning::EmptyQueryName => write!(f, "[W::sam_parse1] empty query name"),
             Warning::MappedAtZero => {
                 write!(
                     f,
@@ -118,6 +125,15 @@ fn parse_f64(s: &[u8]) -> Option<f64> {
     std::str::from_utf8(s).ok()?.trim().parse::<f64>().ok()
 }
 
+/// C `strtod` leniency for `f`/`d` aux values, as htslib reads them: the longest leading number
+/// (`1.5x` is 1.5); none → 0.
+fn parse_f64_lenient(s: &[u8]) -> f64 {
+    let s = s.trim_ascii_start();
+    // A number is at most a few dozen characters; longer prefixes are not worth trying.
+    let longest = s.len().min(64);
+    (1..=longest).rev().find_map(|n| parse_f64(&s[..n])).unwrap_or(0.0)
+}
+
 fn ref_id(name: &[u8], header: &Header, warnings: &mut Vec<Warning>, mate: bool) -> i32 {
     if name == b"*" {
         return -1;
@@ -140,6 +156,9 @@ pub fn parse_line(
     out: &mut Batch,
     warnings: &mut Vec<Warning>,
 ) -> Result<(), ParseError> {
+    if memchr::memchr(0, line).is_some() {
+        return Err(ParseError::NulByte);
+    }
     let at = out.begin_record();
     let r = encode(line, header, &mut out.data, warnings);
     match r {
@@ -196,7 +215,7 @@ fn encode(
         return Err(ParseError::LongName);
     }
     if qname.is_empty() {
-        return Err(ParseError::BadField("QNAME"));
+        warnings.push(Warning::EmptyQueryName);
     }
     let mut flag = parse_i64(flag_s)
         .filter(|f| (0..=0xffff).contains(f))
@@ -330,7 +349,8 @@ fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
     buf.extend_from_slice(&tag);
     match field[3] {
         b'A' | b'c' | b'C' => {
-            if value.len() != 1 {
+            // htslib keeps the first character of a longer value.
+            if value.is_empty() {
                 return Err(bad());
             }
             buf.push(b'A');
@@ -345,12 +365,12 @@ fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
             crate::record::aux::push_int(buf, tag, v);
         }
         b'f' => {
-            let v = parse_f64(value).ok_or_else(bad)? as f32;
+            let v = parse_f64_lenient(value) as f32;
             buf.push(b'f');
             buf.extend_from_slice(&v.to_le_bytes());
         }
         b'd' => {
-            let v = parse_f64(value).ok_or_else(bad)?;
+            let v = parse_f64_lenient(value);
             buf.push(b'd');
             buf.extend_from_slice(&v.to_le_bytes());
         }
@@ -477,6 +497,44 @@ mod tests {
             parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"),
             Err(ParseError::BadAux(_))
         ));
+    }
+
+    /// What samtools 1.24 reads leniently (checked with the oracle): an empty QNAME (with a
+    /// warning), a longer `A` value (its first character) and a float with trailing junk.
+    #[test]
+    fn reads_what_htslib_reads_leniently() {
+        let mut b = Batch::default();
+        let mut w = Vec::new();
+        let line = b"\t4\t*\t0\t0\t*\t*\t0\t0\tAC\tII\tXA:A:ab\tXF:f:abc\tXG:f:1.5x\tXD:d:2e1y";
+        parse_line(line, &header(), &mut b, &mut w).unwrap();
+        assert_eq!(w, vec![Warning::EmptyQueryName]);
+        let r = b.get(0);
+        assert_eq!(r.read_name(), b"");
+        let aux: Vec<_> = r.aux().map(|f| f.typed()).collect();
+        assert_eq!(
+            aux,
+            [
+                AuxValue::Char(b'a'),
+                AuxValue::Float(0.0),
+                AuxValue::Float(1.5),
+                AuxValue::Float(20.0)
+            ]
+        );
+    }
+
+    /// samtools 1.24 fails on a NUL anywhere in a record line (fuzzing found a NUL in a `Z`
+    /// value producing a record with a broken aux block).
+    #[test]
+    fn rejects_nul_bytes_in_any_field() {
+        let line = "r1\t0\tchr1\t10\t60\t4M\t*\t0\t0\tACGT\tIIII\tRG:Z:abcd\tNM:i:1";
+        assert!(parse(line).is_ok());
+        let field_starts = line.match_indices('\t').map(|(i, _)| i + 1);
+        for at in std::iter::once(0).chain(field_starts) {
+            let mut broken = line.as_bytes().to_vec();
+            broken.insert(at + 1, 0);
+            let broken = String::from_utf8(broken).unwrap();
+            assert_eq!(parse(&broken).err(), Some(ParseError::NulByte), "{broken:?}");
+        }
     }
 
     /// samtools 1.24 reads a headerless SAM of unmapped reads, but an RNAME with no `@SQ` at all
