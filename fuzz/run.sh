@@ -4,6 +4,9 @@
 # is under fuzz/artifacts/<target>/. See fuzz/README.md.
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]
+#
+# With FUZZ_RUNS=N each target instead runs exactly N inputs from a fixed seed, on the corpus
+# seed.py makes: the same result every time, which is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -43,11 +46,17 @@ fi
 failed=()
 for target in "${targets[@]}"; do
   mkdir -p "corpus/$target" "artifacts/$target"
-  echo "== $target: ${seconds}s"
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$FUZZ_RUNS" -seed=1)
+    echo "== $target: $FUZZ_RUNS runs"
+  else
+    budget=(-max_total_time="$seconds")
+    echo "== $target: ${seconds}s"
+  fi
   # -rss_limit_mb: a decoder that trusts a length field and allocates gigabytes is a finding.
   # shellcheck disable=SC2046
   if ! cargo fuzz run $(sanitizer_args "$target") "$target" "corpus/$target" -- \
-      -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
+      "${budget[@]}" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
       -print_final_stats=1 2>"artifacts/$target/log.txt"; then
     failed+=("$target")
   fi
