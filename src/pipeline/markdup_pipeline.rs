@@ -14,6 +14,10 @@
 //! - *sort*: [`sorted_order`] by coordinate (ties in input order), header `SO:coordinate`.
 //! - *markdup*: [`mark`], the same key/decide/write phases as `markdup`, writing the output once.
 //!
+//! `--max-memory`: when the records read pass the budget, the steps run through temporary files
+//! instead (collate's bins, sort's runs, a streaming markdup), with the same output; see
+//! [`spill`]. Without it everything stays in memory.
+//!
 //! `@PG`: one line per logical step (collate, fixmate, sort, markdup), chained by `PP` as the four
 //! samtools commands chain them. Each `CL` is the equivalent stand-alone command of that step
 //! (e.g. `mdsam fixmate -m -u - -`), and each line's `DS` gives the whole `markdup-pipeline`
@@ -25,17 +29,20 @@
 //! `-r` and markdup's `-r` (counted and reported). A mismatch is an
 //! error (exit 1) and a file output is deleted.
 
+mod spill;
+
 use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::open::{self, Opened};
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
-use crate::pipeline::collate::collated_order;
+use crate::pipeline::collate::{BinFiles, collated_order};
 use crate::pipeline::fixmate::{chunk_bounds, fix_templates};
 use crate::pipeline::markdup::{MarkdupOptions, mark, read_group_ids};
 use crate::pipeline::sink::RecordSink;
-use crate::pipeline::sort::sorted_order;
+use crate::pipeline::sort::{batch_cost, sorted_order};
+use crate::pipeline::tempfiles::TempNamer;
 use crate::record::{Batch, Header, RecordRef, RecordStore};
 
 pub struct PipelineOptions {
@@ -48,10 +55,14 @@ pub struct PipelineOptions {
     /// The four steps' `@PG` fields (collate, fixmate, sort, markdup); `None` with `--no-PG`.
     pub pg: Option<[Vec<(String, String)>; 4]>,
     pub verify: bool,
+    /// `--max-memory`: total budget in bytes (`None`: no limit, nothing spills).
+    pub memory: Option<u64>,
+    /// `-T PREFIX` for temporary files.
+    pub tmp_prefix: Option<String>,
 }
 
 /// Name-hash bins of `samtools collate` (its `-n` default).
-const COLLATE_BINS: usize = 64;
+pub(crate) const COLLATE_BINS: usize = 64;
 
 /// A record count with the wrapping sum of their [`record_hash`]es.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,7 +138,7 @@ pub fn store_checksum(store: &RecordStore) -> Checksum {
         .reduce(Checksum::default, Checksum::merge)
 }
 
-fn add_pg(header: &mut Header, fields: &[(String, String)]) {
+pub(crate) fn add_pg(header: &mut Header, fields: &[(String, String)]) {
     let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     header.add_pg("samtools", &fields);
 }
@@ -135,7 +146,7 @@ fn add_pg(header: &mut Header, fields: &[(String, String)]) {
 /// fixmate on a collated store: whole templates in parallel chunks, the results (edited records)
 /// in new batches in the same order. Returns the new store and the checksum of what `-r` removed
 /// (when `verify`).
-fn fixmate_pass(
+pub(crate) fn fixmate_pass(
     store: &RecordStore,
     header: &Header,
     fix: &Fix,
@@ -172,8 +183,13 @@ fn fixmate_pass(
 /// Runs the pipeline on the current pool.
 pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     let md = &opts.markdup;
-    let Opened { mut reader, header: input_header, .. } = open::open(&md.input, md.threads)
-        .map_err(|e| {
+    let threads = md.threads;
+    let piece = match opts.memory {
+        Some(budget) => crate::pipeline::sort::piece_bytes(budget, threads),
+        None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
+    };
+    let Opened { mut reader, header: input_header, .. } =
+        open::open_with_piece(&md.input, threads, piece).map_err(|e| {
             let why = match &e {
                 Error::File { what, .. } => what.clone(),
                 other => other.to_string(),
@@ -184,8 +200,12 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
             );
             Error::Failed
         })?;
-    // Load: one inflate, one parse.
+    // Load: one inflate, one parse; past the budget, into collate's bins.
     let mut store = RecordStore::default();
+    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "markdup-pipeline");
+    let mut bins: Option<BinFiles> = None;
+    let (mut used, mut parts) = (0usize, 0usize);
+    let mut input_sum = Checksum::default();
     while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
         eprintln!("{e}");
         eprintln!("samtools markdup-pipeline: error, truncated input file.");
@@ -195,16 +215,41 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
             eprintln!("{w}");
         }
         for b in batches {
+            used += batch_cost(&b);
             store.push_batch(b);
+        }
+        if spill::over_budget(used, opts.memory, threads) {
+            if opts.verify {
+                input_sum = input_sum.merge(store_checksum(&store));
+            }
+            let files = match bins.as_mut() {
+                Some(f) => f,
+                None => bins.insert(spill::bins(&mut namer)?),
+            };
+            files.spill(&mut store)?;
+            parts += 1;
+            used = 0;
         }
     }
     drop(reader);
-    let input_sum = if opts.verify { store_checksum(&store) } else { Checksum::default() };
+    if opts.verify {
+        input_sum = input_sum.merge(store_checksum(&store));
+    }
     let mut header = input_header;
     // Collate.
     header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
     if let Some(pg) = &opts.pg {
         add_pg(&mut header, &pg[0]);
+    }
+    if let (Some(mut files), Some(budget)) = (bins, opts.memory) {
+        files.spill(&mut store)?;
+        drop(store);
+        let (verify, output) = (opts.verify, opts.markdup.output.clone());
+        let done = spill::run(files, header, opts, &mut namer, budget, parts + 1)?;
+        if verify {
+            return check(input_sum, done.written, done.fix_removed, done.md_removed, &output);
+        }
+        return Ok(());
     }
     store.order = collated_order(&store, COLLATE_BINS, None);
     // fixmate -m.
@@ -252,28 +297,40 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     if opts.verify {
         let written = Checksum::from_pair(marked.written);
         let md_removed = Checksum::from_pair(marked.removed);
-        let accounted = written.merge(fix_removed).merge(md_removed);
-        if accounted != input_sum {
-            eprintln!(
-                "samtools markdup-pipeline: verify FAILED: {} input records (checksum {:016x}), \
-                 {} written + {} removed by fixmate -r + {} removed by markdup -r (checksum {:016x})",
-                input_sum.count,
-                input_sum.sum,
-                written.count,
-                fix_removed.count,
-                md_removed.count,
-                accounted.sum
-            );
-            if md_opts.output != "-" {
-                let _ = std::fs::remove_file(&md_opts.output);
-            }
-            return Err(Error::Failed);
-        }
-        eprintln!(
-            "[markdup-pipeline] verify OK: {} input records = {} written + {} removed by fixmate -r + {} removed by markdup -r",
-            input_sum.count, written.count, fix_removed.count, md_removed.count
-        );
+        return check(input_sum, written, fix_removed, md_removed, &md_opts.output);
     }
+    Ok(())
+}
+
+/// `--verify`: every input record is written or removed by an `-r`; else the output is deleted.
+fn check(
+    input_sum: Checksum,
+    written: Checksum,
+    fix_removed: Checksum,
+    md_removed: Checksum,
+    output: &str,
+) -> Result<(), Error> {
+    let accounted = written.merge(fix_removed).merge(md_removed);
+    if accounted != input_sum {
+        eprintln!(
+            "samtools markdup-pipeline: verify FAILED: {} input records (checksum {:016x}), \
+             {} written + {} removed by fixmate -r + {} removed by markdup -r (checksum {:016x})",
+            input_sum.count,
+            input_sum.sum,
+            written.count,
+            fix_removed.count,
+            md_removed.count,
+            accounted.sum
+        );
+        if output != "-" {
+            let _ = std::fs::remove_file(output);
+        }
+        return Err(Error::Failed);
+    }
+    eprintln!(
+        "[markdup-pipeline] verify OK: {} input records = {} written + {} removed by fixmate -r + {} removed by markdup -r",
+        input_sum.count, written.count, fix_removed.count, md_removed.count
+    );
     Ok(())
 }
 

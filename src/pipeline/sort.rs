@@ -223,7 +223,7 @@ fn apply_minhash(
 }
 
 /// Sorts the store and writes it as the next run; empties the store.
-fn spill(
+pub fn spill(
     store: &mut RecordStore,
     header: &Header,
     order: SortOrder,
@@ -409,6 +409,34 @@ fn merge(
     budget: u64,
     sink: &mut RecordSink,
 ) -> Result<(), Error> {
+    let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
+    let bam = sink.format() == OutputFormat::Bam;
+    let mut out = Encoded::default();
+    merge_runs(runs, input_header, order, budget, |framed| {
+        if bam {
+            out.data.extend_from_slice(framed);
+        } else {
+            format_record(&mut out.data, &RecordRef::new(&framed[4..]), header);
+        }
+        out.end_unit();
+        if out.data.len() >= flush_at {
+            sink.write(&out)?;
+            out = Encoded::default();
+        }
+        Ok(())
+    })?;
+    sink.write(&out)
+}
+
+/// Merges the sorted runs (written by [`spill`] under `input_header`), handing each record,
+/// framed (its 4-byte length first), to `visit` in merged order; ties go to the earlier run.
+pub fn merge_runs(
+    runs: &[TempFile],
+    input_header: &Header,
+    order: SortOrder,
+    budget: u64,
+    mut visit: impl FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
     let n_refs = input_header.refs().len();
     let names = match order {
         SortOrder::Name(n) | SortOrder::Tag { then: Some(n), .. } => Some(n),
@@ -443,28 +471,16 @@ fn merge(
         let cmp = |a: usize, b: usize| cmp_runs(order, &libraries, &runs[a], &runs[b]);
         RunHeap::new(live.into_iter(), &cmp)
     };
-    let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
-    let bam = sink.format() == OutputFormat::Bam;
-    let mut out = Encoded::default();
     while let Some(top) = heap.top() {
         {
             let run = &runs[top];
-            if bam {
-                out.data.extend_from_slice(run.batch.framed(run.at));
-            } else {
-                format_record(&mut out.data, &run.record(), header);
-            }
-            out.end_unit();
-        }
-        if out.data.len() >= flush_at {
-            sink.write(&out)?;
-            out = Encoded::default();
+            visit(run.batch.framed(run.at))?;
         }
         let alive = runs[top].advance(n_refs, names)?;
         let cmp = |a: usize, b: usize| cmp_runs(order, &libraries, &runs[a], &runs[b]);
         heap.advanced(alive, &cmp);
     }
-    sink.write(&out)
+    Ok(())
 }
 
 /// Encodes the store's records in its current order, in parallel, and writes them in order.
