@@ -33,3 +33,6 @@ mod disk_full;
 mod markdup_pipeline;
 /// Closed pipes end mdsam quietly.
 mod signals;
+
+/// `--max-memory` as a bound on peak memory, and the 20 M-read soak (ignored by default).
+mod memory_budget;

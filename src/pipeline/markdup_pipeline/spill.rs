@@ -16,7 +16,9 @@
 //!    table, as samtools markdup does with its own temporary file.
 //!
 //! Memory: one bin (about 1/64 of the input, twice while fixmate copies it) plus the gathering
-//! run, then the merge's readers and the decider's window.
+//! run, which is cut short to leave room for them; then the merge's readers and the decider's
+//! window. A bin must fit in memory, as in `collate`: inputs up to about 8× the budget keep the
+//! bins within a quarter of it.
 
 use rayon::prelude::*;
 
@@ -76,7 +78,8 @@ pub fn run(
 ) -> Result<Spilled, Error> {
     let threads = opts.markdup.threads;
     // A bin and its fixed copy are in memory besides the gathering run.
-    let limit = data_budget(budget, threads) / 4 * 3;
+    let limit = data_budget(budget, threads);
+    let mut largest_bin = 0usize;
     if let Some(pg) = &opts.pg {
         add_pg(&mut header, &pg[1]);
     }
@@ -88,6 +91,7 @@ pub fn run(
     let n_bins = bin_files.len();
     for bin in bin_files {
         let store = read_bin(bin)?;
+        largest_bin = largest_bin.max(store.batches.iter().map(batch_cost).sum());
         let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, opts.verify);
         drop(store);
         fix_removed = fix_removed.merge(removed);
@@ -96,7 +100,8 @@ pub fn run(
             used += batch_cost(&b);
             gathered.push_batch(b);
         }
-        if used > limit {
+        // Room for the next bin and its fixed copy (bins are about the same size).
+        if used + 2 * largest_bin > limit {
             runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, threads)?);
             used = 0;
         }
