@@ -139,6 +139,20 @@ fn files_in(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A "UMI" for the simulator's Illumina names: the tile (the fifth field).
+const UMI_RGX: &str = "^[^:]+:[^:]+:[^:]+:[^:]+:([0-9]+):";
+
+/// `--move-umi-to-tag` and `--umi-separator` reach markdup as in the recipe.
+#[test]
+fn umi_moves_match_oracle_recipe() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("markdup-pipeline-umi");
+    let sam = simulated(&dir, Order::Name, 46);
+    compare(&dir, &oracle, &sam, &["--barcode-rgx", UMI_RGX, "--move-umi-to-tag"], &["1"]);
+    let args = ["-S", "-t", "--barcode-rgx", UMI_RGX, "--move-umi-to-tag", "--umi-separator", "3"];
+    compare(&dir, &oracle, &sam, &args, &["0"]);
+}
+
 /// Past `--max-memory` the pipeline spills (collate bins, sorted runs, streaming markdup) and
 /// still matches the recipe, SAM and BAM input, one and two threads, with `-r -S`, `-t -d` and
 /// the rest; no temporary file is left.
@@ -161,6 +175,7 @@ fn spilling_pipeline_matches_oracle_recipe() {
         (&bam, &["-r", "-S", "--fixmate-remove"][..], &["0"][..]),
         (&sam, &["-S", "-t", "-d", "100", "--duplicate-count"][..], &["1"][..]),
         (&bam, &["--barcode-tag", "RG", "--use-read-groups", "-c", "-s"][..], &["1"][..]),
+        (&sam, &["-S", "--barcode-rgx", UMI_RGX, "--move-umi-to-tag"][..], &["1"][..]),
     ] {
         for err in compare_with(&dir, &oracle, input, args, &spill, threads) {
             assert!(sorted_runs(&err) > 1, "{args:?}: did not spill:\n{err}");

@@ -39,6 +39,8 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
     LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
     LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
+    LongOpt { name: "move-umi-to-tag", has_arg: false, key: "move-umi-to-tag" },
+    LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
     LongOpt { name: "json", has_arg: false, key: "json" },
     LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
     LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
@@ -104,11 +106,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
             "max-read-length" => md_args.extend(["-l".to_string(), v]),
             "r" | "s" | "S" | "c" | "t" => md_args.push(format!("-{}", o.key)),
             "f" | "d" | "m" => md_args.extend([format!("-{}", o.key), v]),
-            "read-coords" | "coords-order" | "barcode-tag" | "barcode-rgx" => {
+            "read-coords" | "coords-order" | "barcode-tag" | "barcode-rgx" | "umi-separator" => {
                 md_args.extend([format!("--{}", o.key), v])
             }
             "include-fails" | "no-multi-dup" | "barcode-name" | "use-read-groups" | "json"
-            | "duplicate-count" => md_args.push(format!("--{}", o.key)),
+            | "duplicate-count" | "move-umi-to-tag" => md_args.push(format!("--{}", o.key)),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }

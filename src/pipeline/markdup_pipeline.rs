@@ -27,7 +27,8 @@
 //! a count) over every input record's name, READ1/READ2 bits, sequence and qualities, compared
 //! after writing with the same checksum over the records written, plus those removed by fixmate's
 //! `-r` and markdup's `-r` (counted and reported). A mismatch is an
-//! error (exit 1) and a file output is deleted.
+//! error (exit 1) and a file output is deleted. With `--move-umi-to-tag`, which edits names on
+//! purpose, the name is left out of the checksum ([`record_hash_unnamed`]).
 
 mod spill;
 
@@ -112,8 +113,24 @@ fn absorb(mut h: u64, bytes: &[u8]) -> u64 {
 /// The 64-bit hash of what must survive the pipeline: name, READ1/READ2 bits, sequence
 /// (packed, with its length) and qualities.
 pub fn record_hash(r: &RecordRef<'_>) -> u64 {
-    let mut h = (r.flag() & 0xc0) as u64 ^ ((r.l_seq() as u64) << 16);
-    h = absorb(h, r.read_name());
+    let h = (r.flag() & 0xc0) as u64 ^ ((r.l_seq() as u64) << 16);
+    hash_body(absorb(h, r.read_name()), r)
+}
+
+/// [`record_hash`] without the name, for `--move-umi-to-tag` (which edits names).
+pub fn record_hash_unnamed(r: &RecordRef<'_>) -> u64 {
+    hash_body((r.flag() & 0xc0) as u64 ^ ((r.l_seq() as u64) << 16), r)
+}
+
+/// The hash `--verify` uses under `opts`.
+pub fn verify_hash(md: &crate::ops::markdup::MarkdupOptions) -> RecordHashFn {
+    if md.move_umi { record_hash_unnamed } else { record_hash }
+}
+
+/// A per-record hash for `--verify`.
+pub type RecordHashFn = fn(&RecordRef<'_>) -> u64;
+
+fn hash_body(mut h: u64, r: &RecordRef<'_>) -> u64 {
     let seq = r.seq_packed();
     h = absorb(h, seq);
     if r.l_seq() % 2 == 1 {
@@ -124,14 +141,14 @@ pub fn record_hash(r: &RecordRef<'_>) -> u64 {
 }
 
 /// The checksum of every record in `store`.
-pub fn store_checksum(store: &RecordStore) -> Checksum {
+pub fn store_checksum(store: &RecordStore, hash: RecordHashFn) -> Checksum {
     store
         .batches
         .par_iter()
         .map(|b| {
             let mut c = Checksum::default();
             for r in b.iter() {
-                c.add(record_hash(&r));
+                c.add(hash(&r));
             }
             c
         })
@@ -150,7 +167,7 @@ pub(crate) fn fixmate_pass(
     store: &RecordStore,
     header: &Header,
     fix: &Fix,
-    verify: bool,
+    verify: Option<RecordHashFn>,
 ) -> (RecordStore, Checksum) {
     let recs: Vec<RecordRef<'_>> = store.iter().collect();
     let bounds = chunk_bounds(&recs);
@@ -164,8 +181,8 @@ pub(crate) fn fixmate_pass(
             fix_templates(chunk, header, fix, |b, keep| {
                 if keep {
                     batch.push(b);
-                } else if verify {
-                    removed.add(record_hash(&RecordRef::new(b)));
+                } else if let Some(hash) = verify {
+                    removed.add(hash(&RecordRef::new(b)));
                 }
             });
             (batch, removed)
@@ -206,6 +223,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     let mut bins: Option<BinFiles> = None;
     let (mut used, mut parts) = (0usize, 0usize);
     let mut input_sum = Checksum::default();
+    let hash = verify_hash(&md.md);
     while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
         eprintln!("{e}");
         eprintln!("samtools markdup-pipeline: error, truncated input file.");
@@ -220,7 +238,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         }
         if spill::over_budget(used, opts.memory, threads) {
             if opts.verify {
-                input_sum = input_sum.merge(store_checksum(&store));
+                input_sum = input_sum.merge(store_checksum(&store, hash));
             }
             let files = match bins.as_mut() {
                 Some(f) => f,
@@ -233,7 +251,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     }
     drop(reader);
     if opts.verify {
-        input_sum = input_sum.merge(store_checksum(&store));
+        input_sum = input_sum.merge(store_checksum(&store, hash));
     }
     let mut header = input_header;
     // Collate.
@@ -257,7 +275,8 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         add_pg(&mut header, &pg[1]);
     }
     let (mut store, fix_removed) = {
-        let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, opts.verify);
+        let (fixed, removed) =
+            fixmate_pass(&store, &header, &opts.fix, opts.verify.then_some(hash));
         drop(store);
         (fixed, removed)
     };
@@ -291,7 +310,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         }
         Ok(sink)
     };
-    let hash: &crate::pipeline::markdup::RecordHash = &|r| record_hash(r);
+    let hash: &crate::pipeline::markdup::RecordHash = &move |r| hash(r);
     let marked =
         mark(&store, &header, groups.as_ref(), &md_opts, sink, opts.verify.then_some(hash))?;
     if opts.verify {
@@ -380,6 +399,10 @@ mod tests {
         ]
     }
 
+    fn store_checksum_of(s: &RecordStore) -> Checksum {
+        store_checksum(s, record_hash)
+    }
+
     #[test]
     fn checksum_ignores_order_and_other_fields() {
         let a = store(&sample());
@@ -389,31 +412,31 @@ mod tests {
         reordered[0][9] = 60;
         reordered[0][4..8].copy_from_slice(&1234i32.to_le_bytes());
         reordered[0][14] |= 0x04;
-        assert_eq!(store_checksum(&a), store_checksum(&store(&reordered)));
-        assert_eq!(store_checksum(&a).count, 3);
+        assert_eq!(store_checksum(&a, record_hash), store_checksum_of(&store(&reordered)));
+        assert_eq!(store_checksum(&a, record_hash).count, 3);
     }
 
     #[test]
     fn checksum_catches_corruption_and_loss() {
-        let good = store_checksum(&store(&sample()));
+        let good = store_checksum_of(&store(&sample()));
         let name_at = 32;
         let seq_at = 32 + 3;
         let qual_at = seq_at + 3;
         for (at, what) in [(name_at, "name"), (seq_at, "sequence"), (qual_at + 2, "quality")] {
             let mut bad = sample();
             bad[0][at] ^= 0x01;
-            assert_ne!(good, store_checksum(&store(&bad)), "{what} corruption not caught");
+            assert_ne!(good, store_checksum_of(&store(&bad)), "{what} corruption not caught");
         }
         // READ1 ↔ READ2 swapped.
         let mut bad = sample();
         bad[0][14] = 0x81;
-        assert_ne!(good, store_checksum(&store(&bad)));
+        assert_ne!(good, store_checksum_of(&store(&bad)));
         // A lost record or one record written twice in place of another.
         let mut lost = sample();
         lost.pop();
-        assert_ne!(good, store_checksum(&store(&lost)));
+        assert_ne!(good, store_checksum_of(&store(&lost)));
         let mut dup = sample();
         dup[2] = dup[0].clone();
-        assert_ne!(good, store_checksum(&store(&dup)));
+        assert_ne!(good, store_checksum_of(&store(&dup)));
     }
 }

@@ -22,7 +22,7 @@
 
 use rayon::prelude::*;
 
-use super::{Checksum, PipelineOptions, add_pg, fixmate_pass, record_hash};
+use super::{Checksum, PipelineOptions, RecordHashFn, add_pg, fixmate_pass, verify_hash};
 use crate::error::Error;
 use crate::io::open;
 use crate::ops::markdup::decide::stream::{Finished, Released, Streamer};
@@ -87,12 +87,13 @@ pub fn run(
     let mut gathered = RecordStore::default();
     let (mut used, mut placed) = (0usize, false);
     let mut fix_removed = Checksum::default();
+    let verify = opts.verify.then_some(verify_hash(&opts.markdup.md));
     let bin_files = bins.finish()?;
     let n_bins = bin_files.len();
     for bin in bin_files {
         let store = read_bin(bin)?;
         largest_bin = largest_bin.max(store.batches.iter().map(batch_cost).sum());
-        let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, opts.verify);
+        let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, verify);
         drop(store);
         fix_removed = fix_removed.merge(removed);
         for b in fixed.batches {
@@ -161,7 +162,7 @@ pub fn run(
         let format = sink.format();
         let parts: Vec<(Encoded, Tally)> = released
             .par_chunks(1024)
-            .map(|chunk| first_pass(chunk, &first_opts, umi, &header, format, opts.verify))
+            .map(|chunk| first_pass(chunk, &first_opts, umi, &header, format, verify))
             .collect();
         for (enc, t) in &parts {
             sink.write(enc)?;
@@ -202,7 +203,7 @@ pub fn run(
     if let Some(t) = first_file {
         let mut sink = create_final()?;
         let mut second = Tally::default();
-        supplementary_pass(&t, &mut sink, &mut fin, m, umi, &header, opts.verify, &mut second)?;
+        supplementary_pass(&t, &mut sink, &mut fin, m, umi, &header, verify, &mut second)?;
         drop(t);
         sink.finish()?;
         // The first pass's removals stand; what it wrote is counted as the second pass writes it.
@@ -220,22 +221,22 @@ fn first_pass(
     umi: Option<&regex::bytes::Regex>,
     header: &Header,
     format: OutputFormat,
-    verify: bool,
+    verify: Option<RecordHashFn>,
 ) -> (Encoded, Tally) {
     let mut out = Encoded::default();
     let mut t = Tally::default();
     for r in chunk {
         if !r.outcome.written {
-            if verify {
-                t.removed.add(record_hash(&RecordRef::new(&r.record)));
+            if let Some(hash) = verify {
+                t.removed.add(hash(&RecordRef::new(&r.record)));
             }
             continue;
         }
         let do_name = r.do_name.as_deref().unwrap_or(b"");
         let b = md::finalize(&r.record, &r.outcome, opts, &|_| do_name, umi);
         encode(&mut out, &b, header, format);
-        if verify {
-            t.written.add(record_hash(&RecordRef::new(&b)));
+        if let Some(hash) = verify {
+            t.written.add(hash(&RecordRef::new(&b)));
         }
     }
     (out, t)
@@ -251,7 +252,7 @@ fn supplementary_pass(
     m: &md::MarkdupOptions,
     umi: Option<&regex::bytes::Regex>,
     header: &Header,
-    verify: bool,
+    verify: Option<RecordHashFn>,
     tally: &mut Tally,
 ) -> Result<(), Error> {
     let path = first.path_str();
@@ -286,16 +287,16 @@ fn supplementary_pass(
                 }
                 // The first pass's flag carries DUP exactly when the record is a duplicate.
                 if m.remove && o.np {
-                    if verify {
-                        tally.removed.add(record_hash(&r));
+                    if let Some(hash) = verify {
+                        tally.removed.add(hash(&r));
                     }
                     continue;
                 }
                 let mut b = r.bytes().to_vec();
                 md::finalize_supp(&mut b, &o, m, &|_| orig, umi);
                 encode(&mut out, &b, header, format);
-                if verify {
-                    tally.written.add(record_hash(&RecordRef::new(&b)));
+                if let Some(hash) = verify {
+                    tally.written.add(hash(&RecordRef::new(&b)));
                 }
             }
             sink.write(&out)?;
