@@ -53,10 +53,11 @@ pub const PER_RECORD: usize = 64;
 /// Measured (mimalloc, 2 threads): the process before any record (binary, thread stacks,
 /// allocator arenas) takes about [`PROCESS_BASE`]; of the rest, the allocator's slack on large
 /// batches (~14 %), the reader's pieces, sort keys and the BGZF writer's blocks while a run is
-/// written take about a third. Small budgets keep at least a quarter for records.
+/// written take about a third. Small budgets, which the process base would swallow, set aside an
+/// eighth for it instead.
 pub fn data_budget(budget: u64, _threads: usize) -> usize {
-    let share = budget.saturating_sub(PROCESS_BASE) / 100 * 66;
-    share.max(budget / 4) as usize
+    let base = PROCESS_BASE.min(budget / 8);
+    ((budget - base) / 100 * 66) as usize
 }
 
 /// Resident memory of the process before it holds records (measured: 20–26 MB at `-@ 0..2`).
