@@ -40,6 +40,8 @@ mod signals;
 
 /// `--help`, man pages and bash completion generated from one definition.
 mod docs;
+/// `--max-memory` as a bound on peak memory, and the 20 M-read soak (ignored by default).
+mod memory_budget;
 /// `--metrics` (Picard DuplicationMetrics) parsed by the real MultiQC.
 mod metrics;
 /// The progress bar on a real terminal (tmux) and nothing extra on a redirected stderr.

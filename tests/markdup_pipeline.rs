@@ -79,15 +79,35 @@ fn oracle_recipe(dir: &Path, oracle: &Path, input: &Path, args: &[&str]) -> (Vec
 }
 
 fn compare(dir: &Path, oracle: &Path, input: &Path, args: &[&str], threads: &[&str]) {
+    compare_with(dir, oracle, input, args, &[], threads);
+}
+
+/// [`compare`] with `extra` pipeline options that the recipe does not take; returns each run's
+/// stderr.
+fn compare_with(
+    dir: &Path,
+    oracle: &Path,
+    input: &Path,
+    args: &[&str],
+    extra: &[&str],
+    threads: &[&str],
+) -> Vec<String> {
     let (expected, expected_stats) = oracle_recipe(dir, oracle, input, args);
     let tag = args.join("").replace(['/', ' '], "_");
+    let mut stderrs = Vec::new();
     for &t in threads {
         let out = dir.join(format!("mine-{tag}-{t}.bam"));
         let stats = dir.join(format!("mine-{tag}-{t}.stats"));
         let mut mine = vec!["markdup-pipeline", "--verify", "-@", t, "-f", stats.to_str().unwrap()];
         mine.extend_from_slice(args);
+        mine.extend_from_slice(extra);
         mine.extend([input.to_str().unwrap(), out.to_str().unwrap()]);
-        let o = run_ok(&mdsam_bin(), &mine);
+        let o = std::process::Command::new(mdsam_bin())
+            .args(&mine)
+            .env("MDSAM_SPILL_REPORT", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{mine:?}: {}", String::from_utf8_lossy(&o.stderr));
         let context = format!("markdup-pipeline {args:?} -@ {t} on {}", input.display());
         assert!(
             String::from_utf8_lossy(&o.stderr).contains("verify OK"),
@@ -98,7 +118,89 @@ fn compare(dir: &Path, oracle: &Path, input: &Path, args: &[&str], threads: &[&s
         assert_same_sam(&got, &expected, &context);
         let got_stats = std::fs::read(&stats).unwrap();
         assert_eq!(stats_body(&got_stats), stats_body(&expected_stats), "{context}: stats differ");
+        stderrs.push(String::from_utf8_lossy(&o.stderr).into_owned());
     }
+    stderrs
+}
+
+/// The sorted runs a spilling run reports (`MDSAM_SPILL_REPORT`), 0 when it did not spill.
+fn sorted_runs(stderr: &str) -> usize {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("[markdup-pipeline] spilled: "))
+        .and_then(|l| l.split(", ").nth(1)?.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The files left in `dir`.
+fn files_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// A "UMI" for the simulator's Illumina names: the tile (the fifth field).
+const UMI_RGX: &str = "^[^:]+:[^:]+:[^:]+:[^:]+:([0-9]+):";
+
+/// `--move-umi-to-tag` and `--umi-separator` reach markdup as in the recipe.
+#[test]
+fn umi_moves_match_oracle_recipe() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("markdup-pipeline-umi");
+    let sam = simulated(&dir, Order::Name, 46);
+    compare(&dir, &oracle, &sam, &["--barcode-rgx", UMI_RGX, "--move-umi-to-tag"], &["1"]);
+    let args = ["-S", "-t", "--barcode-rgx", UMI_RGX, "--move-umi-to-tag", "--umi-separator", "3"];
+    compare(&dir, &oracle, &sam, &args, &["0"]);
+}
+
+/// Past `--max-memory` the pipeline spills (collate bins, sorted runs, streaming markdup) and
+/// still matches the recipe, SAM and BAM input, one and two threads, with `-r -S`, `-t -d` and
+/// the rest; no temporary file is left.
+#[test]
+fn spilling_pipeline_matches_oracle_recipe() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("markdup-pipeline-spill");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let prefix = format!("{}/part", tmp.display());
+    let sam = simulated(&dir, Order::Name, 45);
+    let bam = dir.join("name.bam");
+    oracle_ok(&oracle, &["view", "-b", "-o", bam.to_str().unwrap(), sam.to_str().unwrap()]);
+    // About 2.5 MB of records against 400 KB.
+    let spill = ["--max-memory", "400K", "-T", prefix.as_str()];
+    for (input, args, threads) in [
+        (&sam, &[][..], &["0", "1"][..]),
+        (&bam, &[][..], &["1"][..]),
+        (&sam, &["-r", "-S"][..], &["1"][..]),
+        (&bam, &["-r", "-S", "--fixmate-remove"][..], &["0"][..]),
+        (&sam, &["-S", "-t", "-d", "100", "--duplicate-count"][..], &["1"][..]),
+        (&bam, &["--barcode-tag", "RG", "--use-read-groups", "-c", "-s"][..], &["1"][..]),
+        (&sam, &["-S", "--barcode-rgx", UMI_RGX, "--move-umi-to-tag"][..], &["1"][..]),
+    ] {
+        for err in compare_with(&dir, &oracle, input, args, &spill, threads) {
+            assert!(sorted_runs(&err) > 1, "{args:?}: did not spill:\n{err}");
+        }
+        assert!(files_in(&tmp).is_empty(), "temporary files left: {:?}", files_in(&tmp));
+    }
+    // Without --max-memory nothing spills.
+    let out = dir.join("plain.bam");
+    let o = std::process::Command::new(mdsam_bin())
+        .args(["markdup-pipeline", "-T", &prefix, sam.to_str().unwrap(), out.to_str().unwrap()])
+        .env("MDSAM_SPILL_REPORT", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(sorted_runs(&String::from_utf8_lossy(&o.stderr)), 0);
+    // An unwritable prefix fails the small budget with one error line, and leaves no output.
+    let bad = format!("{}/missing/part", dir.display());
+    let out = dir.join("bad.bam");
+    let o = run(
+        &mdsam_bin(),
+        &["markdup-pipeline", "--max-memory", "400K", "-T", &bad, &p_str(&sam), &p_str(&out)],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("missing/part"));
 }
 
 #[test]

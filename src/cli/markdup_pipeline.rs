@@ -26,6 +26,7 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "write-index", has_arg: false, key: "write-index" },
     LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
     LongOpt { name: "verify", has_arg: false, key: "verify" },
+    LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
     LongOpt { name: "fixmate-remove", has_arg: false, key: "fixmate-remove" },
     LongOpt { name: "fixmate-cigar", has_arg: false, key: "fixmate-cigar" },
     LongOpt { name: "max-read-length", has_arg: true, key: "max-read-length" },
@@ -38,6 +39,8 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
     LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
     LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
+    LongOpt { name: "move-umi-to-tag", has_arg: false, key: "move-umi-to-tag" },
+    LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
     LongOpt { name: "json", has_arg: false, key: "json" },
     LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
     LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
@@ -68,6 +71,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
     let mut fix_args: Vec<String> = vec!["-m".into()];
     // markdup's own arguments, for its parser and its @PG line.
     let mut md_args: Vec<String> = Vec::new();
+    let (mut memory, mut tmp_prefix) = (None, None);
     for o in &opts {
         let v = o.value.clone().unwrap_or_default();
         match o.key.as_str() {
@@ -91,15 +95,22 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
                 fix.template_cigar = true;
                 fix_args.push("-c".into());
             }
-            "T" | "input-fmt-option" | "reference" | "verbosity" => {}
+            "T" => tmp_prefix = Some(v),
+            "max-memory" => {
+                let m = super::sort::parse_memory(&v);
+                if m == 0 {
+                    return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
+                }
+                memory = Some(m);
+            }
+            "input-fmt-option" | "reference" | "verbosity" => {}
             "max-read-length" => md_args.extend(["-l".to_string(), v]),
             "r" | "s" | "S" | "c" | "t" => md_args.push(format!("-{}", o.key)),
             "f" | "d" | "m" => md_args.extend([format!("-{}", o.key), v]),
-            "read-coords" | "coords-order" | "barcode-tag" | "barcode-rgx" | "metrics" => {
-                md_args.extend([format!("--{}", o.key), v])
-            }
+            "read-coords" | "coords-order" | "barcode-tag" | "barcode-rgx" | "metrics"
+            | "umi-separator" => md_args.extend([format!("--{}", o.key), v]),
             "include-fails" | "no-multi-dup" | "barcode-name" | "use-read-groups" | "json"
-            | "duplicate-count" => md_args.push(format!("--{}", o.key)),
+            | "duplicate-count" | "move-umi-to-tag" => md_args.push(format!("--{}", o.key)),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }
@@ -150,5 +161,5 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
             step_pg(inv, "markdup", &md_cl, &whole),
         ]
     });
-    Ok(PipelineOptions { markdup, fix, index, pg, verify })
+    Ok(PipelineOptions { markdup, fix, index, pg, verify, memory, tmp_prefix })
 }

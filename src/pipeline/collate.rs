@@ -41,12 +41,12 @@ pub struct CollateOptions {
 }
 
 /// The bins' temporary files, created at the first spill.
-struct BinFiles {
+pub struct BinFiles {
     files: Vec<(TempFile, BufWriter<std::fs::File>)>,
 }
 
 impl BinFiles {
-    fn create(n: usize, namer: &mut TempNamer) -> Result<BinFiles, Error> {
+    pub fn create(n: usize, namer: &mut TempNamer) -> Result<BinFiles, Error> {
         let mut files = Vec::with_capacity(n);
         for _ in 0..n {
             let t = namer.next_file();
@@ -59,7 +59,7 @@ impl BinFiles {
     }
 
     /// Appends the store's records, in input order, to their bins; empties the store.
-    fn spill(&mut self, store: &mut RecordStore) -> Result<(), Error> {
+    pub fn spill(&mut self, store: &mut RecordStore) -> Result<(), Error> {
         let n = self.files.len() as u32;
         for b in &store.batches {
             for i in 0..b.len() {
@@ -72,45 +72,57 @@ impl BinFiles {
         Ok(())
     }
 
-    /// Sorts each bin in turn and writes it.
-    fn write_out(self, header: &crate::record::Header, sink: &mut RecordSink) -> Result<(), Error> {
-        let mut done = Vec::new();
+    /// Closes the bins' files; the bins in output order.
+    pub fn finish(self) -> Result<Vec<TempFile>, Error> {
+        let mut done = Vec::with_capacity(self.files.len());
         for (t, w) in self.files {
             let f = w.into_inner().map_err(|e| Error::io(t.path_str(), e.into_error()))?;
             drop(f);
             done.push(t);
         }
-        for t in done {
-            let path = t.path_str();
-            let mut data = Vec::new();
-            std::fs::File::open(t.path())
-                .and_then(|mut f| f.read_to_end(&mut data))
-                .map_err(|e| Error::io(&path, e))?;
-            drop(t);
-            let mut batch = Batch { data, starts: Vec::new() };
-            let mut at = 0usize;
-            while at + 4 <= batch.data.len() {
-                batch.starts.push(at as u32);
-                let size = u32::from_le_bytes(batch.data[at..at + 4].try_into().unwrap_or([0; 4]));
-                at += 4 + size as usize;
-            }
-            let mut store = RecordStore::default();
-            store.push_batch(batch);
-            let batch = &store.batches[0];
-            let mut items: Vec<Item<'_>> = (0..batch.len())
-                .map(|i| {
-                    let r = batch.get(i);
-                    Item::new(r.read_name(), r.flag(), i as u32)
-                })
-                .collect();
-            collate::sort_bin(&mut items);
-            let order: Vec<_> = items.iter().map(|it| store.order[it.id as usize]).collect();
-            drop(items);
-            store.order = order;
+        Ok(done)
+    }
+
+    /// Sorts each bin in turn and writes it.
+    fn write_out(self, header: &crate::record::Header, sink: &mut RecordSink) -> Result<(), Error> {
+        for t in self.finish()? {
+            let store = read_bin(t)?;
             write_in_order(&store, header, sink)?;
         }
         Ok(())
     }
+}
+
+/// One bin's records (the file is removed once read) in samtools collate's order within the bin
+/// (`store.order`).
+pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
+    let path = t.path_str();
+    let mut data = Vec::new();
+    std::fs::File::open(t.path())
+        .and_then(|mut f| f.read_to_end(&mut data))
+        .map_err(|e| Error::io(&path, e))?;
+    drop(t);
+    let mut batch = Batch { data, starts: Vec::new() };
+    let mut at = 0usize;
+    while at + 4 <= batch.data.len() {
+        batch.starts.push(at as u32);
+        let size = u32::from_le_bytes(batch.data[at..at + 4].try_into().unwrap_or([0; 4]));
+        at += 4 + size as usize;
+    }
+    let mut store = RecordStore::default();
+    store.push_batch(batch);
+    let batch = &store.batches[0];
+    let mut items: Vec<Item<'_>> = (0..batch.len())
+        .map(|i| {
+            let r = batch.get(i);
+            Item::new(r.read_name(), r.flag(), i as u32)
+        })
+        .collect();
+    collate::sort_bin(&mut items);
+    let order: Vec<_> = items.iter().map(|it| store.order[it.id as usize]).collect();
+    drop(items);
+    store.order = order;
+    Ok(store)
 }
 
 pub fn run(opts: CollateOptions) -> Result<(), Error> {

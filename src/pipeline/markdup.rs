@@ -49,7 +49,7 @@ pub struct MarkdupOptions {
 
 const CHUNK: usize = 4096;
 
-fn say(msg: &str) -> Error {
+pub(crate) fn say(msg: &str) -> Error {
     eprintln!("samtools markdup: {msg}");
     Error::Failed
 }
@@ -277,25 +277,37 @@ pub fn mark(
         }
     }
     sink.finish()?;
-    if decision.opt_warnings > 0 {
+    report(opts, header, decision.opt_warnings, decision.bc_warnings, &decision.stats, groups)?;
+    Ok(marked)
+}
+
+/// After the output is written: the warning counts, then the stats (`-s`, `-f`, `--json`) and
+/// the metrics (`--metrics`).
+pub fn report(
+    opts: &MarkdupOptions,
+    header: &Header,
+    opt_warnings: i64,
+    bc_warnings: i64,
+    stats: &[stats::Stats],
+    groups: Option<&ReadGroups>,
+) -> Result<(), Error> {
+    if opt_warnings > 0 {
         eprint!(
-            "samtools markdup: warning, number of failed attempts to get coordinates from read names = {}\n\n",
-            decision.opt_warnings
+            "samtools markdup: warning, number of failed attempts to get coordinates from read names = {opt_warnings}\n\n"
         );
     }
-    if decision.bc_warnings > 0 {
+    if bc_warnings > 0 {
         eprint!(
-            "samtools markdup: warning, number of failed attempts to get barcodes = {}\n\n",
-            decision.bc_warnings
+            "samtools markdup: warning, number of failed attempts to get barcodes = {bc_warnings}\n\n"
         );
     }
     if opts.stats {
-        write_stats(opts, &decision.stats, groups.map(|g| g.1.as_slice()))?;
+        write_stats(opts, stats, groups.map(|g| g.1.as_slice()))?;
     }
     if let Some(path) = &opts.metrics {
-        write_metrics(path, opts, header, &decision.stats, groups.map(|g| g.1.as_slice()))?;
+        write_metrics(path, opts, header, stats, groups.map(|g| g.1.as_slice()))?;
     }
-    Ok(marked)
+    Ok(())
 }
 
 /// `--metrics FILE`: one row per library (`LB` of the read groups), written atomically.

@@ -14,6 +14,10 @@
 //! - *sort*: [`sorted_order`] by coordinate (ties in input order), header `SO:coordinate`.
 //! - *markdup*: [`mark`], the same key/decide/write phases as `markdup`, writing the output once.
 //!
+//! `--max-memory`: when the records read pass the budget, the steps run through temporary files
+//! instead (collate's bins, sort's runs, a streaming markdup), with the same output; see
+//! [`spill`]. Without it everything stays in memory.
+//!
 //! `@PG`: one line per logical step (collate, fixmate, sort, markdup), chained by `PP` as the four
 //! samtools commands chain them. Each `CL` is the equivalent stand-alone command of that step
 //! (e.g. `mdsam fixmate -m -u - -`), and each line's `DS` gives the whole `markdup-pipeline`
@@ -23,7 +27,10 @@
 //! a count) over every input record's name, READ1/READ2 bits, sequence and qualities, compared
 //! after writing with the same checksum over the records written, plus those removed by fixmate's
 //! `-r` and markdup's `-r` (counted and reported). A mismatch is an
-//! error (exit 1) and a file output is deleted.
+//! error (exit 1) and a file output is deleted. With `--move-umi-to-tag`, which edits names on
+//! purpose, the name is left out of the checksum ([`record_hash_unnamed`]).
+
+mod spill;
 
 use rayon::prelude::*;
 
@@ -31,11 +38,12 @@ use crate::error::Error;
 use crate::io::open::{self, Opened};
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
-use crate::pipeline::collate::collated_order;
+use crate::pipeline::collate::{BinFiles, collated_order};
 use crate::pipeline::fixmate::{chunk_bounds, fix_templates};
 use crate::pipeline::markdup::{MarkdupOptions, mark, read_group_ids};
 use crate::pipeline::sink::RecordSink;
-use crate::pipeline::sort::sorted_order;
+use crate::pipeline::sort::{batch_cost, sorted_order};
+use crate::pipeline::tempfiles::TempNamer;
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordRef, RecordStore};
 
@@ -49,10 +57,14 @@ pub struct PipelineOptions {
     /// The four steps' `@PG` fields (collate, fixmate, sort, markdup); `None` with `--no-PG`.
     pub pg: Option<[Vec<(String, String)>; 4]>,
     pub verify: bool,
+    /// `--max-memory`: total budget in bytes (`None`: no limit, nothing spills).
+    pub memory: Option<u64>,
+    /// `-T PREFIX` for temporary files.
+    pub tmp_prefix: Option<String>,
 }
 
 /// Name-hash bins of `samtools collate` (its `-n` default).
-const COLLATE_BINS: usize = 64;
+pub(crate) const COLLATE_BINS: usize = 64;
 
 /// A record count with the wrapping sum of their [`record_hash`]es.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -102,8 +114,24 @@ fn absorb(mut h: u64, bytes: &[u8]) -> u64 {
 /// The 64-bit hash of what must survive the pipeline: name, READ1/READ2 bits, sequence
 /// (packed, with its length) and qualities.
 pub fn record_hash(r: &RecordRef<'_>) -> u64 {
-    let mut h = (r.flag() & 0xc0) as u64 ^ ((r.l_seq() as u64) << 16);
-    h = absorb(h, r.read_name());
+    let h = (r.flag() & 0xc0) as u64 ^ ((r.l_seq() as u64) << 16);
+    hash_body(absorb(h, r.read_name()), r)
+}
+
+/// [`record_hash`] without the name, for `--move-umi-to-tag` (which edits names).
+pub fn record_hash_unnamed(r: &RecordRef<'_>) -> u64 {
+    hash_body((r.flag() & 0xc0) as u64 ^ ((r.l_seq() as u64) << 16), r)
+}
+
+/// The hash `--verify` uses under `opts`.
+pub fn verify_hash(md: &crate::ops::markdup::MarkdupOptions) -> RecordHashFn {
+    if md.move_umi { record_hash_unnamed } else { record_hash }
+}
+
+/// A per-record hash for `--verify`.
+pub type RecordHashFn = fn(&RecordRef<'_>) -> u64;
+
+fn hash_body(mut h: u64, r: &RecordRef<'_>) -> u64 {
     let seq = r.seq_packed();
     h = absorb(h, seq);
     if r.l_seq() % 2 == 1 {
@@ -114,21 +142,21 @@ pub fn record_hash(r: &RecordRef<'_>) -> u64 {
 }
 
 /// The checksum of every record in `store`.
-pub fn store_checksum(store: &RecordStore) -> Checksum {
+pub fn store_checksum(store: &RecordStore, hash: RecordHashFn) -> Checksum {
     store
         .batches
         .par_iter()
         .map(|b| {
             let mut c = Checksum::default();
             for r in b.iter() {
-                c.add(record_hash(&r));
+                c.add(hash(&r));
             }
             c
         })
         .reduce(Checksum::default, Checksum::merge)
 }
 
-fn add_pg(header: &mut Header, fields: &[(String, String)]) {
+pub(crate) fn add_pg(header: &mut Header, fields: &[(String, String)]) {
     let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     header.add_pg("samtools", &fields);
 }
@@ -136,11 +164,11 @@ fn add_pg(header: &mut Header, fields: &[(String, String)]) {
 /// fixmate on a collated store: whole templates in parallel chunks, the results (edited records)
 /// in new batches in the same order. Returns the new store and the checksum of what `-r` removed
 /// (when `verify`).
-fn fixmate_pass(
+pub(crate) fn fixmate_pass(
     store: &RecordStore,
     header: &Header,
     fix: &Fix,
-    verify: bool,
+    verify: Option<RecordHashFn>,
 ) -> (RecordStore, Checksum) {
     let recs: Vec<RecordRef<'_>> = store.iter().collect();
     let bounds = chunk_bounds(&recs);
@@ -154,8 +182,8 @@ fn fixmate_pass(
             fix_templates(chunk, header, fix, |b, keep| {
                 if keep {
                     batch.push(b);
-                } else if verify {
-                    removed.add(record_hash(&RecordRef::new(b)));
+                } else if let Some(hash) = verify {
+                    removed.add(hash(&RecordRef::new(b)));
                 }
             });
             (batch, removed)
@@ -173,8 +201,13 @@ fn fixmate_pass(
 /// Runs the pipeline on the current pool.
 pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     let md = &opts.markdup;
-    let Opened { mut reader, header: input_header, .. } = open::open(&md.input, md.threads)
-        .map_err(|e| {
+    let threads = md.threads;
+    let piece = match opts.memory {
+        Some(budget) => crate::pipeline::sort::piece_bytes(budget, threads),
+        None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
+    };
+    let Opened { mut reader, header: input_header, .. } =
+        open::open_with_piece(&md.input, threads, piece).map_err(|e| {
             let why = match &e {
                 Error::File { what, .. } => what.clone(),
                 other => other.to_string(),
@@ -191,8 +224,13 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         (&md.input, &md.output),
         (reader.format_name(), md.format.name()),
     ));
-    // Load: one inflate, one parse.
+    // Load: one inflate, one parse; past the budget, into collate's bins.
     let mut store = RecordStore::default();
+    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "markdup-pipeline");
+    let mut bins: Option<BinFiles> = None;
+    let (mut used, mut parts) = (0usize, 0usize);
+    let mut input_sum = Checksum::default();
+    let hash = verify_hash(&md.md);
     while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
         eprintln!("samtools markdup-pipeline: error reading input: {e}");
         Error::Failed
@@ -201,16 +239,41 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
             eprintln!("{w}");
         }
         for b in batches {
+            used += batch_cost(&b);
             store.push_batch(b);
+        }
+        if spill::over_budget(used, opts.memory, threads) {
+            if opts.verify {
+                input_sum = input_sum.merge(store_checksum(&store, hash));
+            }
+            let files = match bins.as_mut() {
+                Some(f) => f,
+                None => bins.insert(spill::bins(&mut namer)?),
+            };
+            files.spill(&mut store)?;
+            parts += 1;
+            used = 0;
         }
     }
     drop(reader);
-    let input_sum = if opts.verify { store_checksum(&store) } else { Checksum::default() };
+    if opts.verify {
+        input_sum = input_sum.merge(store_checksum(&store, hash));
+    }
     let mut header = input_header;
     // Collate.
     header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
     if let Some(pg) = &opts.pg {
         add_pg(&mut header, &pg[0]);
+    }
+    if let (Some(mut files), Some(budget)) = (bins, opts.memory) {
+        files.spill(&mut store)?;
+        drop(store);
+        let (verify, output) = (opts.verify, opts.markdup.output.clone());
+        let done = spill::run(files, header, opts, &mut namer, budget, parts + 1)?;
+        if verify {
+            return check(input_sum, done.written, done.fix_removed, done.md_removed, &output);
+        }
+        return Ok(());
     }
     {
         let _phase = profile::phase(Phase::Collate);
@@ -227,7 +290,8 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         profile::add(Phase::Pair, Counter::Records, store.len() as u64);
         // Records are visited in collated order: one jump through a handle each.
         profile::add(Phase::Pair, Counter::RandomAccesses, store.len() as u64);
-        let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, opts.verify);
+        let (fixed, removed) =
+            fixmate_pass(&store, &header, &opts.fix, opts.verify.then_some(hash));
         drop(store);
         (fixed, removed)
     };
@@ -265,34 +329,46 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         }
         Ok(sink)
     };
-    let hash: &crate::pipeline::markdup::RecordHash = &|r| record_hash(r);
+    let hash: &crate::pipeline::markdup::RecordHash = &move |r| hash(r);
     let marked =
         mark(&store, &header, groups.as_ref(), &md_opts, sink, opts.verify.then_some(hash))?;
     if opts.verify {
         let written = Checksum::from_pair(marked.written);
         let md_removed = Checksum::from_pair(marked.removed);
-        let accounted = written.merge(fix_removed).merge(md_removed);
-        if accounted != input_sum {
-            eprintln!(
-                "samtools markdup-pipeline: verify FAILED: {} input records (checksum {:016x}), \
-                 {} written + {} removed by fixmate -r + {} removed by markdup -r (checksum {:016x})",
-                input_sum.count,
-                input_sum.sum,
-                written.count,
-                fix_removed.count,
-                md_removed.count,
-                accounted.sum
-            );
-            if md_opts.output != "-" {
-                let _ = std::fs::remove_file(&md_opts.output);
-            }
-            return Err(Error::Failed);
-        }
-        eprintln!(
-            "[markdup-pipeline] verify OK: {} input records = {} written + {} removed by fixmate -r + {} removed by markdup -r",
-            input_sum.count, written.count, fix_removed.count, md_removed.count
-        );
+        return check(input_sum, written, fix_removed, md_removed, &md_opts.output);
     }
+    Ok(())
+}
+
+/// `--verify`: every input record is written or removed by an `-r`; else the output is deleted.
+fn check(
+    input_sum: Checksum,
+    written: Checksum,
+    fix_removed: Checksum,
+    md_removed: Checksum,
+    output: &str,
+) -> Result<(), Error> {
+    let accounted = written.merge(fix_removed).merge(md_removed);
+    if accounted != input_sum {
+        eprintln!(
+            "samtools markdup-pipeline: verify FAILED: {} input records (checksum {:016x}), \
+             {} written + {} removed by fixmate -r + {} removed by markdup -r (checksum {:016x})",
+            input_sum.count,
+            input_sum.sum,
+            written.count,
+            fix_removed.count,
+            md_removed.count,
+            accounted.sum
+        );
+        if output != "-" {
+            let _ = std::fs::remove_file(output);
+        }
+        return Err(Error::Failed);
+    }
+    eprintln!(
+        "[markdup-pipeline] verify OK: {} input records = {} written + {} removed by fixmate -r + {} removed by markdup -r",
+        input_sum.count, written.count, fix_removed.count, md_removed.count
+    );
     Ok(())
 }
 
@@ -342,6 +418,10 @@ mod tests {
         ]
     }
 
+    fn store_checksum_of(s: &RecordStore) -> Checksum {
+        store_checksum(s, record_hash)
+    }
+
     #[test]
     fn checksum_ignores_order_and_other_fields() {
         let a = store(&sample());
@@ -351,31 +431,31 @@ mod tests {
         reordered[0][9] = 60;
         reordered[0][4..8].copy_from_slice(&1234i32.to_le_bytes());
         reordered[0][14] |= 0x04;
-        assert_eq!(store_checksum(&a), store_checksum(&store(&reordered)));
-        assert_eq!(store_checksum(&a).count, 3);
+        assert_eq!(store_checksum(&a, record_hash), store_checksum_of(&store(&reordered)));
+        assert_eq!(store_checksum(&a, record_hash).count, 3);
     }
 
     #[test]
     fn checksum_catches_corruption_and_loss() {
-        let good = store_checksum(&store(&sample()));
+        let good = store_checksum_of(&store(&sample()));
         let name_at = 32;
         let seq_at = 32 + 3;
         let qual_at = seq_at + 3;
         for (at, what) in [(name_at, "name"), (seq_at, "sequence"), (qual_at + 2, "quality")] {
             let mut bad = sample();
             bad[0][at] ^= 0x01;
-            assert_ne!(good, store_checksum(&store(&bad)), "{what} corruption not caught");
+            assert_ne!(good, store_checksum_of(&store(&bad)), "{what} corruption not caught");
         }
         // READ1 ↔ READ2 swapped.
         let mut bad = sample();
         bad[0][14] = 0x81;
-        assert_ne!(good, store_checksum(&store(&bad)));
+        assert_ne!(good, store_checksum_of(&store(&bad)));
         // A lost record or one record written twice in place of another.
         let mut lost = sample();
         lost.pop();
-        assert_ne!(good, store_checksum(&store(&lost)));
+        assert_ne!(good, store_checksum_of(&store(&lost)));
         let mut dup = sample();
         dup[2] = dup[0].clone();
-        assert_ne!(good, store_checksum(&store(&dup)));
+        assert_ne!(good, store_checksum_of(&store(&dup)));
     }
 }

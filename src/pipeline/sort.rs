@@ -51,11 +51,18 @@ pub const PER_RECORD: usize = 64;
 
 /// What the in-memory records may use of a budget: the rest is left to the reader's pieces, the
 /// BGZF writer's blocks in flight and the process itself.
-/// Measured (mimalloc, 2 threads): the allocator's slack on large batches (~14 %), the reader's
-/// pieces, sort keys and the BGZF writer's blocks while a run is written take about a third.
+/// Measured (mimalloc, 2 threads): the process before any record (binary, thread stacks,
+/// allocator arenas) takes about [`PROCESS_BASE`]; of the rest, the allocator's slack on large
+/// batches (~14 %), the reader's pieces, sort keys and the BGZF writer's blocks while a run is
+/// written take about a third. Small budgets, which the process base would swallow, set aside an
+/// eighth for it instead.
 pub fn data_budget(budget: u64, _threads: usize) -> usize {
-    (budget / 100 * 66) as usize
+    let base = PROCESS_BASE.min(budget / 8);
+    ((budget - base) / 100 * 66) as usize
 }
+
+/// Resident memory of the process before it holds records (measured: 20–26 MB at `-@ 0..2`).
+pub const PROCESS_BASE: u64 = 20 << 20;
 
 /// Inflated bytes per input piece under a budget.
 pub fn piece_bytes(budget: u64, threads: usize) -> usize {
@@ -224,7 +231,7 @@ fn apply_minhash(
 }
 
 /// Sorts the store and writes it as the next run; empties the store.
-fn spill(
+pub fn spill(
     store: &mut RecordStore,
     header: &Header,
     order: SortOrder,
@@ -425,6 +432,34 @@ fn merge(
     budget: u64,
     sink: &mut RecordSink,
 ) -> Result<(), Error> {
+    let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
+    let bam = sink.format() == OutputFormat::Bam;
+    let mut out = Encoded::default();
+    merge_runs(runs, input_header, order, budget, |framed| {
+        if bam {
+            out.data.extend_from_slice(framed);
+        } else {
+            format_record(&mut out.data, &RecordRef::new(&framed[4..]), header);
+        }
+        out.end_unit();
+        if out.data.len() >= flush_at {
+            sink.write(&out)?;
+            out = Encoded::default();
+        }
+        Ok(())
+    })?;
+    sink.write(&out)
+}
+
+/// Merges the sorted runs (written by [`spill`] under `input_header`), handing each record,
+/// framed (its 4-byte length first), to `visit` in merged order; ties go to the earlier run.
+pub fn merge_runs(
+    runs: &[TempFile],
+    input_header: &Header,
+    order: SortOrder,
+    budget: u64,
+    mut visit: impl FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
     let n_refs = input_header.refs().len();
     let names = match order {
         SortOrder::Name(n) | SortOrder::Tag { then: Some(n), .. } => Some(n),
@@ -459,28 +494,16 @@ fn merge(
         let cmp = |a: usize, b: usize| cmp_runs(order, &libraries, &runs[a], &runs[b]);
         RunHeap::new(live.into_iter(), &cmp)
     };
-    let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
-    let bam = sink.format() == OutputFormat::Bam;
-    let mut out = Encoded::default();
     while let Some(top) = heap.top() {
         {
             let run = &runs[top];
-            if bam {
-                out.data.extend_from_slice(run.batch.framed(run.at));
-            } else {
-                format_record(&mut out.data, &run.record(), header);
-            }
-            out.end_unit();
-        }
-        if out.data.len() >= flush_at {
-            sink.write(&out)?;
-            out = Encoded::default();
+            visit(run.batch.framed(run.at))?;
         }
         let alive = runs[top].advance(n_refs, names)?;
         let cmp = |a: usize, b: usize| cmp_runs(order, &libraries, &runs[a], &runs[b]);
         heap.advanced(alive, &cmp);
     }
-    sink.write(&out)
+    Ok(())
 }
 
 /// Encodes the store's records in its current order, in parallel, and writes them in order.

@@ -13,6 +13,8 @@ use super::stats::Stats;
 use super::{BarcodeWarning, KeyError, MarkdupOptions, ReadInfo};
 use crate::record::layout::flags;
 
+pub mod stream;
+
 pub const NONE: u32 = u32::MAX;
 const WARNING_MAX: i64 = 10;
 
@@ -117,8 +119,80 @@ impl Default for Node {
 
 struct DupEntry {
     orig: u32,
+    /// The name of `orig` when names are captured (see [`Engine::captured`]).
+    orig_name: Option<Vec<u8>>,
     optical: bool,
     rg: u32,
+}
+
+/// Where the engine finds a record's [`ReadInfo`] and QNAME by index.
+pub trait Source {
+    fn info(&self, i: usize) -> &ReadInfo;
+    fn name(&self, i: usize) -> &[u8];
+}
+
+/// One window's records: `infos` from index 0, names from `name(base + i)`.
+struct WindowSource<'a> {
+    infos: &'a [ReadInfo],
+    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
+    base: usize,
+}
+
+impl Source for WindowSource<'_> {
+    fn info(&self, i: usize) -> &ReadInfo {
+        &self.infos[i]
+    }
+    fn name(&self, i: usize) -> &[u8] {
+        (self.name)(i + self.base)
+    }
+}
+
+/// Per-record state indexed from `first` on: a window's records (`first` = 0), or the records
+/// still held by the streaming decider (older ones leave at the front).
+#[derive(Clone, Debug, Default)]
+pub struct Slots<T> {
+    first: usize,
+    items: std::collections::VecDeque<T>,
+}
+
+impl<T: Clone> Slots<T> {
+    fn filled(n: usize, value: T) -> Self {
+        Slots { first: 0, items: std::iter::repeat_n(value, n).collect() }
+    }
+}
+
+impl<T> Slots<T> {
+    /// One past the last index.
+    pub fn end(&self) -> usize {
+        self.first + self.items.len()
+    }
+    pub fn push(&mut self, value: T) {
+        self.items.push_back(value);
+    }
+    /// Removes the front item.
+    pub fn pop(&mut self) -> Option<T> {
+        let v = self.items.pop_front();
+        if v.is_some() {
+            self.first += 1;
+        }
+        v
+    }
+    fn into_vec(self) -> Vec<T> {
+        self.items.into()
+    }
+}
+
+impl<T> std::ops::Index<usize> for Slots<T> {
+    type Output = T;
+    fn index(&self, i: usize) -> &T {
+        &self.items[i - self.first]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Slots<T> {
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.items[i - self.first]
+    }
 }
 
 struct Check {
@@ -153,12 +227,11 @@ enum CoordCall {
 }
 
 struct Engine<'a> {
-    infos: &'a [ReadInfo],
-    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
+    src: &'a dyn Source,
     opts: &'a MarkdupOptions,
     log: &'a mut dyn FnMut(String),
-    nodes: Vec<Node>,
-    out: Vec<Outcome>,
+    nodes: Slots<Node>,
+    out: Slots<Outcome>,
     stats: Vec<Stats>,
     pair_hash: FastMap<Key, u32>,
     single_hash: FastMap<Key, u32>,
@@ -168,6 +241,11 @@ struct Engine<'a> {
     opt_warnings: i64,
     bc_warnings: i64,
     check_chain: bool,
+    /// When set (streaming), the name each `do_from` points to, by the duplicate's index, taken
+    /// when it is set: the record named may have left memory by the time the duplicate is written.
+    captured: Option<FastMap<u32, Vec<u8>>>,
+    /// When set (streaming), each (new record, chain member) link as it is made.
+    links: Option<Vec<(u32, u32)>>,
 }
 
 fn fail(msg: &str) -> Failure {
@@ -180,11 +258,11 @@ impl Engine<'_> {
     }
 
     fn paired(&self, i: u32) -> bool {
-        self.infos[i as usize].paired
+        self.src.info(i as usize).paired
     }
 
     fn coords(&mut self, i: u32) -> CoordCall {
-        match &self.infos[i as usize].coords {
+        match &self.src.info(i as usize).coords {
             Some(Coords::Ok { t_beg, t_end, x, y }) => CoordCall::Ok(*t_beg, *t_end, *x, *y),
             Some(Coords::Warn(msg)) => {
                 self.opt_warnings += 1;
@@ -200,10 +278,10 @@ impl Engine<'_> {
     }
 
     fn bc_warn(&mut self, i: usize) {
-        let Some(w) = self.infos[i].barcode_warning.clone() else { return };
+        let Some(w) = self.src.info(i).barcode_warning.clone() else { return };
         self.bc_warnings += 1;
         if self.bc_warnings <= WARNING_MAX {
-            let name = String::from_utf8_lossy((self.name)(i)).into_owned();
+            let name = String::from_utf8_lossy(self.src.name(i)).into_owned();
             let msg = match w {
                 BarcodeWarning::WrongType => {
                     let tag = match &self.opts.barcode {
@@ -234,7 +312,7 @@ impl Engine<'_> {
     fn is_optical(&mut self, ori: u32, dup: u32) -> bool {
         let CoordCall::Ok(ob, oe, ox, oy) = self.coords(ori) else { return false };
         let CoordCall::Ok(db, de, dx, dy) = self.coords(dup) else { return false };
-        let (on, dn) = ((self.name)(ori as usize), (self.name)(dup as usize));
+        let (on, dn) = (self.src.name(ori as usize), self.src.name(dup as usize));
         oe - ob == de - db
             && on[ob..oe] == dn[db..de]
             && (ox - dx).abs() <= self.opts.opt_dist
@@ -247,6 +325,9 @@ impl Engine<'_> {
         self.out[d].dup = true;
         if self.opts.tag {
             self.out[d].do_from = ori;
+            if let Some(c) = &mut self.captured {
+                c.insert(dup, self.src.name(ori as usize).to_vec());
+            }
         }
         let mut optical = false;
         if self.opts.opt_dist > 0 {
@@ -270,9 +351,18 @@ impl Engine<'_> {
             );
             self.warn(&msg);
         }
-        if self.opts.supp && self.infos[d].supp_candidate {
+        if self.opts.supp && self.src.info(d).supp_candidate {
             let orig = if self.opts.tag { ori } else { NONE };
-            self.dup_hash.entry((self.name)(d).to_vec()).or_insert(DupEntry { orig, optical, rg });
+            let orig_name = match (&self.captured, orig) {
+                (Some(_), o) if o != NONE => Some(self.src.name(o as usize).to_vec()),
+                _ => None,
+            };
+            self.dup_hash.entry(self.src.name(d).to_vec()).or_insert(DupEntry {
+                orig,
+                orig_name,
+                optical,
+                rg,
+            });
         }
     }
 
@@ -286,8 +376,8 @@ impl Engine<'_> {
         } else {
             s.single_optical += 1;
         }
-        if self.opts.supp && self.infos[b as usize].supp_candidate {
-            let name = (self.name)(b as usize);
+        if self.opts.supp && self.src.info(b as usize).supp_candidate {
+            let name = self.src.name(b as usize);
             match self.dup_hash.get_mut(name) {
                 Some(e) => {
                     e.optical = true;
@@ -312,7 +402,7 @@ impl Engine<'_> {
 
     /// `check_chain_against_original`: `Ok(coord_fail)`.
     fn check_against_original(&mut self, root: u32, list: &mut Vec<Check>) -> Result<i32, Failure> {
-        let rg = self.infos[root as usize].rg;
+        let rg = self.src.info(root as usize).rg;
         let mut coord_fail = 0;
         let mut oc = (0, 0, 0, 0);
         if self.opts.opt_dist > 0 {
@@ -322,11 +412,11 @@ impl Engine<'_> {
             }
         }
         list.clear();
-        let root_name = (self.name)(root as usize);
+        let root_name = self.src.name(root as usize);
         let mut cur = self.nodes[root as usize].duplicate;
         let mut result = Ok(());
         let mut guard = 0usize;
-        while cur != NONE && guard <= self.infos.len() {
+        while cur != NONE && guard <= self.nodes.end() {
             guard += 1;
             let c_idx = cur as usize;
             let mut c = Check {
@@ -342,15 +432,19 @@ impl Engine<'_> {
             self.nodes[c_idx].dup_checked = true;
             if self.opts.tag {
                 let d = self.out[c_idx].do_from;
-                if d != NONE && (self.name)(d as usize) != root_name && !self.nodes[c_idx].flushed {
+                if d != NONE && self.src.name(d as usize) != root_name && !self.nodes[c_idx].flushed
+                {
                     self.out[c_idx].do_from = root;
+                    if let Some(c) = &mut self.captured {
+                        c.insert(cur, root_name.to_vec());
+                    }
                 }
             }
             if self.opts.opt_dist > 0 && coord_fail == 0 {
                 c.opt = self.out[c_idx].dt == b'S';
                 let mut is_opt = false;
                 if let CoordCall::Ok(db, de, dx, dy) = self.coords(cur) {
-                    let dn = (self.name)(c_idx);
+                    let dn = self.src.name(c_idx);
                     is_opt = oc.1 - oc.0 == de - db
                         && root_name[oc.0..oc.1] == dn[db..de]
                         && (oc.2 - dx).abs() <= self.opts.opt_dist
@@ -368,9 +462,9 @@ impl Engine<'_> {
                     }
                     c.opt = true;
                 }
-                c.score = self.infos[c_idx].score;
+                c.score = self.src.info(c_idx).score;
                 if paired {
-                    match self.infos[c_idx].mate_score {
+                    match self.src.info(c_idx).mate_score {
                         Some(m) => c.mate_score = m,
                         None => {
                             result = Err(self.no_ms());
@@ -388,7 +482,8 @@ impl Engine<'_> {
 
     /// `check_duplicate_chain`: optical duplicates among the duplicates themselves.
     fn check_chain(&mut self, list: &mut [Check], rg: u32) -> Result<(), Failure> {
-        let name = self.name;
+        let src = self.src;
+        let name = |i: usize| src.name(i);
         list.sort_by(|a, b| {
             a.len
                 .cmp(&b.len)
@@ -437,8 +532,8 @@ impl Engine<'_> {
                     } else {
                         let (ci, ki) = (list[curr].idx as usize, list[count].idx as usize);
                         let (cq, kq) = (
-                            self.infos[ci].flag & flags::QCFAIL,
-                            self.infos[ki].flag & flags::QCFAIL,
+                            self.src.info(ci).flag & flags::QCFAIL,
+                            self.src.info(ki).flag & flags::QCFAIL,
                         );
                         let (cur_score, mut chk_score) = if cq != kq {
                             if cq != 0 { (0, 1) } else { (1, 0) }
@@ -478,11 +573,11 @@ impl Engine<'_> {
     fn find_duplicate_chains(&mut self, start: u32, list: &mut Vec<Check>) -> Result<(), Failure> {
         let mut root = start;
         let mut guard = 0usize;
-        while self.nodes[root as usize].original != NONE && guard <= self.infos.len() {
+        while self.nodes[root as usize].original != NONE && guard <= self.nodes.end() {
             root = self.nodes[root as usize].original;
             guard += 1;
         }
-        let rg = self.infos[root as usize].rg;
+        let rg = self.src.info(root as usize).rg;
         match self.check_against_original(root, list)? {
             0 if self.opts.opt_dist > 0 => self.check_chain(list, rg),
             v if v < 0 => Err(fail("")),
@@ -504,7 +599,7 @@ impl Engine<'_> {
                 return Err(fail("error, duplicate checking failed.\n"));
             }
         }
-        let info = &self.infos[h];
+        let info = &self.src.info(h);
         let is_dup = info.flag & flags::DUP != 0 || self.out[h].dup;
         if !self.opts.remove || !is_dup {
             if self.opts.dup_count && !is_dup {
@@ -528,6 +623,13 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Notes that record `a` joins `b`'s duplicate chain (streaming keeps chains in memory).
+    fn link(&mut self, a: u32, b: u32) {
+        if let Some(l) = &mut self.links {
+            l.push((a, b));
+        }
+    }
+
     /// Appends `extra` (a list head) to the end of `at`'s duplicate list.
     fn append_chain(&mut self, at: u32, extra: u32) {
         let mut cur = at;
@@ -538,7 +640,7 @@ impl Engine<'_> {
     }
 
     fn paired_read(&mut self, i: usize) -> Result<(), Failure> {
-        let info = &self.infos[i];
+        let info = &self.src.info(i);
         let rg = info.rg;
         let pk = match info.pair_key {
             Ok(k) => k,
@@ -568,6 +670,7 @@ impl Engine<'_> {
             }
             Some(h) if !self.paired(h) => {
                 if chain {
+                    self.link(me, h);
                     self.nodes[i].duplicate = h;
                     self.nodes[h as usize].original = me;
                 }
@@ -585,18 +688,21 @@ impl Engine<'_> {
             }
             Some(h) => {
                 let hi = h as usize;
+                if chain {
+                    self.link(me, h);
+                }
                 let (fo, fi) =
-                    (self.infos[hi].flag & flags::QCFAIL, self.infos[i].flag & flags::QCFAIL);
+                    (self.src.info(hi).flag & flags::QCFAIL, self.src.info(i).flag & flags::QCFAIL);
                 let (old, new) = if fo != fi {
                     if fo != 0 { (0, 1) } else { (1, 0) }
                 } else {
-                    let Some(mo) = self.infos[hi].mate_score else { return Err(self.no_ms()) };
-                    let old = self.infos[hi].score + mo;
-                    let Some(mi) = self.infos[i].mate_score else { return Err(self.no_ms()) };
-                    (old, self.infos[i].score + mi)
+                    let Some(mo) = self.src.info(hi).mate_score else { return Err(self.no_ms()) };
+                    let old = self.src.info(hi).score + mo;
+                    let Some(mi) = self.src.info(i).mate_score else { return Err(self.no_ms()) };
+                    (old, self.src.info(i).score + mi)
                 };
                 let tie = if new == old {
-                    if (self.name)(i) < (self.name)(hi) { 1 } else { -1 }
+                    if self.src.name(i) < self.src.name(hi) { 1 } else { -1 }
                 } else {
                     0
                 };
@@ -638,7 +744,7 @@ impl Engine<'_> {
     }
 
     fn single_read(&mut self, i: usize) {
-        let info = &self.infos[i];
+        let info = &self.src.info(i);
         let rg = info.rg;
         let sk = info.single_key;
         self.bc_warn(i);
@@ -653,6 +759,9 @@ impl Engine<'_> {
             }
             Some(h) => {
                 let hi = h as usize;
+                if chain {
+                    self.link(me, h);
+                }
                 if self.paired(h) {
                     if chain {
                         let hd = self.nodes[hi].duplicate;
@@ -666,7 +775,7 @@ impl Engine<'_> {
                     self.mark_duplicates(h, me, rg, false);
                 } else {
                     let dup;
-                    if self.infos[i].score > self.infos[hi].score {
+                    if self.src.info(i).score > self.src.info(hi).score {
                         dup = h;
                         self.nodes[i].dc += self.nodes[hi].dc;
                         if chain {
@@ -692,6 +801,61 @@ impl Engine<'_> {
                 self.stats[rg as usize].single_dup += 1;
             }
         }
+    }
+}
+
+/// Where the single pass stands between records: the last record's reference and position, and
+/// the oldest record still in the moving window (every earlier one is flushed).
+#[derive(Clone, Copy, Debug)]
+pub struct Cursor {
+    pub prev_tid: i32,
+    pub prev_coord: i64,
+    pub head: usize,
+}
+
+impl Engine<'_> {
+    /// Reads record `i` (the next in input order) and flushes the records it pushes out of the
+    /// moving window.
+    fn step(&mut self, i: usize, at: &mut Cursor, list: &mut Vec<Check>) -> Result<(), Failure> {
+        let info = self.src.info(i);
+        if info.tid >= 0
+            && (info.tid < at.prev_tid || (info.tid == at.prev_tid && info.pos < at.prev_coord))
+        {
+            return Err(fail("error, not in coordinate sorted order.\n"));
+        }
+        at.prev_coord = info.pos;
+        at.prev_tid = info.tid;
+        self.nodes[i].bufpos = info.pos;
+        let rg = info.rg as usize;
+        self.stats[rg].reading += 1;
+        if info.examined {
+            self.stats[rg].examined += 1;
+            if info.paired {
+                self.paired_read(i)?;
+            } else {
+                self.single_read(i);
+            }
+        } else {
+            self.stats[rg].excluded += 1;
+            // Picard's split of the excluded reads (`--metrics`).
+            if info.flag & flags::UNMAP != 0 {
+                self.stats[rg].unmapped += 1;
+            } else if info.flag & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0 {
+                self.stats[rg].secondary_or_supplementary += 1;
+            }
+        }
+        while at.head <= i {
+            let h = &self.nodes[at.head];
+            if h.bufpos + self.opts.max_length > at.prev_coord
+                && self.src.info(at.head).tid == at.prev_tid
+                && (at.prev_tid != -1 || at.prev_coord != -1)
+            {
+                break;
+            }
+            self.flush(at.head, false, list)?;
+            at.head += 1;
+        }
+        Ok(())
     }
 }
 
@@ -770,20 +934,19 @@ fn run_window<'a>(
     log: &mut dyn FnMut(String),
 ) -> Result<Window, Failure> {
     let base = range.start;
-    let (mut prev_tid, mut prev_coord) = match base {
+    let (prev_tid, prev_coord) = match base {
         0 => (0i32, 0i64),
         b => (infos[b - 1].tid, infos[b - 1].pos),
     };
     let infos = &infos[range];
-    let wname = move |i: usize| name(i + base);
     let n = infos.len();
+    let src = WindowSource { infos, name, base };
     let mut e = Engine {
-        infos,
-        name: &wname,
+        src: &src,
         opts,
         log,
-        nodes: vec![Node::default(); n],
-        out: vec![Outcome::default(); n],
+        nodes: Slots::filled(n, Node::default()),
+        out: Slots::filled(n, Outcome::default()),
         stats: vec![Stats::default(); groups + 1],
         pair_hash: FastMap::default(),
         single_hash: FastMap::default(),
@@ -792,55 +955,21 @@ fn run_window<'a>(
         opt_warnings: 0,
         bc_warnings: 0,
         check_chain: opts.check_chain && (opts.tag || opts.opt_dist > 0),
+        captured: None,
+        links: None,
     };
     let mut list = Vec::new();
-    let mut head = 0usize;
+    let mut at = Cursor { prev_tid, prev_coord, head: 0 };
     for i in 0..n {
-        let info = &infos[i];
-        if info.tid >= 0 && (info.tid < prev_tid || (info.tid == prev_tid && info.pos < prev_coord))
-        {
-            return Err(fail("error, not in coordinate sorted order.\n"));
-        }
-        prev_coord = info.pos;
-        prev_tid = info.tid;
-        e.nodes[i].bufpos = info.pos;
-        let rg = info.rg as usize;
-        e.stats[rg].reading += 1;
-        if info.examined {
-            e.stats[rg].examined += 1;
-            if info.paired {
-                e.paired_read(i)?;
-            } else {
-                e.single_read(i);
-            }
-        } else {
-            e.stats[rg].excluded += 1;
-            // Picard's split of the excluded reads (`--metrics`).
-            if info.flag & flags::UNMAP != 0 {
-                e.stats[rg].unmapped += 1;
-            } else if info.flag & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0 {
-                e.stats[rg].secondary_or_supplementary += 1;
-            }
-        }
-        while head <= i {
-            let h = &e.nodes[head];
-            if h.bufpos + opts.max_length > prev_coord
-                && infos[head].tid == prev_tid
-                && (prev_tid != -1 || prev_coord != -1)
-            {
-                break;
-            }
-            e.flush(head, false, &mut list)?;
-            head += 1;
-        }
+        e.step(i, &mut at, &mut list)?;
     }
     // Not the last window: the next record pushes all of these out of the window (see `windows`).
-    for h in head..n {
+    for h in at.head..n {
         e.flush(h, last, &mut list)?;
     }
     Ok(Window {
         base,
-        out: e.out,
+        out: e.out.into_vec(),
         stats: e.stats,
         dup_hash: e.dup_hash,
         retagged: e.retagged,
@@ -1005,7 +1134,7 @@ mod tests {
     }
 
     /// Pairs on three references in clusters (duplicates, ties, soft clips), coordinate sorted.
-    fn input() -> Vec<Vec<u8>> {
+    pub(super) fn input() -> Vec<Vec<u8>> {
         let mut v: Vec<(i32, i32, Vec<u8>)> = Vec::new();
         let mut seed = 7u64;
         let mut rnd = |m: u64| {
@@ -1041,17 +1170,15 @@ mod tests {
         let pass2 = |i: usize, _| RecordRef::new(&recs[i]).read_name().to_vec();
         let mut log = |_: String| {};
         let d = decide_in(&infos, &name, &pass2, opts, 0, &mut log, min_window).ok().unwrap();
-        let text: Vec<String> = d
-            .outcomes
-            .iter()
-            .map(|o| {
-                format!(
-                    "{} {} {} {} {:?} {} {} {} {}",
-                    o.written, o.dup, o.do_from, o.dt, o.dc, o.eof, o.np, o.np_do, o.np_dt
-                )
-            })
-            .collect();
+        let text: Vec<String> = d.outcomes.iter().map(outcome_text).collect();
         (text.join("\n"), d.stats)
+    }
+
+    pub(super) fn outcome_text(o: &Outcome) -> String {
+        format!(
+            "{} {} {} {} {:?} {} {} {} {}",
+            o.written, o.dup, o.do_from, o.dt, o.dc, o.eof, o.np, o.np_do, o.np_dt
+        )
     }
 
     #[test]

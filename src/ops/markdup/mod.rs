@@ -311,23 +311,34 @@ pub fn finalize<'a>(
         move_umi(&mut b, rx, opts.umi_sep);
     }
     if opts.supp {
-        if o.np {
-            edit::add_flags(&mut b, flags::DUP);
-            if o.np_do != decide::NONE {
-                let _ = edit::update_str(&mut b, *b"do", name(o.np_do));
-            }
-            if o.np_dt != 0 {
-                let _ = edit::update_str(&mut b, *b"dt", dt_value(o.np_dt));
-            }
-        }
-        if opts.dup_count && edit::flag(&b) & flags::DUP != 0 {
-            edit::delete_tag(&mut b, *b"dc");
-        }
-        if let Some(rx) = umi {
-            move_umi(&mut b, rx, opts.umi_sep);
-        }
+        finalize_supp(&mut b, o, opts, name, umi);
     }
     b
+}
+
+/// The `-S` pass's edits of one record (after the first pass's, see [`finalize`]).
+pub fn finalize_supp<'a>(
+    b: &mut Vec<u8>,
+    o: &decide::Outcome,
+    opts: &MarkdupOptions,
+    name: &dyn Fn(u32) -> &'a [u8],
+    umi: Option<&Regex>,
+) {
+    if o.np {
+        edit::add_flags(b, flags::DUP);
+        if o.np_do != decide::NONE {
+            let _ = edit::update_str(b, *b"do", name(o.np_do));
+        }
+        if o.np_dt != 0 {
+            let _ = edit::update_str(b, *b"dt", dt_value(o.np_dt));
+        }
+    }
+    if opts.dup_count && edit::flag(b) & flags::DUP != 0 {
+        edit::delete_tag(b, *b"dc");
+    }
+    if let Some(rx) = umi {
+        move_umi(b, rx, opts.umi_sep);
+    }
 }
 
 #[cfg(test)]
