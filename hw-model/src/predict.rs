@@ -2,9 +2,11 @@
 //!
 //! Threads are samtools' `-@` (extra threads): mdsam runs `-@ N` on a pool of N+1 workers, so
 //! `predict --threads 1` means two workers. On the profiling host the model is anchored to the
-//! measured run: what the profile's wall time holds beyond the modelled CPU, memory and storage
-//! time (waiting, start-up) is carried as a fixed addition; when the run was faster than the
-//! model (more overlap than modelled) the ratio is carried as a factor instead.
+//! measured run: the ratio of the profile's wall time to the modelled time at the profiled
+//! thread count is carried as a factor to the other thread counts. A factor, not an addition,
+//! because what the model does not see grows with the run: waiting for a CPU on a shared host,
+//! page-cache misses, stalls beyond the counted ones; when the run overlapped more than modelled
+//! the factor is below 1.
 
 use serde::Serialize;
 
@@ -44,7 +46,6 @@ pub struct Prediction {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Anchor {
     None,
-    Add(f64),
     Scale(f64),
 }
 
@@ -52,7 +53,6 @@ impl Anchor {
     pub fn apply(self, t: f64) -> f64 {
         match self {
             Anchor::None => t,
-            Anchor::Add(a) => t + a,
             Anchor::Scale(k) => t * k,
         }
     }
@@ -105,8 +105,6 @@ pub fn anchor(work: &RunWork, host: &Machine) -> Anchor {
     let modelled = evaluate(work, host, work.workers).0.time;
     if modelled <= 0.0 {
         Anchor::None
-    } else if work.wall_s >= modelled {
-        Anchor::Add(work.wall_s - modelled)
     } else {
         Anchor::Scale(work.wall_s / modelled)
     }
@@ -210,7 +208,7 @@ mod tests {
         let m = machine("host", &p, 0.0, 0.0).unwrap();
         let pr = predict(&p, &m, 0, 50, 7);
         assert!((pr.time_s.nominal / p.run.wall_s - 1.0).abs() < 1e-9, "{pr:?}");
-        // Two workers on two cores: faster, but not twice (serial parts, carried waiting).
+        // Two workers on two cores: faster, but not twice (serial parts).
         let two = predict(&p, &m, 1, 50, 7);
         assert!(
             two.time_s.nominal < pr.time_s.nominal && two.time_s.nominal > pr.time_s.nominal / 2.0
