@@ -99,7 +99,13 @@ pub fn active() -> Choice {
     Choice::from_code(current())
 }
 
-/// Allocations made so far (0 unless `MDSAM_COUNT_ALLOCS=1`).
+/// Starts or stops counting allocations (`--profile` counts them per phase).
+pub fn count_allocations(on: bool) {
+    current();
+    COUNTING.store(on, Ordering::Relaxed);
+}
+
+/// Allocations made so far (0 unless `MDSAM_COUNT_ALLOCS=1` or `--profile`).
 pub fn allocations() -> u64 {
     ALLOCATIONS.load(Ordering::Relaxed)
 }

@@ -17,5 +17,6 @@ pub mod error;
 pub mod io;
 pub mod ops;
 pub mod pipeline;
+pub mod profile;
 pub mod record;
 pub mod simulate;

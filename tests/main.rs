@@ -31,5 +31,7 @@ mod disk_full;
 
 /// `markdup-pipeline` against the oracle's four-command recipe.
 mod markdup_pipeline;
+/// `--profile FILE` on every command.
+mod profile;
 /// Closed pipes end mdsam quietly.
 mod signals;

@@ -130,6 +130,27 @@ pub fn run(argv: Vec<String>) -> i32 {
 }
 
 fn run_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
+    let (args, profile_path) = match global::take_profile(args) {
+        Ok(taken) => taken,
+        Err(e) => {
+            eprintln!("samtools {cmd}: {e}");
+            return 1;
+        }
+    };
+    if let Some(path) = &profile_path {
+        let mut argv = vec![argv0.to_string(), cmd.to_string()];
+        argv.extend(args.iter().cloned());
+        crate::profile::start(path, cmd, &argv);
+    }
+    let status = run_parsed(argv0, cmd, &args);
+    if let Err(e) = crate::profile::finish() {
+        eprintln!("samtools {cmd}: {e}");
+        return 1;
+    }
+    status
+}
+
+fn run_parsed(argv0: &str, cmd: &str, args: &[String]) -> i32 {
     let inv = Invocation { argv0: argv0.to_string(), command: cmd.to_string() };
     let (usage, result) = match cmd {
         "view" => {

@@ -12,7 +12,8 @@ use crate::io::input::Input;
 use crate::io::sam::reader::BatchesWithWarnings;
 use crate::io::stream::ByteStream;
 use crate::io::{bam, sam};
-use crate::record::Header;
+use crate::profile::{self, Counter, Phase};
+use crate::record::{Batch, Header};
 
 /// Inflated bytes per thread per piece: large enough to amortise task overhead, small enough to
 /// keep memory bounded for streaming commands.
@@ -169,13 +170,34 @@ fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Resu
 
 impl RecordReader {
     /// The next batches in input order with any parse warnings; `None` at end of input.
-    pub fn read_batches(&mut self, path: &str) -> Result<Option<BatchesWithWarnings>, Error> {
+    /// `"bam"` or `"sam"`, as a profile names the input format.
+    pub fn format_name(&self) -> &'static str {
         match self {
-            RecordReader::Bam(r) => {
-                Ok(r.read_batch().map_err(|e| Error::file(path, e))?.map(|b| (vec![b], Vec::new())))
-            }
-            RecordReader::Sam(r) => r.read_batches().map_err(|e| Error::file(path, e)),
+            RecordReader::Bam(_) => "bam",
+            RecordReader::Sam(_) => "sam",
         }
+    }
+
+    pub fn read_batches(&mut self, path: &str) -> Result<Option<BatchesWithWarnings>, Error> {
+        let _phase = profile::phase(Phase::Read);
+        let read = match self {
+            RecordReader::Bam(r) => {
+                r.read_batch().map_err(|e| Error::file(path, e))?.map(|b| (vec![b], Vec::new()))
+            }
+            RecordReader::Sam(r) => r.read_batches().map_err(|e| Error::file(path, e))?,
+        };
+        if profile::on()
+            && let Some((batches, _)) = &read
+        {
+            let phase = profile::current_or(Phase::Read);
+            let records: usize = batches.iter().map(Batch::len).sum();
+            profile::add(phase, Counter::Records, records as u64);
+            if matches!(self, RecordReader::Bam(_)) {
+                let bytes: usize = batches.iter().map(|b| b.data.len()).sum();
+                profile::add(phase, Counter::BytesInflated, bytes as u64);
+            }
+        }
+        Ok(read)
     }
 
     /// Uses `header` to resolve names in SAM input (after `-t` added references).

@@ -18,6 +18,7 @@ use crate::pipeline::sink::{OutputFormat, RecordSink};
 use crate::pipeline::sort::write_in_order;
 use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
 use crate::pipeline::tempfiles::{TempFile, TempNamer};
+use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, RecordIdx, RecordStore};
 
 use std::io::{BufWriter, Read, Write};
@@ -115,6 +116,15 @@ impl BinFiles {
 pub fn run(opts: CollateOptions) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece_bytes(opts.memory, opts.threads))?;
+    profile::describe(RunInfo {
+        threads: opts.threads,
+        level: opts.level,
+        input: opts.input.clone(),
+        output: opts.output.clone(),
+        input_format: reader.format_name(),
+        output_format: opts.format.name(),
+        streaming: false,
+    });
     let mut header = input_header;
     header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
     if let Some(pg) = &opts.pg {
@@ -142,6 +152,7 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
                 bin_files = Some(BinFiles::create(opts.bins.max(1), &mut namer)?);
             }
             if let Some(files) = bin_files.as_mut() {
+                let _phase = profile::phase(Phase::Spill);
                 files.spill(&mut store)?;
             }
             used = 0;
@@ -149,11 +160,23 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
     }
     if let Some(mut files) = bin_files {
         drop(reader);
-        files.spill(&mut store)?;
+        {
+            let _phase = profile::phase(Phase::Spill);
+            files.spill(&mut store)?;
+        }
+        let _phase = profile::phase(Phase::Merge);
         files.write_out(&header, &mut sink)?;
         return sink.finish();
     }
-    store.order = collated_order(&store, opts.bins, opts.fast);
+    {
+        let _phase = profile::phase(Phase::Collate);
+        profile::add(Phase::Collate, Counter::Records, store.len() as u64);
+        // Each record's name is read once through its handle to bin and sort it.
+        profile::add(Phase::Collate, Counter::RandomAccesses, store.len() as u64);
+        store.order = collated_order(&store, opts.bins, opts.fast);
+    }
+    let _phase = profile::phase(Phase::Write);
+    profile::add(Phase::Write, Counter::Records, store.len() as u64);
     write_in_order(&store, &header, &mut sink)?;
     sink.finish()
 }

@@ -12,6 +12,7 @@ use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
 use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, sanitize};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
 use crate::record::{Batch, Header, RecordRef};
 
@@ -118,6 +119,15 @@ pub fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
 /// Runs `fixmate` on the current thread pool.
 pub fn run(opts: FixmateOptions) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
+    profile::describe(RunInfo {
+        threads: opts.threads,
+        level: opts.level,
+        input: opts.input.clone(),
+        output: opts.output.clone(),
+        input_format: reader.format_name(),
+        output_format: opts.format.name(),
+        streaming: true,
+    });
     if sort_order(&input_header).as_deref() == Some(b"coordinate") {
         eprintln!(
             "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."
@@ -153,9 +163,15 @@ pub fn run(opts: FixmateOptions) -> Result<(), Error> {
                 cut -= 1;
             }
         }
-        let bounds = chunk_bounds(&recs[..cut]);
-        let outs: Vec<Encoded> =
-            bounds.par_windows(2).map(|w| fix_chunk(&recs[w[0]..w[1]], &header, &opts)).collect();
+        let outs: Vec<Encoded> = {
+            let _phase = profile::phase(Phase::Pair);
+            profile::add(Phase::Pair, Counter::Records, cut as u64);
+            // One mate lookup per record: its template's other records are its neighbours.
+            profile::add(Phase::Pair, Counter::RandomAccesses, cut as u64);
+            let bounds = chunk_bounds(&recs[..cut]);
+            bounds.par_windows(2).map(|w| fix_chunk(&recs[w[0]..w[1]], &header, &opts)).collect()
+        };
+        let _phase = profile::phase(Phase::Write);
         for o in &outs {
             sink.write(o)?;
         }
@@ -169,6 +185,7 @@ pub fn run(opts: FixmateOptions) -> Result<(), Error> {
             break;
         }
     }
+    let _phase = profile::phase(Phase::Write);
     sink.finish()
 }
 

@@ -20,6 +20,7 @@ use crate::ops::markdup::stats::{self, Piece};
 use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
 use crate::pipeline::fixmate::{encode, sort_order};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef, RecordStore};
 
@@ -105,6 +106,15 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
     if groups.is_none() {
         opts.md.read_groups = false;
     }
+    profile::describe(RunInfo {
+        threads: opts.threads,
+        level: opts.level,
+        input: opts.input.clone(),
+        output: opts.output.clone(),
+        input_format: reader.format_name(),
+        output_format: opts.format.name(),
+        streaming: false,
+    });
     let mut store = RecordStore::default();
     while let Some((batches, warnings)) = reader.read_batches(&opts.input).map_err(|e| {
         eprintln!("{e}");
@@ -147,7 +157,11 @@ pub fn mark(
     hash: Option<&RecordHash>,
 ) -> Result<Marked, Error> {
     let md = &opts.md;
-    // Key phase.
+    let key_phase = profile::phase(Phase::Key);
+    // Each record is reached through its handle: in coordinate order after a sort, a jump
+    // anywhere in the arena.
+    profile::add(Phase::Key, Counter::Records, store.len() as u64);
+    profile::add(Phase::Key, Counter::RandomAccesses, store.len() as u64);
     let infos: Vec<ReadInfo> = store
         .order
         .par_iter()
@@ -161,7 +175,16 @@ pub fn mark(
         })
         .with_min_len(1024)
         .collect();
-    // Decide phase.
+    drop(key_phase);
+    let decide_phase = profile::phase(Phase::Decide);
+    if profile::on() {
+        // One hash-table lookup per key: a single key per examined read, a pair key as well
+        // for a read with a mapped mate.
+        let lookups: u64 =
+            infos.iter().filter(|i| i.examined).map(|i| if i.paired { 2 } else { 1 }).sum();
+        profile::add(Phase::Decide, Counter::Records, infos.len() as u64);
+        profile::add(Phase::Decide, Counter::RandomAccesses, lookups);
+    }
     let name = |i: usize| store.get(store.order[i]).read_name();
     let umi = match (&md.barcode, md.move_umi) {
         (Barcode::Regex(rx), true) => Some(rx),
@@ -183,7 +206,9 @@ pub fn mark(
     let decision = decide::decide(&infos, &name, &pass2_name, md, n_groups, &mut log)
         .map_err(|f| if f.message.is_empty() { Error::Failed } else { say(&f.message) })?;
     drop(infos);
-    // Write phase.
+    drop(decide_phase);
+    let _write_phase = profile::phase(Phase::Write);
+    profile::add(Phase::Write, Counter::Records, store.len() as u64);
     let mut sink = create_sink()?;
     let format = sink.format();
     let outcomes: &[Outcome] = &decision.outcomes;

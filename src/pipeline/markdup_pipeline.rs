@@ -36,6 +36,7 @@ use crate::pipeline::fixmate::{chunk_bounds, fix_templates};
 use crate::pipeline::markdup::{MarkdupOptions, mark, read_group_ids};
 use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::sorted_order;
+use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordRef, RecordStore};
 
 pub struct PipelineOptions {
@@ -184,6 +185,15 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
             );
             Error::Failed
         })?;
+    profile::describe(RunInfo {
+        threads: md.threads,
+        level: md.level,
+        input: md.input.clone(),
+        output: md.output.clone(),
+        input_format: reader.format_name(),
+        output_format: md.format.name(),
+        streaming: false,
+    });
     // Load: one inflate, one parse.
     let mut store = RecordStore::default();
     while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
@@ -206,19 +216,32 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     if let Some(pg) = &opts.pg {
         add_pg(&mut header, &pg[0]);
     }
-    store.order = collated_order(&store, COLLATE_BINS, None);
+    {
+        let _phase = profile::phase(Phase::Collate);
+        profile::add(Phase::Collate, Counter::Records, store.len() as u64);
+        profile::add(Phase::Collate, Counter::RandomAccesses, store.len() as u64);
+        store.order = collated_order(&store, COLLATE_BINS, None);
+    }
     // fixmate -m.
     if let Some(pg) = &opts.pg {
         add_pg(&mut header, &pg[1]);
     }
     let (mut store, fix_removed) = {
+        let _phase = profile::phase(Phase::Pair);
+        profile::add(Phase::Pair, Counter::Records, store.len() as u64);
+        // Records are visited in collated order: one jump through a handle each.
+        profile::add(Phase::Pair, Counter::RandomAccesses, store.len() as u64);
         let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, opts.verify);
         drop(store);
         (fixed, removed)
     };
     // Coordinate sort.
+    let sort_phase = profile::phase(Phase::Sort);
+    profile::add(Phase::Sort, Counter::Records, store.len() as u64);
+    profile::add(Phase::Sort, Counter::RandomAccesses, store.len() as u64);
     let placed = store.batches.par_iter().any(|b| b.iter().any(|r| r.ref_id() >= 0));
     store.order = sorted_order(&store, &header, SortOrder::Coordinate, None)?;
+    drop(sort_phase);
     SortOrder::Coordinate.update_header(&mut header, placed);
     if let Some(pg) = &opts.pg {
         add_pg(&mut header, &pg[2]);

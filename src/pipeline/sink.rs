@@ -20,6 +20,14 @@ pub enum OutputFormat {
 }
 
 impl OutputFormat {
+    /// `"sam"` or `"bam"` as a profile names the output format (bgzipped SAM is SAM text).
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Bam => "bam",
+            OutputFormat::Sam | OutputFormat::SamGz => "sam",
+        }
+    }
+
     /// The format a file name implies, as htslib's extension mapping (`None` when unknown).
     pub fn from_path(path: &str) -> Option<OutputFormat> {
         let lower = path.to_ascii_lowercase();

@@ -23,6 +23,7 @@ use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
 use crate::pipeline::tempfiles::{TempFile, TempNamer};
+use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
 
 pub struct SortOptions {
@@ -230,6 +231,8 @@ fn spill(
     namer: &mut TempNamer,
     threads: usize,
 ) -> Result<TempFile, Error> {
+    let _phase = profile::phase(Phase::Spill);
+    profile::add(Phase::Spill, Counter::Records, store.len() as u64);
     let file = namer.next_file();
     store.order = sorted_order(store, header, order, None)?;
     let mut sink =
@@ -258,6 +261,15 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let piece = piece_bytes(opts.memory, opts.threads);
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece)?;
+    profile::describe(RunInfo {
+        threads: opts.threads,
+        level: opts.level,
+        input: opts.input.clone(),
+        output: opts.output.clone(),
+        input_format: reader.format_name(),
+        output_format: opts.format.name(),
+        streaming: false,
+    });
     let limit = data_budget(opts.memory, opts.threads);
     let can_spill = !matches!(opts.order, SortOrder::MinHash(_));
     let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "sort");
@@ -297,11 +309,16 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     if !runs.is_empty() && !store.is_empty() {
         runs.push(spill(&mut store, &input_header, opts.order, &mut namer, opts.threads)?);
     }
+    let sort_phase = profile::phase(Phase::Sort);
+    profile::add(Phase::Sort, Counter::Records, store.len() as u64);
+    // The keys are read from each record once, through its handle.
+    profile::add(Phase::Sort, Counter::RandomAccesses, store.len() as u64);
     let min_keys = match opts.order {
         SortOrder::MinHash(m) => Some(apply_minhash(&mut store, m, index.as_ref())),
         _ => None,
     };
     store.order = sorted_order(&store, &input_header, opts.order, min_keys.as_deref())?;
+    drop(sort_phase);
     let mut header = input_header.clone();
     opts.order.update_header(&mut header, placed);
     if let Some(pg) = &opts.pg {
@@ -314,12 +331,16 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         sink.write_index(path, *bai, &header)?;
     }
     if runs.is_empty() {
+        let _phase = profile::phase(Phase::Write);
+        profile::add(Phase::Write, Counter::Records, store.len() as u64);
         write_in_order(&store, &header, &mut sink)?;
+        sink.finish()?;
     } else {
         drop(store);
+        let _phase = profile::phase(Phase::Merge);
         merge(&runs, &input_header, &header, opts.order, opts.memory, &mut sink)?;
+        sink.finish()?;
     }
-    sink.finish()?;
     drop(runs);
     Ok(())
 }

@@ -14,6 +14,7 @@ use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
 use crate::pipeline::region;
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::Reference;
 use crate::record::{Batch, Header, RecordRef};
 
@@ -214,6 +215,15 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
 pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let Opened { mut reader, header: input_header, is_bgzf, .. } =
         open::open(&opts.input, opts.threads)?;
+    profile::describe(RunInfo {
+        threads: opts.threads,
+        level: opts.level,
+        input: opts.input.clone(),
+        output: opts.output.clone(),
+        input_format: reader.format_name(),
+        output_format: if opts.count { "none" } else { opts.format.name() },
+        streaming: true,
+    });
     let (header, seed) = output_header(&opts, &input_header);
     if let (Some((fraction, _)), Some(seed)) = (opts.subsample, seed) {
         opts.filter.subsample = Some(crate::ops::view::subsample::Subsample::new(fraction, seed));
@@ -295,7 +305,13 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
     };
     let mut counts = Counts::default();
     let mut handle = |batch: &Batch| -> Result<(), Error> {
-        for chunk in plan.process_batch(batch)? {
+        let chunks = {
+            let _phase = profile::phase(Phase::Filter);
+            profile::add(Phase::Filter, Counter::Records, batch.len() as u64);
+            plan.process_batch(batch)?
+        };
+        let _phase = profile::phase(Phase::Write);
+        for chunk in chunks {
             counts.processed += chunk.counts.processed;
             counts.accepted += chunk.counts.accepted;
             if let Some(s) = main.as_mut() {
@@ -380,11 +396,14 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             )?;
         }
     }
-    if let Some(s) = main {
-        s.finish()?;
-    }
-    if let Some(s) = unselected {
-        s.finish()?;
+    {
+        let _phase = profile::phase(Phase::Write);
+        if let Some(s) = main {
+            s.finish()?;
+        }
+        if let Some(s) = unselected {
+            s.finish()?;
+        }
     }
     if opts.count {
         write_count_line(&opts.output, counts.accepted)?;
