@@ -330,7 +330,8 @@ fn report_cmd(args: &[String]) -> Result<(), Error> {
     let chain = report::Chain::load(dir)?.scaled(scale);
     let samples = a.number("--mc", 200.0)? as usize;
     let seed = a.number("--seed", 7.0)? as u64;
-    let rows = report::chain_rows(&chain, &report::s0_points(), samples, seed);
+    let rows = report::chain_rows(&chain, &report::s0_points(), samples, seed, true);
+    let own = report::chain_rows(&chain, &report::s0_points(), samples, seed, false);
     let input_mb = chain.fused.run.input_bytes / 1e6;
     let files_measured: f64 = chain.files.iter().map(|p| p.run.wall_s).sum();
     println!(
@@ -346,10 +347,29 @@ fn report_cmd(args: &[String]) -> Result<(), Error> {
         chain.fused.run.wall_s,
         files_measured / chain.fused.run.wall_s.max(1e-9)
     );
+    println!(
+        "As seed 000 ran it (files and pipe: samtools 1.9's commands; fused: mdsam markdup-pipeline):"
+    );
     print!("{}", report::chain_table(&rows));
+    println!("\nWith mdsam's own commands in the files and pipe modes:");
+    print!("{}", report::chain_table(&own));
     println!(
         "\n'order ok': share of parameter samples in which fused < pipe < files. Threads are worker threads (mdsam -@ threads-1)."
     );
+    let (view, sort_n) = (format!("{dir}/view.json"), format!("{dir}/sort-n.json"));
+    if std::path::Path::new(&view).is_file() && std::path::Path::new(&sort_n).is_file() {
+        let fixmate = &chain.files[1];
+        let checks = crate::s0::orderings(
+            &Profile::load(&view)?,
+            fixmate,
+            &Profile::load(&sort_n)?,
+            &report::Chain::load(dir)?,
+        );
+        println!(
+            "\nseed 000's orderings from these profiles, scaled to a 10 GB BAM (samtools 1.9 = orig):"
+        );
+        print!("{}", crate::validate::render(&checks));
+    }
     let svg_path = a.get("--svg").map(String::from).unwrap_or_else(|| format!("{dir}/chain.svg"));
     let svg = report::chain_svg(
         &rows,

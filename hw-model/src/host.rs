@@ -100,7 +100,7 @@ pub fn c_eff(m: &Machine, workers: f64) -> f64 {
     let cores = m.get("cores");
     let hw = m.get("hw_threads").max(cores);
     let w = workers.max(1.0);
-    w.min(cores) + m.get("y_smt") * (w.min(hw) - cores).max(0.0)
+    (w * m.get("single_rate")).min(cores) + m.get("y_smt") * (w.min(hw) - cores.ceil()).max(0.0)
 }
 
 /// Extra CPU for running more threads than hardware threads (context switches).
@@ -132,7 +132,8 @@ pub fn phase_time(w: &PhaseWork, m: &Machine, workers: f64) -> PhaseTime {
     let serial_s = w.serial_frac * work;
     let parallel_s = work - serial_s;
     let c = c_eff(m, workers);
-    let cpu_t = serial_s + parallel_s / c;
+    // The serial part runs on one thread at the CPU rate one thread gets.
+    let cpu_t = serial_s / m.get("single_rate") + parallel_s / c;
     let mut links = Links { dram: w.mem_bytes, ..Links::default() };
     let (mem_t, sto_t) = if m.kind == Kind::Fam {
         // Input, records and output live in FAM: file I/O becomes FAM traffic.
@@ -156,7 +157,7 @@ pub fn phase_time(w: &PhaseWork, m: &Machine, workers: f64) -> PhaseTime {
         if n.flex > 0.0 || m.kind == Kind::Fam { Bound::Fabric } else { Bound::Memory }
     } else if accesses * stall_ns * 1e-9 > 0.5 * work {
         Bound::Latency
-    } else if serial_s >= parallel_s / c {
+    } else if serial_s / m.get("single_rate") >= parallel_s / c {
         Bound::CpuSerial
     } else {
         Bound::CpuParallel

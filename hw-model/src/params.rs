@@ -120,6 +120,7 @@ fn exact(key: &'static str, v: f64, class: Class, source: &str) -> Param {
 fn common() -> Vec<Param> {
     use Class::*;
     vec![
+        exact("single_rate", 1.0, D, "a dedicated CPU per thread"),
         param(
             "y_smt",
             0.25,
@@ -178,10 +179,33 @@ pub fn host(profile: &Profile) -> Machine {
     } else {
         (D, "default (no calibration in profile)")
     };
-    let mut params = common();
+    let mut params: Vec<Param> =
+        common().into_iter().filter(|p| !matches!(p.key, "single_rate" | "y_smt")).collect();
     params.extend([
-        exact("cores", cpus, M, "profile run.host.cpus"),
+        // On a shared host the cores that count are the CPU time we get: one thread's rate and
+        // all threads' together, measured by calibrate (a dedicated host: 1 and cpus).
+        if cal.cpu_rate_all > 0.0 {
+            exact(
+                "cores",
+                cal.cpu_rate_all.min(cpus),
+                M,
+                "calibrate: CPU rate of one spinning thread per CPU",
+            )
+        } else {
+            exact("cores", cpus, M, "profile run.host.cpus")
+        },
+        if cal.cpu_rate_1 > 0.0 {
+            exact(
+                "single_rate",
+                cal.cpu_rate_1.min(1.0),
+                M,
+                "calibrate: CPU rate of one spinning thread",
+            )
+        } else {
+            exact("single_rate", 1.0, D, "not calibrated: a dedicated CPU")
+        },
         exact("hw_threads", cpus, M, "profile run.host.cpus"),
+        exact("y_smt", 0.0, M, "logical CPUs counted as cores"),
         exact("sockets", 1.0, D, "profiling host treated as one NUMA node"),
         exact("sockets_per_chassis", 1.0, D, "one chassis"),
         exact("s_core", 1.0, M, "same cores as the profile"),

@@ -45,6 +45,7 @@ fn overlapped(m: &Machine, phases: &[PhaseTime], serial: f64, threads: f64) -> (
     let cpu = work / c_eff(m, threads);
     let mem: f64 = phases.iter().map(|p| p.mem_t).sum();
     let sto: f64 = phases.iter().map(|p| p.sto_t).sum();
+    let serial = serial / m.get("single_rate");
     let t = serial.max(cpu).max(mem).max(sto);
     let bound = if t == sto && sto > cpu.max(serial) {
         Bound::Storage

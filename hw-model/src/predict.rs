@@ -103,11 +103,7 @@ pub fn anchor(work: &RunWork, host: &Machine) -> Anchor {
         return Anchor::None;
     }
     let modelled = evaluate(work, host, work.workers).0.time;
-    if modelled <= 0.0 {
-        Anchor::None
-    } else {
-        Anchor::Scale(work.wall_s / modelled)
-    }
+    if modelled <= 0.0 { Anchor::None } else { Anchor::Scale(work.wall_s / modelled) }
 }
 
 pub fn predict(

@@ -3,7 +3,7 @@
 //!
 //! Files in DIR: `files-<cmd>.json` (collate, fixmate -m, sort, markdup through compressed
 //! intermediate files), `pipe-<cmd>.json` (the same with `-u`, as they run in a pipe),
-//! `fused.json` (`markdup-pipeline`), `view.json` (BAM → BAM), `sort-n.json` (`sort -n`), each
+//! `fused.json` (`markdup-pipeline`), `view.json` (SAM → BAM: the input converted to SAM first), `sort-n.json` (`sort -n`), each
 //! with the host's calibration filled in unless `--no-calibrate`.
 
 use std::path::Path;
@@ -96,14 +96,26 @@ pub fn record(
         }
     }
     step(s(&["markdup-pipeline", "-@", &t, input, &p("fused.bam")]), p("fused.json"))?;
-    step(s(&["view", "-@", &t, "-b", "-o", &p("view.bam"), input]), p("view.json"))?;
+    // S0's view claim is about parallel SAM parsing: profile SAM -> BAM.
+    let sam = p("view-in.sam");
+    let out = Command::new(mdsam)
+        .args(["view", "-h", "-o", &sam, input])
+        .output()
+        .map_err(|e| Error::file(mdsam.display().to_string(), e))?;
+    if !out.status.success() {
+        return Err(Error::Message(format!(
+            "mdsam view -h -o {sam} {input} failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    step(s(&["view", "-@", &t, "-b", "-o", &p("view.bam"), &sam]), p("view.json"))?;
     step(s(&["sort", "-@", &t, "-n", "-o", &p("sort-n.bam"), input]), p("sort-n.json"))?;
     for mode in ["files", "pipe"] {
         for n in crate::report::CHAIN {
             let _ = std::fs::remove_file(p(&format!("{mode}-{n}.bam")));
         }
     }
-    for n in ["fused.bam", "view.bam", "sort-n.bam"] {
+    for n in ["fused.bam", "view.bam", "sort-n.bam", "view-in.sam"] {
         let _ = std::fs::remove_file(p(n));
     }
     if let Some(c) = cal {

@@ -147,19 +147,30 @@ pub struct ChainRow {
     pub order_holds: f64,
 }
 
+/// The chain on each machine and thread count. With `samtools19`, the files and pipe modes run
+/// samtools 1.9's commands (as in seed 000: [`crate::s0::orig_command`]); otherwise mdsam's own.
 pub fn chain_rows(
     chain: &Chain,
     points: &[(Machine, Vec<f64>)],
     samples: usize,
     seed: u64,
+    samtools19: bool,
 ) -> Vec<ChainRow> {
-    let files: Vec<RunWork> = chain.files.iter().map(decompose).collect();
-    let pipe: Vec<RunWork> = chain.pipe.iter().map(decompose).collect();
+    let files0: Vec<RunWork> = chain.files.iter().map(decompose).collect();
+    let pipe0: Vec<RunWork> = chain.pipe.iter().map(decompose).collect();
     let fused = decompose(&chain.fused);
     let mut rows = Vec::new();
     let mut rng = Rng::new(seed);
     for (m, ns) in points {
         for &n in ns {
+            let convert = |v: &[RunWork]| -> Vec<RunWork> {
+                if samtools19 {
+                    v.iter().map(|c| crate::s0::orig_command(c, n)).collect()
+                } else {
+                    v.to_vec()
+                }
+            };
+            let (files, pipe) = (convert(&files0), convert(&pipe0));
             let nominal = modes(&files, &pipe, &fused, m, n);
             let mut draws: [Vec<f64>; 3] = Default::default();
             let mut holds = 0usize;

@@ -196,20 +196,121 @@ pub fn orig_command(run: &RunWork, workers: f64) -> RunWork {
     }
 }
 
+/// S0's "large" sample size used to project our small profiles (10 GB of BAM; class D: S0's
+/// Table 1 values are missing, its samples are whole-genome SRA runs).
+pub const S0_LARGE_BAM_BYTES: f64 = 10e9;
+
+/// S0's thread counts and machines: the blade for 16-64, the Superdome Flex for 144 and 288.
+pub fn s0_points(literal: bool) -> Vec<(f64, crate::params::Machine)> {
+    let mut v: Vec<(f64, crate::params::Machine)> =
+        [16.0, 32.0, 64.0].into_iter().map(|n| (n, crate::params::blade())).collect();
+    v.extend([144.0, 288.0].into_iter().map(|n| (n, crate::params::sdflex(literal))));
+    v
+}
+
+fn order_check(id: &'static str, what: String, holds: bool) -> crate::validate::Check {
+    crate::validate::Check { id, what, got: f64::from(holds), want: 1.0, tolerance: 0.0 }
+}
+
+/// Seed 000's orderings (V-S0-1…4) from real profiles, each scaled to S0's large sample:
+/// `view` (SAM → BAM), `fixmate`, `sort -n`, and the chain (files: the four commands with
+/// compressed output; pipe: the same with `-u`; fused: `markdup-pipeline`).
+pub fn orderings(
+    view: &crate::profile::Profile,
+    fixmate: &crate::profile::Profile,
+    sort_n: &crate::profile::Profile,
+    chain: &crate::report::Chain,
+) -> Vec<crate::validate::Check> {
+    use crate::pipeline::{compose, files, fused, pipe};
+    use crate::work::decompose;
+    let scale = |p: &crate::profile::Profile| {
+        decompose(&p.scaled(S0_LARGE_BAM_BYTES / p.run.input_bytes.max(1.0)))
+    };
+    let (v, f, s) = (scale(view), scale(fixmate), scale(sort_n));
+    let factor = S0_LARGE_BAM_BYTES / chain.fused.run.input_bytes.max(1.0);
+    let files_w: Vec<RunWork> = chain.files.iter().map(|p| decompose(&p.scaled(factor))).collect();
+    let pipe_w: Vec<RunWork> = chain.pipe.iter().map(|p| decompose(&p.scaled(factor))).collect();
+    let fused_w = decompose(&chain.fused.scaled(factor));
+    let mut out = Vec::new();
+    for literal in [false, true] {
+        let tag = if literal { "sdflex-literal" } else { "sdflex" };
+        let pts = s0_points(literal);
+        let mut detail = Vec::new();
+        let ok = pts.iter().all(|(n, m)| {
+            let (a, b) = (compose(&mdc(&v), m, *n).time, compose(&orig_streaming(&v), m, *n).time);
+            detail.push(format!("{n}:{:.2}", a / b));
+            a < b
+        });
+        out.push(order_check(
+            "V-S0-1",
+            format!("view: mdc < orig at 16-288 ({tag}; mdc/orig {})", detail.join(" ")),
+            ok,
+        ));
+        let mut detail = Vec::new();
+        let ok = pts.iter().all(|(n, m)| {
+            let (a, b) =
+                (compose(&mdc_fixmate(&f), m, *n).time, compose(&orig_streaming(&f), m, *n).time);
+            detail.push(format!("{n}:{:.2}", a / b));
+            a > b
+        });
+        out.push(order_check(
+            "V-S0-2",
+            format!(
+                "fixmate: in-memory slower than streaming ({tag}; mdc/orig {})",
+                detail.join(" ")
+            ),
+            ok,
+        ));
+        let m = crate::params::sdflex(literal);
+        let flat =
+            compose(&mdc_fixmate(&f), &m, 288.0).time / compose(&mdc_fixmate(&f), &m, 16.0).time;
+        out.push(order_check(
+            "V-S0-2",
+            format!("fixmate: mdc flat, T(288)/T(16) = {flat:.2} >= 0.8 ({tag})"),
+            flat >= 0.8,
+        ));
+        let mut detail = Vec::new();
+        let ok = pts.iter().all(|(n, m)| {
+            let r = compose(&mdc(&s), m, *n).time / compose(&orig_sort(&s, *n), m, *n).time;
+            detail.push(format!("{n}:{r:.2}"));
+            if *n < 64.0 { (0.7..1.0).contains(&r) } else { (0.9..=1.1).contains(&r) }
+        });
+        out.push(order_check(
+            "V-S0-3",
+            format!(
+                "sort -n: mdc/orig in [0.7,1) at 16/32, [0.9,1.1] at >= 64 ({tag}; {})",
+                detail.join(" ")
+            ),
+            ok,
+        ));
+        let mut detail = Vec::new();
+        let ok = pts.iter().all(|(n, m)| {
+            let fo: Vec<RunWork> = files_w.iter().map(|c| orig_command(c, *n)).collect();
+            let po: Vec<RunWork> = pipe_w.iter().map(|c| orig_command(c, *n)).collect();
+            let (tf, tp, tu) =
+                (files(&fo, m, *n).time, pipe(&po, m, *n).time, fused(&fused_w, m, *n).time);
+            detail.push(format!("{n}:{:.0}/{:.0}/{:.0}", tu, tp, tf));
+            tu < tp && tp < tf
+        });
+        out.push(order_check(
+            "V-S0-4",
+            format!("chain: fused < pipe < files ({tag}; s fused/pipe/files {})", detail.join(" ")),
+            ok,
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::params::{Machine, blade, sdflex};
+    use crate::params::{Machine, sdflex};
     use crate::pipeline::compose;
     use crate::profile::tests::sample;
     use crate::work::decompose;
 
-    /// S0's machines by thread count: the blade up to 64, the Superdome Flex for 144 and 288.
     pub(crate) fn s0_machines(literal: bool) -> Vec<(f64, Machine)> {
-        let mut v: Vec<(f64, Machine)> =
-            [16.0, 32.0, 64.0].into_iter().map(|n| (n, blade())).collect();
-        v.extend([144.0, 288.0].into_iter().map(|n| (n, sdflex(literal))));
-        v
+        s0_points(literal)
     }
 
     fn fixmate_like() -> RunWork {
