@@ -31,6 +31,7 @@ Commands:
         --mc N              parameter samples for the intervals [200]
         --seed N            sampling seed [7]
         --json FILE         also write the predictions as JSON
+        --svg FILE          and draw them
   report [--svg FILE] [--mc N] [--seed N] [--scale F] DIR
         seed 000's files / pipe / fused comparison of the markdup chain projected onto the
         blade and the Superdome Flex (16-288 threads), from the profiles `record` wrote in DIR;
@@ -301,6 +302,16 @@ fn predict_cmd(args: &[String]) -> Result<(), Error> {
         }
         print!("{}", report::eligibility_table());
     }
+    if let Some(out) = a.get("--svg") {
+        write_atomically(
+            out,
+            &report::predictions_svg(
+                &preds,
+                &format!("{}: hw-model predictions", profile.run.command),
+            ),
+        )?;
+        println!("SVG: {out}");
+    }
     if let Some(out) = a.get("--json") {
         let body =
             serde_json::to_string_pretty(&preds).map_err(|e| Error::Message(e.to_string()))?;
@@ -366,7 +377,7 @@ fn report_cmd(args: &[String]) -> Result<(), Error> {
             &report::Chain::load(dir)?,
         );
         println!(
-            "\nseed 000's orderings from these profiles, scaled to a 10 GB BAM (samtools 1.9 = orig):"
+            "\nseed 000's orderings from these profiles, scaled to 100 M records (samtools 1.9 = orig):"
         );
         print!("{}", crate::validate::render(&checks));
     }

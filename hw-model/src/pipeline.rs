@@ -171,8 +171,8 @@ pub fn pipe(cmds: &[RunWork], m: &Machine, workers: f64) -> RunTime {
         let over = oversubscription(m, threads) / oversubscription(m, workers);
         let mut times: Vec<PhaseTime> =
             seg.iter().map(|(_, p)| phase_time(p, m, workers)).collect();
+        // Oversubscription slows the pool work; each command's driver thread keeps running.
         for t in &mut times {
-            t.serial_s *= over;
             t.parallel_s *= over;
         }
         let serial = alive
@@ -198,6 +198,29 @@ pub fn pipe(cmds: &[RunWork], m: &Machine, workers: f64) -> RunTime {
     links.pipe = pipe_bytes;
     RunTime { name: "pipe".into(), workers, phases: all, time, bound: worst.1, links, cpu_s: 0.0 }
         .with_cpu()
+}
+
+/// The chain's commands as they run in a pipe: every intermediate is uncompressed BAM (`-u`),
+/// so the writers before the last skip deflate and the readers after the first skip inflate.
+pub fn as_piped(cmds: &[RunWork]) -> Vec<RunWork> {
+    let last = cmds.len().saturating_sub(1);
+    cmds.iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut c = c.clone();
+            for p in &mut c.phases {
+                if i < last && p.name == "write" {
+                    p.deflate_s = 0.0;
+                    p.bytes_deflated = 0.0;
+                    p.kind = "format".into();
+                }
+                if i > 0 && p.name == "read" {
+                    p.inflate_s = 0.0;
+                }
+            }
+            c
+        })
+        .collect()
 }
 
 /// The fused in-memory pipeline: the `markdup-pipeline` profile composed as it ran.

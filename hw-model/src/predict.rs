@@ -137,16 +137,14 @@ pub fn predict(
             m.get("hw_threads")
         ));
     }
-    for p in m.weak_params() {
-        if matches!(p.key, "l_flex_ns" | "b_flex_gbs" | "s_arm" | "s_core" | "fam_latency_ns")
-            && p.high > p.low
-            || p.key == "fam_latency_ns"
-        {
-            warnings.push(format!(
-                "uses class-{:?} {} = {} [{}, {}]: {}",
-                p.class, p.key, p.nominal, p.low, p.high, p.source
-            ));
-        }
+    // The class C/D parameters a prediction leans on most, named in every report.
+    const LEANS_ON: [&str; 6] =
+        ["l_flex_ns", "b_flex_gbs", "s_arm", "s_core", "b_ch_gbs", "fam_bw_gbs"];
+    for p in m.weak_params().into_iter().filter(|p| LEANS_ON.contains(&p.key) && p.high > p.low) {
+        warnings.push(format!(
+            "uses class-{:?} {} = {} [{}, {}]: {}",
+            p.class, p.key, p.nominal, p.low, p.high, p.source
+        ));
     }
     if m.kind == Kind::Fam {
         warnings.push(

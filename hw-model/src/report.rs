@@ -170,7 +170,12 @@ pub fn chain_rows(
                     v.to_vec()
                 }
             };
-            let (files, pipe) = (convert(&files0), convert(&pipe0));
+            // samtools 1.9's pipe from the same runs as its files mode (see s0::orderings).
+            let (files, pipe) = if samtools19 {
+                (convert(&files0), convert(&crate::pipeline::as_piped(&files0)))
+            } else {
+                (files0.clone(), pipe0.clone())
+            };
             let nominal = modes(&files, &pipe, &fused, m, n);
             let mut draws: [Vec<f64>; 3] = Default::default();
             let mut holds = 0usize;
@@ -334,6 +339,51 @@ pub fn chain_svg(rows: &[ChainRow], title: &str) -> String {
         r#"<text x="{}" y="{}">seconds (model, 5-95 % interval over parameter ranges)</text>"#,
         left + 290.0,
         top + ph + 61.0
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Predictions as horizontal bars (nominal) with 5-95 % whiskers, one per target and `-@`.
+pub fn predictions_svg(preds: &[Prediction], title: &str) -> String {
+    let (left, top, bar, gap, width) = (230.0, 40.0, 14.0, 8.0, 420.0);
+    let height = top + preds.len() as f64 * (bar + gap) + 40.0;
+    let tmax = preds.iter().map(|p| p.time_s.high).fold(0.0, f64::max).max(1e-9) * 1.05;
+    let x = |t: f64| left + t / tmax * width;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{height}" font-family="sans-serif" font-size="12">"#,
+        left + width + 120.0
+    );
+    let _ = writeln!(
+        s,
+        r#"<rect width="100%" height="100%" fill="white"/><text x="10" y="20" font-size="15">{}</text>"#,
+        escape(title)
+    );
+    for (i, p) in preds.iter().enumerate() {
+        let y = top + i as f64 * (bar + gap);
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="{}" text-anchor="end">{} {} -@{}</text><rect x="{left}" y="{y}" width="{:.1}" height="{bar}" fill="#1f77b4"/><line x1="{:.1}" x2="{:.1}" y1="{2}" y2="{2}" stroke="black"/><text x="{:.1}" y="{}">{:.3} s, {}</text>"##,
+            left - 6.0,
+            y + bar - 3.0,
+            escape(&p.command),
+            escape(&p.target),
+            p.threads,
+            x(p.time_s.nominal) - left,
+            x(p.time_s.low),
+            x(p.time_s.high),
+            x(p.time_s.high) + 6.0,
+            y + bar - 3.0,
+            p.time_s.nominal,
+            p.bound.name()
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{left}" y="{}">predicted wall time (bar: nominal; line: 5-95 % over parameter ranges)</text>"#,
+        height - 12.0
     );
     s.push_str("</svg>\n");
     s

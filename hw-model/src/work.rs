@@ -61,6 +61,8 @@ pub struct RunWork {
     pub host_cpus: f64,
     pub input_bytes: f64,
     pub output_bytes: f64,
+    /// "sam", "bam" or "none" (PROFILE.md).
+    pub output_format: String,
 }
 
 /// How much of a phase kind mdsam runs on its pool, from the code's structure (class D).
@@ -178,6 +180,7 @@ pub fn decompose(profile: &Profile) -> RunWork {
         host_cpus: profile.host_cpus() as f64,
         input_bytes: profile.run.input_bytes,
         output_bytes: profile.run.output_bytes,
+        output_format: profile.run.output_format.clone(),
     }
 }
 
