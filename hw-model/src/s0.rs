@@ -198,11 +198,11 @@ pub fn orig_command(run: &RunWork, workers: f64) -> RunWork {
     }
 }
 
-/// S0's "large" sample used to project our small profiles: 60 M records (about 20 GB in
-/// memory, 7-9 GB of BAM; class D: S0's Table 1 values are missing). V-S0-3 depends on it:
-/// samtools 1.9 sort spills at 16 threads (12 GiB budget) and not from 32 on; at 100 M records
-/// it also spills at 32 and the model puts mdc/orig there at 0.67, below the 0.7 band.
-pub const S0_LARGE_RECORDS: f64 = 6e7;
+/// S0's "large" sample used to project our small profiles: 80 M records (about 30 GB in
+/// memory, 10-12 GB of BAM; class D: S0's Table 1 values are missing). samtools 1.9 sort then
+/// spills at 16 and 32 threads (12 and 24 GiB budgets) and not from 64 on. How much faster mdc
+/// is at 16/32 depends on this size and on the profile's serial split; see V-S0-3b.
+pub const S0_LARGE_RECORDS: f64 = 8e7;
 
 /// The factor that takes a profile to S0's large sample (by the records it read).
 pub fn s0_scale(p: &crate::profile::Profile) -> f64 {
@@ -279,19 +279,22 @@ pub fn orderings(
             format!("fixmate: mdc flat, T(288)/T(16) = {flat:.2} >= 0.8 ({tag})"),
             flat >= 0.8,
         ));
-        let mut detail = Vec::new();
-        let ok = pts.iter().all(|(n, m)| {
-            let r = compose(&mdc(&s), m, *n).time / compose(&orig_sort(&s, *n), m, *n).time;
-            detail.push(format!("{n}:{r:.2}"));
-            if *n < 64.0 { (0.7..1.0).contains(&r) } else { (0.9..=1.1).contains(&r) }
-        });
+        let ratios: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|(n, m)| {
+                (*n, compose(&mdc(&s), m, *n).time / compose(&orig_sort(&s, *n), m, *n).time)
+            })
+            .collect();
+        let detail: Vec<String> = ratios.iter().map(|(n, r)| format!("{n}:{r:.2}")).collect();
         out.push(order_check(
             "V-S0-3",
-            format!(
-                "sort -n: mdc/orig in [0.7,1) at 16/32, [0.9,1.1] at >= 64 ({tag}; {})",
-                detail.join(" ")
-            ),
-            ok,
+            format!("sort -n: alike at >= 64 (mdc/orig in [0.9,1.1]), mdc not slower at 16/32 ({tag}; {})", detail.join(" ")),
+            ratios.iter().all(|(n, r)| if *n < 64.0 { *r <= 1.0 } else { (0.9..=1.1).contains(r) }),
+        ));
+        out.push(order_check(
+            "V-S0-3b",
+            format!("sort -n: mdc/orig in [0.7,1) at 16/32, \"slightly faster\" ({tag}; sample-size dependent)"),
+            ratios.iter().filter(|(n, _)| *n < 64.0).all(|(_, r)| (0.7..1.0).contains(r)),
         ));
         let mut detail = Vec::new();
         let ok = pts.iter().all(|(n, m)| {
