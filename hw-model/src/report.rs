@@ -44,7 +44,7 @@ pub fn prediction_table(preds: &[Prediction]) -> String {
 
 pub fn phase_table(p: &Prediction) -> String {
     let mut s = format!("{} on {} with -@ {}:\n", p.command, p.target, p.threads);
-    let _ = writeln!(s, "  {:<10} {:>10}  {:<14} {}", "phase", "time s", "bottleneck", "placement");
+    s.push_str("  phase          time s  bottleneck     placement\n");
     for ph in &p.phases {
         let _ = writeln!(
             s,
@@ -289,14 +289,15 @@ pub fn chain_svg(rows: &[ChainRow], title: &str) -> String {
             let t = tmax * k as f64 / 4.0;
             let _ = writeln!(
                 s,
-                r##"<text x="{}" y="{}" text-anchor="end">{t:.2}</text><line x1="{x0}" x2="{}" y1="{2}" y2="{2}" stroke="#eee"/>"##,
+                r##"<text x="{}" y="{}" text-anchor="end">{t:.2}</text><line x1="{x0}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/>"##,
                 x0 - 4.0,
                 ys(t) + 4.0,
-                x0 + pw
+                x0 + pw,
+                y = ys(t)
             );
         }
         let mine: Vec<&ChainRow> = rows.iter().filter(|r| &r.machine == mname).collect();
-        for m in 0..3 {
+        for (m, color) in colors.iter().enumerate() {
             let pts: Vec<String> = mine
                 .iter()
                 .map(|r| format!("{:.1},{:.1}", xs(r.workers), ys(r.times[m].nominal)))
@@ -305,7 +306,7 @@ pub fn chain_svg(rows: &[ChainRow], title: &str) -> String {
                 s,
                 r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
                 pts.join(" "),
-                colors[m]
+                color
             );
             for r in &mine {
                 let x = xs(r.workers);
@@ -314,9 +315,9 @@ pub fn chain_svg(rows: &[ChainRow], title: &str) -> String {
                     r#"<line x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}" stroke="{}"/><circle cx="{x:.1}" cy="{:.1}" r="3" fill="{}"/>"#,
                     ys(r.times[m].low),
                     ys(r.times[m].high),
-                    colors[m],
+                    color,
                     ys(r.times[m].nominal),
-                    colors[m]
+                    color
                 );
             }
         }

@@ -170,6 +170,9 @@ impl Outcome {
     }
 }
 
+/// A resource that can take a chunk: (resource, compute s, data-movement s, queue s).
+type Candidate = (Resource, f64, f64, f64);
+
 /// Runs `chunks` (issued `issue_gap_s` apart, in order) on `sys` under `policy`.
 pub fn schedule(sys: &System, chunks: &[Chunk], policy: Policy, issue_gap_s: f64) -> Outcome {
     let mut busy = [0.0f64; 4];
@@ -189,7 +192,7 @@ pub fn schedule(sys: &System, chunks: &[Chunk], policy: Policy, issue_gap_s: f64
         // Operands live where the producer ran (in flash for input data).
         let from = c.deps.first().map_or(Location::Flash, |&d| placed_loc(&placed, d));
         let dd = (ready - now).max(0.0);
-        let candidates: Vec<(Resource, f64, f64, f64)> = Resource::ALL
+        let candidates: Vec<Candidate> = Resource::ALL
             .into_iter()
             .filter(|&r| match policy {
                 Policy::HostOnly => r == Resource::Host,
@@ -208,7 +211,7 @@ pub fn schedule(sys: &System, chunks: &[Chunk], policy: Policy, issue_gap_s: f64
             })
             .collect();
         let overhead = |r: Resource| if r == Resource::Host { 0.0 } else { sys.offload_overhead_s };
-        let by = |key: &dyn Fn(&(Resource, f64, f64, f64)) -> (f64, f64)| {
+        let by = |key: &dyn Fn(&Candidate) -> (f64, f64)| {
             candidates
                 .iter()
                 .min_by(|a, b| {
