@@ -377,7 +377,8 @@ fn report_cmd(args: &[String]) -> Result<(), Error> {
             &report::Chain::load(dir)?,
         );
         println!(
-            "\nseed 000's orderings from these profiles, scaled to 100 M records (samtools 1.9 = orig):"
+            "\nseed 000's orderings from these profiles, scaled to {:.0} M records (samtools 1.9 = orig):",
+            crate::s0::S0_LARGE_RECORDS / 1e6
         );
         print!("{}", crate::validate::render(&checks));
     }

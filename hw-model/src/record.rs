@@ -67,6 +67,23 @@ pub fn record(
     std::fs::create_dir_all(dir).map_err(|e| Error::file(dir, e))?;
     let t = threads.to_string();
     let p = |name: &str| format!("{dir}/{name}");
+    // The chain and sort -n read BAM, as in seed 000; a SAM input is converted first.
+    let bam_copy = p("input.bam");
+    let input = if input.ends_with(".bam") {
+        input
+    } else {
+        let out = Command::new(mdsam)
+            .args(["view", "-b", "-o", &bam_copy, input])
+            .output()
+            .map_err(|e| Error::file(mdsam.display().to_string(), e))?;
+        if !out.status.success() {
+            return Err(Error::Message(format!(
+                "mdsam view -b -o {bam_copy} {input} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        bam_copy.as_str()
+    };
     let mut made = Vec::new();
     let mut step = |args: Vec<String>, profile: String| -> Result<(), Error> {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -115,7 +132,7 @@ pub fn record(
             let _ = std::fs::remove_file(p(&format!("{mode}-{n}.bam")));
         }
     }
-    for n in ["fused.bam", "view.bam", "sort-n.bam", "view-in.sam"] {
+    for n in ["fused.bam", "view.bam", "sort-n.bam", "view-in.sam", "input.bam"] {
         let _ = std::fs::remove_file(p(n));
     }
     if let Some(c) = cal {
