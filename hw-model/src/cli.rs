@@ -219,6 +219,7 @@ fn predict_cmd(args: &[String]) -> Result<(), Error> {
             "--mc",
             "--seed",
             "--json",
+            "--svg",
         ],
         &[],
     )?;
@@ -439,6 +440,7 @@ mod tests {
         let path = dir.join("p.json").display().to_string();
         std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
         let out = dir.join("o.json").display().to_string();
+        let svg = dir.join("o.svg").display().to_string();
         run(&s(&[
             "predict",
             "--target",
@@ -449,9 +451,12 @@ mod tests {
             "20",
             "--json",
             &out,
+            "--svg",
+            &svg,
             &path,
         ]))
         .unwrap();
+        assert!(std::fs::read_to_string(&svg).unwrap().matches("<rect").count() >= 9);
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         assert_eq!(v.as_array().unwrap().len(), 8);
