@@ -1,18 +1,37 @@
-//! Projects a measured mdsam run onto other hardware.
+//! Projects measured mdsam runs onto other hardware.
 //!
-//! This crate is a placeholder until the hw-model issue lands: it only names the phases that mdsam's
-//! profiles will report, so that both sides agree on them from the start.
+//! # Brief overview
+//!
+//! A command run with `--profile FILE` writes per-phase counters ([`profile`]). [`work`] turns
+//! them into machine-independent work; a target machine ([`params`]: the profiling host, seed
+//! 000's blade, the HPE Superdome Flex, a fabric-attached memory, computational storage) turns
+//! that work into phase times ([`host`], [`numa`], [`fam`], [`csd`]), composed per command and
+//! per pipeline ([`pipeline`]), with energy ([`energy`]) and intervals from sampling every
+//! parameter's range ([`mc`]). [`sched`] places chunks of work on host / ISP / PuD / IFP as
+//! Conduit (seed 002) does. [`s0`] builds the seed-000 program variants (samtools 1.9 streaming
+//! versus memory-driven) from our profiles. [`report`] prints tables and draws SVG; [`cli`] is
+//! `mdsam hw-model calibrate | predict | report | validate | record`.
+//!
+//! What the model may and may not claim is in `README.md` beside this crate.
 
-/// Phases every mdsam command reports in its profile, in pipeline order.
-pub const PHASES: &[&str] = &["read", "parse", "process", "format", "write"];
+pub mod calibrate;
+pub mod cli;
+pub mod csd;
+pub mod energy;
+pub mod error;
+pub mod fam;
+pub mod host;
+pub mod mc;
+pub mod numa;
+pub mod params;
+pub mod pipeline;
+pub mod predict;
+pub mod profile;
+pub mod record;
+pub mod report;
+pub mod s0;
+pub mod sched;
+pub mod validate;
+pub mod work;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn phases_are_unique() {
-        let mut seen = std::collections::HashSet::new();
-        assert!(PHASES.iter().all(|p| seen.insert(*p)));
-    }
-}
+pub use error::Error;

@@ -8,6 +8,7 @@ pub mod fixmate;
 pub mod flags;
 pub mod getopt;
 pub mod global;
+pub mod hw_model;
 pub mod index;
 pub mod install_shim;
 pub mod manpage;
@@ -182,6 +183,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
         }
         "load" => (LOAD_USAGE, load(args)),
+        "hw-model" => (hw_model::USAGE, hw_model::run(args)),
         "install-shim" => (install_shim::USAGE, install_shim::run(args)),
         "man" => (manpage::USAGE, manpage::run(args)),
         "completion" => (completion::USAGE, completion::run(args)),
