@@ -27,19 +27,19 @@ pub fn for_each_batches(
         // One group in flight beside the one being processed bounds memory to two pieces.
         let (tx, rx) = sync_channel(1);
         let producer = scope.spawn(move || {
-            pool.install(|| {
-                loop {
-                    match reader.read_batches(path) {
-                        Ok(Some(b)) => {
-                            if tx.send(b).is_err() {
-                                return Ok(());
-                            }
+            loop {
+                // Only the read itself runs on the pool: a worker kept while this thread waits
+                // to hand the batches over was a worker the writer's deflate could not use.
+                match pool.install(|| reader.read_batches(path)) {
+                    Ok(Some(b)) => {
+                        if tx.send(b).is_err() {
+                            return Ok(());
                         }
-                        Ok(None) => return Ok(()),
-                        Err(e) => return Err(e),
                     }
+                    Ok(None) => return Ok(()),
+                    Err(e) => return Err(e),
                 }
-            })
+            }
         });
         let mut result = Ok(());
         for b in rx.iter() {
