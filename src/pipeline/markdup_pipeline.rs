@@ -40,7 +40,7 @@ use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, collated_order};
 use crate::pipeline::fixmate::{chunk_bounds, fix_templates};
-use crate::pipeline::markdup::{MarkdupOptions, mark, read_group_ids};
+use crate::pipeline::markdup::{MarkdupOptions, ReadGroups, mark, read_group_ids};
 use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::{batch_cost, sorted_order};
 use crate::pipeline::tempfiles::TempNamer;
@@ -311,24 +311,8 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         add_pg(&mut header, &pg[3]);
     }
     let mut md_opts = opts.markdup;
-    let groups = if md_opts.md.read_groups { read_group_ids(&header) } else { None };
-    if groups.is_none() {
-        md_opts.md.read_groups = false;
-    }
-    let sink = || {
-        let mut sink = RecordSink::create(
-            &md_opts.output,
-            md_opts.format,
-            md_opts.level,
-            md_opts.threads,
-            &header,
-            true,
-        )?;
-        if let Some((path, bai)) = &opts.index {
-            sink.write_index(path, *bai, &header)?;
-        }
-        Ok(sink)
-    };
+    let groups = markdup_read_groups(&mut md_opts, &header);
+    let sink = || create_output(&md_opts, opts.index.as_ref(), &header);
     let hash: &crate::pipeline::markdup::RecordHash = &move |r| hash(r);
     let marked =
         mark(&store, &header, groups.as_ref(), &md_opts, sink, opts.verify.then_some(hash))?;
@@ -341,6 +325,35 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
 }
 
 /// `--verify`: every input record is written or removed by an `-r`; else the output is deleted.
+/// The read groups markdup matches on (`--use-read-groups`), turned off when the header has none.
+fn markdup_read_groups(md_opts: &mut MarkdupOptions, header: &Header) -> Option<ReadGroups> {
+    let groups = if md_opts.md.read_groups { read_group_ids(header) } else { None };
+    if groups.is_none() {
+        md_opts.md.read_groups = false;
+    }
+    groups
+}
+
+/// Opens the pipeline's output, with its index when `--write-index` asked for one.
+fn create_output(
+    md_opts: &MarkdupOptions,
+    index: Option<&(String, bool)>,
+    header: &Header,
+) -> Result<RecordSink, Error> {
+    let mut sink = RecordSink::create(
+        &md_opts.output,
+        md_opts.format,
+        md_opts.level,
+        md_opts.threads,
+        header,
+        true,
+    )?;
+    if let Some((path, bai)) = index {
+        sink.write_index(path, *bai, header)?;
+    }
+    Ok(sink)
+}
+
 fn check(
     input_sum: Checksum,
     written: Checksum,

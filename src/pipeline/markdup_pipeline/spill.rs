@@ -22,7 +22,10 @@
 
 use rayon::prelude::*;
 
-use super::{Checksum, PipelineOptions, RecordHashFn, add_pg, fixmate_pass, verify_hash};
+use super::{
+    Checksum, PipelineOptions, RecordHashFn, add_pg, create_output, fixmate_pass,
+    markdup_read_groups, verify_hash,
+};
 use crate::error::Error;
 use crate::io::open;
 use crate::ops::markdup::decide::stream::{Finished, Released, Streamer};
@@ -31,7 +34,7 @@ use crate::ops::markdup::{self as md, Barcode, ReadInfo};
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, read_bin};
 use crate::pipeline::fixmate::encode;
-use crate::pipeline::markdup::{read_group_ids, report, say};
+use crate::pipeline::markdup::{report, say};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
 use crate::pipeline::sort::{self, batch_cost, data_budget, merge_runs};
 use crate::pipeline::tempfiles::{TempFile, TempNamer};
@@ -124,24 +127,8 @@ pub fn run(
         add_pg(&mut header, &pg[3]);
     }
     let mut md_opts = opts.markdup;
-    let groups = if md_opts.md.read_groups { read_group_ids(&header) } else { None };
-    if groups.is_none() {
-        md_opts.md.read_groups = false;
-    }
-    let create_final = || -> Result<RecordSink, Error> {
-        let mut sink = RecordSink::create(
-            &md_opts.output,
-            md_opts.format,
-            md_opts.level,
-            threads,
-            &header,
-            true,
-        )?;
-        if let Some((path, bai)) = &opts.index {
-            sink.write_index(path, *bai, &header)?;
-        }
-        Ok(sink)
-    };
+    let groups = markdup_read_groups(&mut md_opts, &header);
+    let create_final = || create_output(&md_opts, opts.index.as_ref(), &header);
     let m = &md_opts.md;
     // With -S the first pass goes to a temporary file (as samtools markdup's does).
     let first_file = m.supp.then(|| namer.next_file());
