@@ -118,6 +118,7 @@ pub fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
 
 /// Runs `fixmate` on the current thread pool.
 pub fn run(opts: FixmateOptions) -> Result<(), Error> {
+    crate::alloc::keep_freed_memory();
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
     profile::describe(
         RunInfo::staged(

@@ -86,6 +86,7 @@ pub fn read_group_ids(header: &crate::record::Header) -> Option<ReadGroups> {
 /// Runs `markdup` on the current thread pool.
 #[allow(clippy::needless_range_loop)]
 pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
+    crate::alloc::keep_freed_memory();
     // Parse phase.
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)
         .map_err(|e| {

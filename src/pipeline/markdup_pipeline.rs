@@ -204,7 +204,10 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     let threads = md.threads;
     let piece = match opts.memory {
         Some(budget) => crate::pipeline::sort::piece_bytes(budget, threads),
-        None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
+        None => {
+            crate::alloc::keep_freed_memory();
+            open::PIECE_BYTES_PER_THREAD * threads.max(1)
+        }
     };
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&md.input, threads, piece).map_err(|e| {

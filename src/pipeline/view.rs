@@ -213,6 +213,7 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
 
 /// Runs `view` on the current thread pool.
 pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
+    crate::alloc::keep_freed_memory();
     let Opened { mut reader, header: input_header, is_bgzf, .. } =
         open::open(&opts.input, opts.threads)?;
     profile::describe(
