@@ -15,17 +15,25 @@ pub struct OutputFile {
 }
 
 /// Opens `path` for writing (`-` is stdout). The returned guard must be committed after the
-/// writer is finished; a file guard that is dropped removes the temporary file.
+/// writer is finished; a file guard that is dropped removes the temporary file. Writes go
+/// through a [`BackgroundWriter`], so copying them into the kernel overlaps the caller's work.
 pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
+    let (w, guard) = create_direct(path)?;
+    Ok((Box::new(BackgroundWriter::new(w)), guard))
+}
+
+/// As [`create`], but unbuffered: for writers that already write large pieces from a thread of
+/// their own (the BGZF deflate stage), where a background copy would only add a copy.
+pub fn create_direct(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
     if path == "-" {
-        return Ok((Box::new(BackgroundWriter::new(Box::new(std::io::stdout()))), None));
+        return Ok((Box::new(Stdout), None));
     }
     let target = PathBuf::from(path);
     // Devices, FIFOs and other special files (`-o /dev/null`, `-o /dev/stdout`, a named pipe)
     // are written in place: renaming a temporary file over them would replace the device.
     if std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
         let file = std::fs::OpenOptions::new().write(true).open(&target)?;
-        return Ok((Box::new(BackgroundWriter::new(Box::new(file))), None));
+        return Ok((Box::new(file), None));
     }
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -33,7 +41,23 @@ pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<Outp
     let file = File::create(&temp)?;
     crate::pipeline::tempfiles::register(&temp);
     let guard = OutputFile { target, temp, committed: false };
-    Ok((Box::new(BackgroundWriter::new(Box::new(file))), Some(guard)))
+    Ok((Box::new(file), Some(guard)))
+}
+
+/// Standard output written with whole `write` calls: `std::io::Stdout` is line-buffered, which
+/// cuts binary output at every newline byte.
+struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        // SAFETY: writes from a valid slice to file descriptor 1, which stays open.
+        let n = unsafe { libc::write(1, data.as_ptr().cast(), data.len()) };
+        if n < 0 { Err(std::io::Error::last_os_error()) } else { Ok(n as usize) }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Writes a whole file atomically with `fill` (or to stdout for `-`).

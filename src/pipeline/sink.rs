@@ -120,15 +120,19 @@ impl RecordSink {
             // Records on the screen: a progress bar would be drawn over them.
             crate::progress::disable();
         }
-        let (w, file) = output::create(path)
-            .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
+        // BGZF output is written by the deflate stage's own thread, in whole blocks.
+        let (w, file) = match format {
+            OutputFormat::Sam => output::create(path),
+            OutputFormat::Bam | OutputFormat::SamGz => output::create_direct(path),
+        }
+        .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);
         let kind = match format {
             OutputFormat::Bam => {
                 Kind::Bam(bam::Writer::new(w, header, level, threads).map_err(io)?)
             }
             OutputFormat::SamGz => {
-                let mut b = bgzf::Writer::new(w, level, threads);
+                let mut b = bgzf::Writer::new(w, level, threads).map_err(io)?;
                 if write_header {
                     b.write_bytes(&header.sam_text()).map_err(io)?;
                 }

@@ -17,7 +17,7 @@ impl Writer {
         level: i32,
         threads: usize,
     ) -> std::io::Result<Self> {
-        let mut bgzf = bgzf::Writer::new(sink, level, threads);
+        let mut bgzf = bgzf::Writer::new(sink, level, threads)?;
         bgzf.write_bytes(&header.encode_bam())?;
         bgzf.flush_block()?;
         Ok(Writer { bgzf })

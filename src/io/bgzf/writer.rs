@@ -9,66 +9,54 @@
 //! - the file ends with the 28-byte EOF block.
 //!
 //! The cut points depend only on the data, so output bytes never depend on the thread count.
-//! Closed blocks are staged and deflated in parallel (one libdeflate compressor per thread) once
-//! enough are waiting, then written in order.
+//! Closed blocks are staged and, once enough are waiting, handed to the deflate stage
+//! ([`super::stage`]), which compresses them on the pool while records keep coming and writes
+//! them in order.
 
 use std::io::Write;
 
 use rayon::prelude::*;
 
-use super::block::{BLOCK_DATA_MAX, Deflater, EOF_BLOCK};
+use super::block::{BLOCK_DATA_MAX, EOF_BLOCK};
+use super::stage::{DeflateStage, RawGroup};
 
 pub struct Writer {
-    sink: Box<dyn Write + Send>,
-    level: i32,
+    stage: DeflateStage,
     /// Uncompressed bytes of closed blocks followed by the open block.
     staging: Vec<u8>,
     /// End offsets (in `staging`) of closed blocks.
     cuts: Vec<usize>,
     /// Start of the open block in `staging`.
     open_start: usize,
-    /// Deflate once this many blocks are closed.
+    /// Hand blocks to the stage once this many are closed.
     batch_blocks: usize,
-    /// Compressed bytes written so far (the next block's offset).
-    written: u64,
-    /// With unit tracking (`--write-index`): see [`Writer::track_units`].
-    tracking: Option<Tracking>,
-}
-
-/// Where each unit started, resolved to virtual offsets once its block is deflated.
-///
-/// A unit's start is (block number, offset in block); the block's compressed offset is known only
-/// after deflate, so `block_offsets` collects it per block number as blocks are written.
-#[derive(Default)]
-struct Tracking {
-    /// Blocks closed so far (the open block's number).
+    /// Blocks closed so far, in the whole file: the open block's number.
     blocks_closed: u64,
-    /// Compressed offset of each written block, by block number.
-    block_offsets: Vec<u64>,
-    /// Per unit: block number << 16 | offset in that block.
-    starts: Vec<u64>,
+    /// With unit tracking (`--write-index`), per unit: block number << 16 | offset in that block.
+    /// Block numbers become compressed offsets at the end, when every block is written.
+    tracked_starts: Option<Vec<u64>>,
 }
 
 impl Writer {
     /// `level` is samtools' level: −1 default, 0 uncompressed (stored blocks), 1..9.
-    pub fn new(sink: Box<dyn Write + Send>, level: i32, threads: usize) -> Self {
-        Writer {
-            sink,
-            level,
-            staging: Vec::with_capacity(BLOCK_DATA_MAX * 16),
+    pub fn new(sink: Box<dyn Write + Send>, level: i32, threads: usize) -> std::io::Result<Self> {
+        // Enough blocks a group to keep every worker busy, few enough that the groups in flight
+        // stay small (sort and the pipeline account for them in their memory budget).
+        let batch_blocks = 8 * threads.max(1);
+        Ok(Writer {
+            stage: DeflateStage::new(sink, level)?,
+            staging: Vec::with_capacity(BLOCK_DATA_MAX * (batch_blocks + 1)),
             cuts: Vec::new(),
             open_start: 0,
-            batch_blocks: 16 * threads.max(1),
-            written: 0,
-            tracking: None,
-        }
+            batch_blocks,
+            blocks_closed: 0,
+            tracked_starts: None,
+        })
     }
 
     /// Records where every later [`Writer::write_unit`] starts, for an index built while writing.
     pub fn track_units(&mut self) {
-        // Closed blocks not yet deflated get their offsets recorded too: number them from 0.
-        self.tracking =
-            Some(Tracking { blocks_closed: self.cuts.len() as u64, ..Tracking::default() });
+        self.tracked_starts = Some(Vec::new());
     }
 
     fn open_len(&self) -> usize {
@@ -80,11 +68,9 @@ impl Writer {
         if self.open_len() > 0 {
             self.cuts.push(self.staging.len());
             self.open_start = self.staging.len();
-            if let Some(t) = self.tracking.as_mut() {
-                t.blocks_closed += 1;
-            }
+            self.blocks_closed += 1;
             if self.cuts.len() >= self.batch_blocks {
-                self.deflate_closed()?;
+                self.hand_over_closed()?;
             }
         }
         Ok(())
@@ -110,16 +96,17 @@ impl Writer {
         if self.open_len() + unit.len() > BLOCK_DATA_MAX {
             self.flush_block()?;
         }
-        if let Some(t) = self.tracking.as_mut() {
-            let at = (self.staging.len() - self.open_start) as u64;
-            t.starts.push(t.blocks_closed << 16 | at);
+        let (block, at) = (self.blocks_closed, self.open_len() as u64);
+        if let Some(starts) = self.tracked_starts.as_mut() {
+            starts.push(block << 16 | at);
         }
         self.write_bytes(unit)
     }
 
     /// Writes many units at once, laid out exactly as successive [`Writer::write_unit`] calls
-    /// would, but with the block assembly (copying units into blocks) done in parallel together
-    /// with deflate: the cut points are computed first from the unit lengths alone.
+    /// would, but with the block assembly (copying units into blocks) done in parallel: the cut
+    /// points are computed first from the unit lengths alone. Records gathered from all over a
+    /// sorted store cost a cache miss each, which a single copying thread would pay alone.
     pub fn write_units(&mut self, units: &[&[u8]]) -> std::io::Result<()> {
         /// A block to build: where its bytes start (unit, offset in unit) and how many there are.
         struct Spec {
@@ -127,7 +114,7 @@ impl Writer {
             offset: usize,
             len: usize,
         }
-        self.deflate_closed()?;
+        self.hand_over_closed()?;
         // Bytes already in the open block belong in front of the first block.
         let prefix = self.staging.split_off(self.open_start);
         self.staging.clear();
@@ -135,14 +122,14 @@ impl Writer {
         let mut specs: Vec<Spec> = Vec::new();
         let mut open = prefix.len();
         let (mut start_unit, mut start_offset) = (0usize, 0usize);
-        let first_block_number = self.tracking.as_ref().map_or(0, |t| t.blocks_closed);
         for (i, u) in units.iter().enumerate() {
             if open + u.len() > BLOCK_DATA_MAX && open > 0 {
                 specs.push(Spec { unit: start_unit, offset: start_offset, len: open });
                 (open, start_unit, start_offset) = (0, i, 0);
             }
-            if let Some(t) = self.tracking.as_mut() {
-                t.starts.push((first_block_number + specs.len() as u64) << 16 | open as u64);
+            let block = self.blocks_closed + specs.len() as u64;
+            if let Some(starts) = self.tracked_starts.as_mut() {
+                starts.push(block << 16 | open as u64);
             }
             let mut at = 0;
             while at < u.len() {
@@ -156,90 +143,64 @@ impl Writer {
                 }
             }
         }
-        // Copies `len` bytes starting at (unit, offset), after `lead` bytes of prefix.
-        let gather = |spec: &Spec, lead: &[u8], out: &mut Vec<u8>| {
-            out.extend_from_slice(lead);
-            let (mut unit, mut offset, mut left) = (spec.unit, spec.offset, spec.len - lead.len());
-            while left > 0 {
+        // Copies `spec.len` bytes starting at (unit, offset) into `out`, after `lead` bytes.
+        let gather = |spec: &Spec, lead: &[u8], out: &mut [u8]| {
+            out[..lead.len()].copy_from_slice(lead);
+            let mut filled = lead.len();
+            let (mut unit, mut offset) = (spec.unit, spec.offset);
+            while filled < spec.len {
                 let u = units[unit];
-                let n = (u.len() - offset).min(left);
-                out.extend_from_slice(&u[offset..offset + n]);
-                left -= n;
+                let n = (u.len() - offset).min(spec.len - filled);
+                out[filled..filled + n].copy_from_slice(&u[offset..offset + n]);
+                filled += n;
                 unit += 1;
                 offset = 0;
             }
         };
-        let level = self.level;
-        let group = 64 * rayon::current_num_threads().max(1);
-        for (g, chunk) in specs.chunks(group).enumerate() {
-            let blocks: Vec<Vec<u8>> = chunk
-                .par_iter()
-                .enumerate()
-                .map_init(
-                    || (Deflater::new(level), Vec::with_capacity(BLOCK_DATA_MAX)),
-                    |(d, raw), (k, spec)| {
-                        raw.clear();
-                        let lead: &[u8] = if g == 0 && k == 0 { &prefix } else { &[] };
-                        gather(spec, lead, raw);
-                        let mut out = Vec::new();
-                        d.deflate_into(raw, &mut out);
-                        out
-                    },
-                )
-                .collect();
-            for b in &blocks {
-                if let Some(t) = self.tracking.as_mut() {
-                    t.block_offsets.push(self.written);
-                    t.blocks_closed += 1;
-                }
-                self.sink.write_all(b)?;
-                self.written += b.len() as u64;
+        for (g, chunk) in specs.chunks(self.batch_blocks).enumerate() {
+            let mut cuts = Vec::with_capacity(chunk.len());
+            let mut total = 0;
+            for spec in chunk {
+                total += spec.len;
+                cuts.push(total);
             }
+            let mut data = vec![0; total];
+            let mut slots = Vec::with_capacity(chunk.len());
+            let mut rest = data.as_mut_slice();
+            for spec in chunk {
+                let (slot, tail) = rest.split_at_mut(spec.len);
+                slots.push((spec, slot));
+                rest = tail;
+            }
+            slots.into_par_iter().enumerate().for_each(|(k, (spec, slot))| {
+                let lead: &[u8] = if g == 0 && k == 0 { &prefix } else { &[] };
+                gather(spec, lead, slot);
+            });
+            self.blocks_closed += chunk.len() as u64;
+            self.stage.submit_raw(RawGroup { data, cuts })?;
         }
         // The rest stays in the open block.
         if open > 0 {
             let lead: &[u8] = if specs.is_empty() { &prefix } else { &[] };
             let tail = Spec { unit: start_unit, offset: start_offset, len: open };
+            self.staging.resize(open, 0);
             gather(&tail, lead, &mut self.staging);
         }
         Ok(())
     }
 
-    /// Deflates every closed block in parallel and writes them in order.
-    fn deflate_closed(&mut self) -> std::io::Result<()> {
+    /// Hands every closed block to the deflate stage; the open block stays.
+    fn hand_over_closed(&mut self) -> std::io::Result<()> {
         if self.cuts.is_empty() {
             return Ok(());
         }
-        let mut ranges = Vec::with_capacity(self.cuts.len());
-        let mut start = 0;
-        for &end in &self.cuts {
-            ranges.push(start..end);
-            start = end;
-        }
-        let level = self.level;
-        let staging = &self.staging;
-        let blocks: Vec<Vec<u8>> = ranges
-            .into_par_iter()
-            .map_init(
-                || Deflater::new(level),
-                |d, r| {
-                    let mut out = Vec::new();
-                    d.deflate_into(&staging[r], &mut out);
-                    out
-                },
-            )
-            .collect();
-        for b in &blocks {
-            if let Some(t) = self.tracking.as_mut() {
-                t.block_offsets.push(self.written);
-            }
-            self.sink.write_all(b)?;
-            self.written += b.len() as u64;
-        }
-        self.staging.drain(..start);
-        self.open_start -= start;
-        self.cuts.clear();
-        Ok(())
+        let mut next = Vec::with_capacity(self.staging.capacity());
+        next.extend_from_slice(&self.staging[self.open_start..]);
+        let mut data = std::mem::replace(&mut self.staging, next);
+        data.truncate(self.open_start);
+        self.open_start = 0;
+        let cuts = std::mem::take(&mut self.cuts);
+        self.stage.submit_raw(RawGroup { data, cuts })
     }
 
     /// Closes the open block, writes everything and the EOF block, and flushes the sink.
@@ -251,24 +212,24 @@ impl Writer {
     /// and the virtual offset of the end of the data (the EOF block's offset `<< 16`).
     pub fn finish_tracked(mut self) -> std::io::Result<(Box<dyn Write + Send>, Vec<u64>, u64)> {
         self.flush_block()?;
-        self.deflate_closed()?;
-        let end = self.written << 16;
-        self.sink.write_all(&EOF_BLOCK)?;
-        self.sink.flush()?;
-        let starts = match self.tracking.take() {
-            Some(t) => t
-                .starts
-                .iter()
-                .map(|&s| {
-                    let block = (s >> 16) as usize;
-                    // A unit at the very end of the data starts "in" the block after the last.
-                    let coffset = t.block_offsets.get(block).copied().unwrap_or(self.written);
-                    coffset << 16 | (s & 0xffff)
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        Ok((self.sink, starts, end))
+        self.hand_over_closed()?;
+        let mut done = self.stage.finish()?;
+        let end = done.written << 16;
+        done.sink.write_all(&EOF_BLOCK)?;
+        done.sink.flush()?;
+        let starts = self
+            .tracked_starts
+            .take()
+            .unwrap_or_default()
+            .iter()
+            .map(|&s| {
+                // A unit at the very end of the data starts "in" the block after the last.
+                let block = (s >> 16) as usize;
+                let coffset = done.block_offsets.get(block).copied().unwrap_or(done.written);
+                coffset << 16 | (s & 0xffff)
+            })
+            .collect();
+        Ok((done.sink, starts, end))
     }
 }
 
@@ -304,7 +265,7 @@ mod tests {
     #[test]
     fn units_do_not_straddle_and_large_data_is_cut() {
         let out = Shared::default();
-        let mut w = Writer::new(Box::new(out.clone()), 1, 2);
+        let mut w = Writer::new(Box::new(out.clone()), 1, 2).unwrap();
         w.write_bytes(b"header").unwrap();
         w.flush_block().unwrap();
         w.write_unit(&[1; 40000]).unwrap();
@@ -323,7 +284,7 @@ mod tests {
             .collect();
         let run = |batched: bool| {
             let out = Shared::default();
-            let mut w = Writer::new(Box::new(out.clone()), 1, 2);
+            let mut w = Writer::new(Box::new(out.clone()), 1, 2).unwrap();
             w.write_bytes(b"head").unwrap();
             w.track_units();
             if batched {
@@ -349,7 +310,7 @@ mod tests {
     #[test]
     fn tracked_units_resolve_to_virtual_offsets() {
         let out = Shared::default();
-        let mut w = Writer::new(Box::new(out.clone()), 1, 1);
+        let mut w = Writer::new(Box::new(out.clone()), 1, 1).unwrap();
         w.write_bytes(b"header").unwrap();
         w.flush_block().unwrap();
         w.track_units();
