@@ -4,7 +4,8 @@
 //! The caller runs on a pool worker; a separate thread asks the same pool to read. With a
 //! one-thread pool that worker would wait for itself, so a one-thread run reads in turn instead.
 
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
+use std::time::Duration;
 
 use crate::error::Error;
 use crate::io::open::RecordReader;
@@ -42,7 +43,7 @@ pub fn for_each_batches(
             }
         });
         let mut result = Ok(());
-        for b in rx.iter() {
+        while let Some(b) = next_helping_pool(&rx) {
             if let Err(e) = each(b) {
                 result = Err(e);
                 break;
@@ -54,4 +55,20 @@ pub fn for_each_batches(
         // A read error explains a consumer stop too; report it first.
         produced.and(result)
     })
+}
+
+/// The next item from `rx`, `None` once the sender is gone. While nothing has arrived, this
+/// worker runs the pool's queued jobs (the reader's inflate and parse tasks, the writer's
+/// deflates) instead of sleeping in `recv`, which left them to the other workers.
+fn next_helping_pool<T>(rx: &Receiver<T>) -> Option<T> {
+    loop {
+        match rx.try_recv() {
+            Ok(item) => return Some(item),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
 }
