@@ -7,5 +7,6 @@ pub mod index;
 pub mod input;
 pub mod open;
 pub mod output;
+pub mod recycle;
 pub mod sam;
 pub mod stream;

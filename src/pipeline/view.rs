@@ -128,6 +128,13 @@ impl Plan<'_> {
         range: std::ops::Range<usize>,
     ) -> Result<ChunkOut, Error> {
         let mut out = ChunkOut::default();
+        if let (Some(f), false) = (self.main_format, self.passthrough) {
+            // Sized up front from a recycled buffer (see `io::recycle`): growing by doubling
+            // copied the output again and took fresh pages each time.
+            let bytes = batch.bytes_of(range.clone());
+            let room = if f == OutputFormat::Bam { bytes } else { 2 * bytes + 64 * range.len() };
+            out.main.data = crate::io::recycle::take(room);
+        }
         let edit = self.opts.edit.is_active().then_some(&self.opts.edit);
         let mut rewritten = Vec::new();
         for i in range {
@@ -327,6 +334,7 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             if let Some(s) = unselected.as_mut() {
                 s.write(&chunk.unselected)?;
             }
+            crate::io::recycle::give(chunk.main.data);
         }
         Ok(())
     };
@@ -339,8 +347,9 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
                 for w in warnings {
                     eprintln!("{w}");
                 }
-                for batch in &batches {
-                    handle(batch)?;
+                for batch in batches {
+                    handle(&batch)?;
+                    crate::io::recycle::give(batch.data);
                 }
                 Ok(())
             },

@@ -69,6 +69,15 @@ impl Batch {
         RecordRef::new(&self.framed(i)[4..])
     }
 
+    /// Bytes the records `range` take, framing included.
+    pub fn bytes_of(&self, range: std::ops::Range<usize>) -> usize {
+        if range.is_empty() {
+            return 0;
+        }
+        let end = range.end - 1;
+        self.starts[end] as usize + self.framed(end).len() - self.starts[range.start] as usize
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = RecordRef<'_>> {
         (0..self.len()).map(move |i| self.get(i))
     }

@@ -112,8 +112,10 @@ impl Reader {
             return Ok(at_end(prefix));
         }
         let run = self.input.peek(run_len)?;
-        let mut data = prefix;
-        let base = data.len();
+        let base = prefix.len();
+        let mut data = crate::io::recycle::take(base + inflated);
+        data.extend_from_slice(&prefix);
+        crate::io::recycle::give(prefix);
         data.resize(base + inflated, 0);
         let mut blocks = Vec::with_capacity(spans.len());
         let mut slots = Vec::with_capacity(spans.len());
