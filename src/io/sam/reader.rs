@@ -94,6 +94,24 @@ impl Reader {
 
     /// The next batches of records in input order, with warnings to print; `None` at the end.
     pub fn read_batches(&mut self) -> Result<Option<BatchesWithWarnings>, ReadError> {
+        if let ByteStream::Plain(input, target) = &mut self.stream
+            && !self.done
+        {
+            if self.carry.is_empty() {
+                return self.read_in_place();
+            }
+            // Lines carried from the header's read: complete the last one from the input, so
+            // that the next read starts at a line and can parse in place.
+            let head = input.peek(*target).map_err(bgzf::reader::ReadError::Io)?;
+            if let Some(n) = memchr::memchr(b'\n', head) {
+                self.carry.extend_from_slice(&head[..=n]);
+                input.consume(n + 1);
+                let body = std::mem::take(&mut self.carry);
+                let read = parse_body(&body, &self.header, self.tasks, &mut self.lines_before);
+                crate::io::recycle::give(body);
+                return read.map(Some);
+            }
+        }
         if self.done && self.carry.is_empty() {
             return Ok(None);
         }
@@ -122,26 +140,67 @@ impl Reader {
         if at_end {
             self.done = true;
         }
-        let body = &data[..complete];
-        let ranges = split_at_lines(body, self.tasks);
-        let header = &self.header;
-        let results: Vec<_> =
-            ranges.par_iter().map(|r| parse_range(&body[r.clone()], header)).collect();
-        let mut batches = Vec::with_capacity(results.len());
-        let mut warnings = Vec::new();
-        for (r, (batch, w, err)) in ranges.iter().zip(results) {
-            if let Some((offset, source)) = err {
-                let line = self.lines_before
-                    + memchr::memchr_iter(b'\n', &body[..r.start + offset]).count() as u64
-                    + 1;
-                return Err(ReadError::Parse { line, source });
-            }
-            batches.push(batch);
-            warnings.extend(w);
-        }
-        self.lines_before += memchr::memchr_iter(b'\n', body).count() as u64;
-        Ok(Some((batches, warnings)))
+        let read = parse_body(&data[..complete], &self.header, self.tasks, &mut self.lines_before);
+        crate::io::recycle::give(data);
+        read.map(Some)
     }
+
+    /// Plain text with no carried bytes: parses the complete lines of the next piece straight
+    /// from the input's buffer (for a file, the mapping itself), without copying them. A piece
+    /// without a newline (the last line, or a line longer than a piece) goes to the copying path.
+    fn read_in_place(&mut self) -> Result<Option<BatchesWithWarnings>, ReadError> {
+        let ByteStream::Plain(input, target) = &mut self.stream else {
+            return Ok(None);
+        };
+        let target = *target;
+        let avail = input.peek(target).map_err(bgzf::reader::ReadError::Io)?;
+        let at_end = avail.len() < target;
+        let complete = memchr::memrchr(b'\n', avail).map_or(0, |n| n + 1);
+        if complete == 0 {
+            if avail.is_empty() {
+                self.done = true;
+                return Ok(None);
+            }
+            self.carry = avail.to_vec();
+            let n = avail.len();
+            input.consume(n);
+            self.done = at_end;
+            return self.read_batches();
+        }
+        let read = parse_body(&avail[..complete], &self.header, self.tasks, &mut self.lines_before);
+        if at_end && complete < avail.len() {
+            // The last line has no newline: the copying path adds it.
+            self.carry = avail[complete..].to_vec();
+        }
+        let n = if self.carry.is_empty() { complete } else { avail.len() };
+        input.consume(n);
+        self.done = at_end;
+        read.map(Some)
+    }
+}
+
+/// Parses `body` (complete lines) as `tasks` ranges in parallel; errors name their line, counted
+/// from `lines_before`, which advances past the body.
+fn parse_body(
+    body: &[u8],
+    header: &Header,
+    tasks: usize,
+    lines_before: &mut u64,
+) -> Result<BatchesWithWarnings, ReadError> {
+    let ranges = split_at_lines(body, tasks);
+    let results: Vec<_> =
+        ranges.par_iter().map(|r| parse_range(&body[r.clone()], header)).collect();
+    let mut batches = Vec::with_capacity(results.len());
+    let mut warnings = Vec::new();
+    for (batch, w, lines, err) in results {
+        if let Some((before, source)) = err {
+            return Err(ReadError::Parse { line: *lines_before + before + 1, source });
+        }
+        *lines_before += lines;
+        batches.push(batch);
+        warnings.extend(w);
+    }
+    Ok((batches, warnings))
 }
 
 /// Splits `body` (complete lines) into about `parts` ranges that end at newlines.
@@ -161,21 +220,28 @@ fn split_at_lines(body: &[u8], parts: usize) -> Vec<std::ops::Range<usize>> {
     ranges
 }
 
-type RangeResult = (Batch, Vec<Warning>, Option<(usize, ParseError)>);
+/// A range's records and warnings, its line count, and the first error with the number of lines
+/// before it in the range.
+type RangeResult = (Batch, Vec<Warning>, u64, Option<(u64, ParseError)>);
 
 fn parse_range(text: &[u8], header: &Header) -> RangeResult {
     // Binary records are smaller than their text, so one allocation holds the whole range.
-    let mut batch = Batch::with_capacity(text.len(), text.len() / 200);
+    let mut batch = Batch {
+        data: crate::io::recycle::take(text.len()),
+        starts: Vec::with_capacity(text.len() / 200),
+    };
     let mut warnings = Vec::new();
     let mut at = 0;
+    let mut lines = 0;
     while at < text.len() {
         let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |n| at + n);
         if let Err(e) = parse::parse_line(&text[at..end], header, &mut batch, &mut warnings) {
-            return (batch, warnings, Some((at, e)));
+            return (batch, warnings, lines, Some((lines, e)));
         }
+        lines += 1;
         at = end + 1;
     }
-    (batch, warnings, None)
+    (batch, warnings, lines, None)
 }
 
 #[cfg(test)]
@@ -195,9 +261,13 @@ mod tests {
         for i in 0..50 {
             text.push_str(&format!("r{i}\t0\tc\t{}\t9\t2M\t*\t0\t0\tAC\tII\n", i + 1));
         }
-        text.pop(); // no final newline
-        for piece in [7, 64, 1 << 20] {
-            let (mut r, h) = reader(&text, piece);
+        let expected: Vec<String> = (0..50).map(|i| format!("r{i}")).collect();
+        let without_final_newline = text[..text.len() - 1].to_string();
+        for (text, piece) in [7, 64, 100, 1 << 20]
+            .into_iter()
+            .flat_map(|p| [(&text, p), (&without_final_newline, p)])
+        {
+            let (mut r, h) = reader(text, piece);
             assert_eq!(h.refs().len(), 1);
             let mut names = Vec::new();
             while let Some((batches, _)) = r.read_batches().unwrap() {
@@ -207,8 +277,28 @@ mod tests {
                     );
                 }
             }
-            assert_eq!(names.len(), 50, "piece {piece}");
-            assert_eq!(names[49], "r49");
+            assert_eq!(names, expected, "piece {piece}");
+        }
+    }
+
+    /// Line numbers in errors count across pieces, whichever path (in place or copied) read them.
+    #[test]
+    fn parse_error_line_counts_across_pieces() {
+        let mut text = String::from("@SQ\tSN:c\tLN:99\n");
+        for i in 0..40 {
+            text.push_str(&format!("r{i}\t0\tc\t1\t9\t2M\t*\t0\t0\tAC\tII\n"));
+        }
+        text.push_str("bad line\n");
+        for piece in [7, 64, 100, 1 << 20] {
+            let (mut r, _) = reader(&text, piece);
+            let e = loop {
+                match r.read_batches() {
+                    Ok(Some(_)) => {}
+                    Ok(None) => panic!("no error with piece {piece}"),
+                    Err(e) => break e,
+                }
+            };
+            assert!(e.to_string().starts_with("parse error at line 42"), "piece {piece}: {e}");
         }
     }
 
