@@ -4,7 +4,7 @@
 //! on one thread that the pool then waited for.
 
 use std::io::Write;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
 /// Bytes gathered before a buffer is handed over.
@@ -42,7 +42,9 @@ impl BackgroundWriter {
                             return (inner, Err(e));
                         }
                         b.clear();
-                        let _ = empty_tx.try_send(b);
+                        if let Err(TrySendError::Full(b)) = empty_tx.try_send(b) {
+                            crate::io::recycle::give(b);
+                        }
                     }
                     let r = inner.flush();
                     (inner, r)
@@ -75,6 +77,26 @@ impl BackgroundWriter {
             w.handle.join().map_err(|_| std::io::Error::other("writer thread panicked"))?;
         self.inner = Some(inner);
         result
+    }
+}
+
+impl BackgroundWriter {
+    /// Writes `data` without copying it: what is buffered goes first, then `data` itself is
+    /// handed to the I/O thread, which recycles it (`io::recycle`) once written. Small pieces
+    /// are copied as by `write`.
+    pub fn write_owned(&mut self, data: Vec<u8>) -> std::io::Result<()> {
+        if data.len() < BUFFER_BYTES / 4 {
+            self.write_all(&data)?;
+            crate::io::recycle::give(data);
+            return Ok(());
+        }
+        self.hand_over()?;
+        self.start()?;
+        let Some(worker) = self.worker.as_ref() else { return Ok(()) };
+        if worker.full.send(data).is_err() {
+            return self.finish_worker();
+        }
+        Ok(())
     }
 }
 

@@ -7,6 +7,7 @@
 use std::io::{IsTerminal, Write};
 
 use crate::error::Error;
+use crate::io::background::BackgroundWriter;
 use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
 use crate::io::{bam, bgzf, output};
 use crate::record::{Header, RecordRef};
@@ -72,7 +73,7 @@ impl Encoded {
 }
 
 enum Kind {
-    Text(Box<dyn Write + Send>),
+    Text(BackgroundWriter),
     Bgzf(bgzf::Writer),
     Bam(bam::Writer),
 }
@@ -120,12 +121,10 @@ impl RecordSink {
             // Records on the screen: a progress bar would be drawn over them.
             crate::progress::disable();
         }
-        // BGZF output is written by the deflate stage's own thread, in whole blocks.
-        let (w, file) = match format {
-            OutputFormat::Sam => output::create(path),
-            OutputFormat::Bam | OutputFormat::SamGz => output::create_direct(path),
-        }
-        .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
+        // BGZF output is written by the deflate stage's own thread, in whole blocks; text goes
+        // through a background writer that takes whole buffers (`write_owned`).
+        let (w, file) = output::create_direct(path)
+            .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);
         let kind = match format {
             OutputFormat::Bam => {
@@ -139,7 +138,7 @@ impl RecordSink {
                 Kind::Bgzf(b)
             }
             OutputFormat::Sam => {
-                let mut w = w;
+                let mut w = BackgroundWriter::new(w);
                 if write_header {
                     w.write_all(&header.sam_text()).map_err(io)?;
                 }
@@ -187,7 +186,12 @@ impl RecordSink {
         let io = |e| Error::io(path.as_str(), e);
         match self.kind.as_mut() {
             Some(Kind::Text(w)) => w.write_all(&enc.data).map_err(io),
-            Some(Kind::Bgzf(b)) => write_units(enc, |u| b.write_unit(u)).map_err(io),
+            Some(Kind::Bgzf(b)) if enc.data.len() >= BATCHED_BYTES => {
+                b.write_units(&units_of(enc)).map_err(io)
+            }
+            Some(Kind::Bgzf(b)) => {
+                units_of(enc).iter().try_for_each(|u| b.write_unit(u)).map_err(io)
+            }
             Some(Kind::Bam(b)) => {
                 if let Some(ix) = self.index.as_mut() {
                     let mut start = 0usize;
@@ -198,10 +202,25 @@ impl RecordSink {
                         start = end as usize;
                     }
                 }
-                write_units(enc, |u| b.write_framed(u)).map_err(io)
+                if enc.data.len() >= BATCHED_BYTES {
+                    b.write_framed_all(&units_of(enc)).map_err(io)
+                } else {
+                    units_of(enc).iter().try_for_each(|u| b.write_framed(u)).map_err(io)
+                }
             }
             None => Ok(()),
         }
+    }
+
+    /// As [`RecordSink::write`], handing SAM text over without a copy; the buffer is recycled
+    /// (see `io::recycle`) once written.
+    pub fn write_owned(&mut self, enc: Encoded) -> Result<(), Error> {
+        if let Some(Kind::Text(w)) = self.kind.as_mut() {
+            return w.write_owned(enc.data).map_err(|e| Error::io(self.path.as_str(), e));
+        }
+        self.write(&enc)?;
+        crate::io::recycle::give(enc.data);
+        Ok(())
     }
 
     /// Writes framed BAM records (BAM output only; otherwise an error), assembling and
@@ -236,7 +255,7 @@ impl RecordSink {
         let io = |e| Error::io(path.as_str(), e);
         let mut index_bytes = None;
         let mut w = match self.kind.take() {
-            Some(Kind::Text(w)) => w,
+            Some(Kind::Text(w)) => Box::new(w),
             Some(Kind::Bgzf(b)) => b.finish().map_err(io)?,
             Some(Kind::Bam(b)) => match self.index.take() {
                 None => b.finish().map_err(io)?,
@@ -281,14 +300,21 @@ fn build_index(ix: PendingIndex, starts: &[u64], end: u64) -> Result<Vec<u8>, Er
     Ok(builder.finish(end).encode())
 }
 
-fn write_units(
-    enc: &Encoded,
-    mut f: impl FnMut(&[u8]) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+/// Encoded runs at least this large take the BGZF writer's batched path; smaller ones are
+/// copied unit by unit (the batched path starts by moving the open block aside).
+const BATCHED_BYTES: usize = 1 << 20;
+
+/// The units of `enc`, for the BGZF writer's batched path: blocks are assembled from them in
+/// parallel, where copying unit by unit into the open block ran on one thread (markdup and
+/// fixmate `-u` write their whole output this way).
+fn units_of(enc: &Encoded) -> Vec<&[u8]> {
     let mut start = 0usize;
-    for &end in &enc.ends {
-        f(&enc.data[start..end as usize])?;
-        start = end as usize;
-    }
-    Ok(())
+    enc.ends
+        .iter()
+        .map(|&end| {
+            let unit = &enc.data[start..end as usize];
+            start = end as usize;
+            unit
+        })
+        .collect()
 }

@@ -328,13 +328,12 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
                         chunk.passed.iter().map(|&i| batch.framed(i as usize)).collect();
                     s.write_framed(&framed)?;
                 } else {
-                    s.write(&chunk.main)?;
+                    s.write_owned(chunk.main)?;
                 }
             }
             if let Some(s) = unselected.as_mut() {
                 s.write(&chunk.unselected)?;
             }
-            crate::io::recycle::give(chunk.main.data);
         }
         Ok(())
     };
