@@ -39,13 +39,13 @@ use crate::io::open::{self, Opened};
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, collated_order};
-use crate::pipeline::fixmate::{chunk_bounds, fix_templates};
+use crate::pipeline::fixmate::fix_templates;
 use crate::pipeline::markdup::{MarkdupOptions, ReadGroups, mark, read_group_ids};
 use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::{batch_cost, sorted_order};
 use crate::pipeline::tempfiles::TempNamer;
 use crate::profile::{self, Counter, Phase, RunInfo};
-use crate::record::{Batch, Header, RecordRef, RecordStore};
+use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
 
 pub struct PipelineOptions {
     /// Output path, format, level, threads and all markdup settings (with `input`/`output`).
@@ -161,41 +161,96 @@ pub(crate) fn add_pg(header: &mut Header, fields: &[(String, String)]) {
     header.add_pg("samtools", &fields);
 }
 
-/// fixmate on a collated store: whole templates in parallel chunks, the results (edited records)
-/// in new batches in the same order. Returns the new store and the checksum of what `-r` removed
-/// (when `verify`).
+/// fixmate on a collated store, giving a new store in the same (collated) order and the checksum
+/// of what `-r` removed (when `verify`).
+///
+/// Fixed records grow (MC, MQ, ms), so they go into new batches; holding the whole old store
+/// beside the whole new one doubled the pipeline's peak memory. So templates are fixed in the
+/// order their last record was read, and each input batch is freed as soon as every template
+/// with a record in it is fixed: for input straight from an aligner (mates near each other) old
+/// and new stores overlap by about a batch. The order of the output is still the collated one;
+/// only where the records lie in memory differs.
 pub(crate) fn fixmate_pass(
-    store: &RecordStore,
+    mut store: RecordStore,
     header: &Header,
     fix: &Fix,
     verify: Option<RecordHashFn>,
 ) -> (RecordStore, Checksum) {
-    let recs: Vec<RecordRef<'_>> = store.iter().collect();
-    let bounds = chunk_bounds(&recs);
-    let parts: Vec<(Batch, Checksum)> = bounds
-        .par_windows(2)
-        .map(|w| {
-            let chunk = &recs[w[0]..w[1]];
-            let bytes: usize = chunk.iter().map(|r| r.bytes().len() + 4 + 32).sum();
-            let mut batch = Batch::with_capacity(bytes, chunk.len());
-            let mut removed = Checksum::default();
-            fix_templates(chunk, header, fix, |b, keep| {
-                if keep {
-                    batch.push(b);
-                } else if let Some(hash) = verify {
-                    removed.add(hash(&RecordRef::new(b)));
-                }
-            });
-            (batch, removed)
-        })
-        .collect();
+    let order = std::mem::take(&mut store.order);
+    let templates = template_ranges(&store, &order);
+    // Templates by the input batch of their last-read record.
+    let mut by_batch: Vec<Vec<u32>> = vec![Vec::new(); store.batches.len()];
+    for (t, range) in templates.iter().enumerate() {
+        let last = order[range.clone()].iter().map(|h| h.batch).max().unwrap_or(0);
+        by_batch[last as usize].push(t as u32);
+    }
+    let mut unfixed: Vec<usize> = store.batches.iter().map(Batch::len).collect();
+    let mut placed: Vec<Option<RecordIdx>> = vec![None; order.len()];
     let mut fixed = RecordStore::default();
     let mut removed = Checksum::default();
-    for (b, c) in parts {
-        fixed.push_batch(b);
-        removed = removed.merge(c);
+    const TEMPLATES_PER_TASK: usize = 2048;
+    for ready in &by_batch {
+        let parts: Vec<(Batch, Vec<u32>, Checksum)> = ready
+            .par_chunks(TEMPLATES_PER_TASK)
+            .map(|ts| {
+                // The records of these templates back to back, and the output position of each.
+                let ranges = ts.iter().map(|&t| templates[t as usize].clone());
+                let positions: Vec<u32> = ranges.clone().flatten().map(|p| p as u32).collect();
+                let recs: Vec<RecordRef<'_>> =
+                    positions.iter().map(|&p| store.get(order[p as usize])).collect();
+                let bytes: usize = recs.iter().map(|r| r.bytes().len() + 4 + 32).sum();
+                let mut batch = Batch::with_capacity(bytes, recs.len());
+                let mut kept = Vec::with_capacity(recs.len());
+                let mut removed = Checksum::default();
+                let mut next = positions.iter();
+                fix_templates(&recs, header, fix, |b, keep| {
+                    let at = next.next().copied().unwrap_or(u32::MAX);
+                    if keep {
+                        kept.push(at);
+                        batch.push(b);
+                    } else if let Some(hash) = verify {
+                        removed.add(hash(&RecordRef::new(b)));
+                    }
+                });
+                (batch, kept, removed)
+            })
+            .collect();
+        for (batch, kept, c) in parts {
+            let b = fixed.batches.len() as u32;
+            for (record, at) in kept.into_iter().enumerate() {
+                placed[at as usize] = Some(RecordIdx { batch: b, record: record as u32 });
+            }
+            fixed.batches.push(batch);
+            removed = removed.merge(c);
+        }
+        for &t in ready {
+            for h in &order[templates[t as usize].clone()] {
+                let left = &mut unfixed[h.batch as usize];
+                *left -= 1;
+                if *left == 0 {
+                    store.batches[h.batch as usize] = Batch::default();
+                }
+            }
+        }
     }
+    fixed.order = placed.into_iter().flatten().collect();
     (fixed, removed)
+}
+
+/// The position ranges in `order` of each template (a run of records with one name).
+fn template_ranges(store: &RecordStore, order: &[RecordIdx]) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::with_capacity(order.len() / 2 + 1);
+    let mut start = 0;
+    while start < order.len() {
+        let name = store.get(order[start]).read_name();
+        let mut end = start + 1;
+        while end < order.len() && store.get(order[end]).read_name() == name {
+            end += 1;
+        }
+        ranges.push(start..end);
+        start = end;
+    }
+    ranges
 }
 
 /// Runs the pipeline on the current pool.
@@ -293,10 +348,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         profile::add(Phase::Pair, Counter::Records, store.len() as u64);
         // Records are visited in collated order: one jump through a handle each.
         profile::add(Phase::Pair, Counter::RandomAccesses, store.len() as u64);
-        let (fixed, removed) =
-            fixmate_pass(&store, &header, &opts.fix, opts.verify.then_some(hash));
-        drop(store);
-        (fixed, removed)
+        fixmate_pass(store, &header, &opts.fix, opts.verify.then_some(hash))
     };
     // Coordinate sort.
     let sort_phase = profile::phase(Phase::Sort);

@@ -99,6 +99,15 @@ pub struct RecordStore {
 }
 
 impl RecordStore {
+    /// Moves `other`'s batches in after this store's, its records after these in the order.
+    pub fn append(&mut self, other: RecordStore) {
+        let base = self.batches.len() as u32;
+        self.order.extend(
+            other.order.iter().map(|h| RecordIdx { batch: h.batch + base, record: h.record }),
+        );
+        self.batches.extend(other.batches);
+    }
+
     /// Adds a batch, appending its records to the current order.
     pub fn push_batch(&mut self, batch: Batch) {
         let b = self.batches.len() as u32;

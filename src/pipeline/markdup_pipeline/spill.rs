@@ -96,14 +96,13 @@ pub fn run(
     for bin in bin_files {
         let store = read_bin(bin)?;
         largest_bin = largest_bin.max(store.batches.iter().map(batch_cost).sum());
-        let (fixed, removed) = fixmate_pass(&store, &header, &opts.fix, verify);
-        drop(store);
+        let (fixed, removed) = fixmate_pass(store, &header, &opts.fix, verify);
         fix_removed = fix_removed.merge(removed);
-        for b in fixed.batches {
+        for b in &fixed.batches {
             placed = placed || b.iter().any(|r| r.ref_id() >= 0);
-            used += batch_cost(&b);
-            gathered.push_batch(b);
+            used += batch_cost(b);
         }
+        gathered.append(fixed);
         // Room for the next bin and its fixed copy (bins are about the same size).
         if used + 2 * largest_bin > limit {
             runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, threads)?);
