@@ -219,7 +219,14 @@ pub fn s0_points(literal: bool) -> Vec<(f64, crate::params::Machine)> {
 }
 
 fn order_check(id: &'static str, what: String, holds: bool) -> crate::validate::Check {
-    crate::validate::Check { id, what, got: f64::from(holds), want: 1.0, tolerance: 0.0 }
+    crate::validate::Check {
+        id,
+        what,
+        got: f64::from(holds),
+        want: 1.0,
+        tolerance: 0.0,
+        asserted: true,
+    }
 }
 
 /// Seed 000's orderings (V-S0-1…4) from real profiles, each scaled to S0's large sample:
