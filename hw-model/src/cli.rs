@@ -310,7 +310,7 @@ fn predict_cmd(args: &[String]) -> Result<(), Error> {
             "  host-only {host_only:.4} s vs analytic host model {analytic:.4} s ({:+.1} %){}",
             (host_only / analytic - 1.0) * 100.0,
             match crate::predict::anchor(&work, &crate::params::host(&profile)) {
-                crate::predict::Anchor::Scale(k) if workers == work.workers => format!(
+                crate::predict::Anchor::Scale(k) => format!(
                     "; the host target scales the model by the measured wall time ({k:.2}x): {:.4} s",
                     analytic * k
                 ),
