@@ -274,15 +274,14 @@ pub fn csd_host_only_checks() -> Vec<Check> {
             Check::figure(
                 "V-CSD-1",
                 format!(
-                    "{} ({}): CSD host-only schedule {:.3} s vs analytic host {:.3} s",
+                    "{}, {}: CSD host-only schedule {:.3} s vs analytic host",
                     p.run.command,
                     if p.run.composition == crate::profile::Composition::Streaming {
                         "streaming"
                     } else {
                         "staged"
                     },
-                    host_only,
-                    analytic
+                    host_only
                 ),
                 host_only,
                 analytic,
