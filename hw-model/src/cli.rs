@@ -301,6 +301,22 @@ fn predict_cmd(args: &[String]) -> Result<(), Error> {
                 o.pcie_bytes
             );
         }
+        // With every chunk on the host the scheduler is the analytic host model of the same
+        // machine; the host target is that model scaled to the measured run, the CSD target is
+        // not (its host part runs on other hardware).
+        let host_only = sched::schedule(&sys, &chunks, Policy::HostOnly, 0.0).makespan_s;
+        let analytic = crate::pipeline::compose(&work, m, workers).time;
+        println!(
+            "  host-only {host_only:.4} s vs analytic host model {analytic:.4} s ({:+.1} %){}",
+            (host_only / analytic - 1.0) * 100.0,
+            match crate::predict::anchor(&work, &crate::params::host(&profile)) {
+                crate::predict::Anchor::Scale(k) => format!(
+                    "; the host target scales the model by the measured wall time ({k:.2}x): {:.4} s",
+                    analytic * k
+                ),
+                _ => String::new(),
+            }
+        );
         print!("{}", report::eligibility_table());
     }
     if let Some(out) = a.get("--svg") {

@@ -8,8 +8,9 @@
 //! that work into phase times ([`host`], [`numa`], [`fam`], [`csd`]), composed per command and
 //! per pipeline ([`pipeline`]), with energy ([`energy`]) and intervals from sampling every
 //! parameter's range ([`mc`]). [`sched`] places chunks of work on host / ISP / PuD / IFP as
-//! Conduit (seed 002) does. [`s0`] builds the seed-000 program variants (samtools 1.9 streaming
-//! versus memory-driven) from our profiles. [`report`] prints tables and draws SVG; [`cli`] is
+//! Conduit (seed 002) does; [`s2`] is seed 002's simulated SSD and its six workloads. [`s0`]
+//! builds the seed-000 program variants (samtools 1.9 streaming versus memory-driven) from our
+//! profiles. [`report`] prints tables and draws SVG; [`cli`] is
 //! `mdsam hw-model calibrate | predict | report | validate | record`.
 //!
 //! What the model may and may not claim is in `README.md` beside this crate.
@@ -30,6 +31,7 @@ pub mod profile;
 pub mod record;
 pub mod report;
 pub mod s0;
+pub mod s2;
 pub mod sched;
 pub mod validate;
 pub mod work;

@@ -159,6 +159,40 @@ impl Profile {
     }
 }
 
+/// A hand-written profile in PROFILE.md's format: phases as (name, kind, serial CPU s, pool
+/// CPU s), with bytes that follow from the kind (100 MB BAM in, 300 MB inflated, 100 MB out),
+/// a million records, one worker. The unit tests and `validate` use it.
+pub fn synthetic(command: &str, composition: &str, phases: &[(&str, &str, f64, f64)]) -> Profile {
+    // phases: (name, kind, serial_cpu_s, pool_cpu_s); bytes follow from the kind.
+    let ph: Vec<String> = phases
+        .iter()
+        .map(|(name, kind, ser, pool)| {
+            let (read, infl, defl, written) = match *kind {
+                "inflate_parse" => (1.0e8, 3.0e8, 0.0, 0.0),
+                "format_deflate" => (0.0, 0.0, 1.0e8, 1.0e8),
+                _ => (0.0, 0.0, 0.0, 0.0),
+            };
+            let random = if matches!(*kind, "mate_pair" | "dup_lookup" | "sort") { 2.0e6 } else { 0.0 };
+            format!(
+                r#"{{"name":"{name}","kind":"{kind}","wall_s":{w},"cpu_s":{c},"serial_cpu_s":{ser},"pool_cpu_s":{pool},
+                "bytes_read":{read},"bytes_inflated":{infl},"bytes_deflated":{defl},"bytes_written":{written},
+                "records":1000000,"allocations":2000000,"random_accesses":{random},"peak_rss_bytes":1e9,"extra_field":1}}"#,
+                w = ser + pool,
+                c = ser + pool
+            )
+        })
+        .collect();
+    let wall: f64 = phases.iter().map(|p| p.2 + p.3).sum();
+    let text = format!(
+        r#"{{"format":"mdsam-profile","version":1,"run":{{"command":"{command}","argv":["mdsam","{command}"],
+        "mdsam_version":"0.1.0","threads":0,"allocator":"mimalloc","level":6,"input_format":"bam","output_format":"bam",
+        "input_bytes":1e8,"output_bytes":1e8,"composition":"{composition}","wall_s":{wall},"cpu_s":{wall},"peak_rss_bytes":1e9,
+        "host":{{"cpus":2,"mem_bytes":2.5e10,"cpu_model":"test","os":"linux"}},"calibration":null}},"phases":[{}]}}"#,
+        ph.join(",")
+    );
+    Profile::parse(&text, "sample.json").expect("sample profile parses")
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -169,34 +203,7 @@ pub(crate) mod tests {
         composition: &str,
         phases: &[(&str, &str, f64, f64)],
     ) -> Profile {
-        // phases: (name, kind, serial_cpu_s, pool_cpu_s); bytes follow from the kind.
-        let ph: Vec<String> = phases
-            .iter()
-            .map(|(name, kind, ser, pool)| {
-                let (read, infl, defl, written) = match *kind {
-                    "inflate_parse" => (1.0e8, 3.0e8, 0.0, 0.0),
-                    "format_deflate" => (0.0, 0.0, 1.0e8, 1.0e8),
-                    _ => (0.0, 0.0, 0.0, 0.0),
-                };
-                let random = if matches!(*kind, "mate_pair" | "dup_lookup" | "sort") { 2.0e6 } else { 0.0 };
-                format!(
-                    r#"{{"name":"{name}","kind":"{kind}","wall_s":{w},"cpu_s":{c},"serial_cpu_s":{ser},"pool_cpu_s":{pool},
-                    "bytes_read":{read},"bytes_inflated":{infl},"bytes_deflated":{defl},"bytes_written":{written},
-                    "records":1000000,"allocations":2000000,"random_accesses":{random},"peak_rss_bytes":1e9,"extra_field":1}}"#,
-                    w = ser + pool,
-                    c = ser + pool
-                )
-            })
-            .collect();
-        let wall: f64 = phases.iter().map(|p| p.2 + p.3).sum();
-        let text = format!(
-            r#"{{"format":"mdsam-profile","version":1,"run":{{"command":"{command}","argv":["mdsam","{command}"],
-            "mdsam_version":"0.1.0","threads":0,"allocator":"mimalloc","level":6,"input_format":"bam","output_format":"bam",
-            "input_bytes":1e8,"output_bytes":1e8,"composition":"{composition}","wall_s":{wall},"cpu_s":{wall},"peak_rss_bytes":1e9,
-            "host":{{"cpus":2,"mem_bytes":2.5e10,"cpu_model":"test","os":"linux"}},"calibration":null}},"phases":[{}]}}"#,
-            ph.join(",")
-        );
-        Profile::parse(&text, "sample.json").expect("sample profile parses")
+        synthetic(command, composition, phases)
     }
 
     #[test]

@@ -219,7 +219,14 @@ pub fn s0_points(literal: bool) -> Vec<(f64, crate::params::Machine)> {
 }
 
 fn order_check(id: &'static str, what: String, holds: bool) -> crate::validate::Check {
-    crate::validate::Check { id, what, got: f64::from(holds), want: 1.0, tolerance: 0.0 }
+    crate::validate::Check {
+        id,
+        what,
+        got: f64::from(holds),
+        want: 1.0,
+        tolerance: 0.0,
+        asserted: true,
+    }
 }
 
 /// Seed 000's orderings (V-S0-1…4) from real profiles, each scaled to S0's large sample:
@@ -326,17 +333,34 @@ pub(crate) mod tests {
         s0_points(literal)
     }
 
+    /// Every (workers, machine) point S0 measured, under both Superdome Flex readings.
+    pub(crate) fn every_s0_point() -> impl Iterator<Item = (f64, Machine)> {
+        [false, true].into_iter().flat_map(s0_machines)
+    }
+
+    /// A profile of `read` → `middle` → BAM write (CPU seconds in proportion to the bytes:
+    /// deflate at 25 MB/s out dominates), as (kind, serial, pool) and (name, kind, serial, pool).
+    fn read_middle_write(
+        command: &str,
+        composition: &str,
+        read: (&str, f64, f64),
+        middle: (&str, &str, f64, f64),
+    ) -> crate::profile::Profile {
+        sample(
+            command,
+            composition,
+            &[("read", read.0, read.1, read.2), middle, ("write", "format_deflate", 0.1, 4.4)],
+        )
+    }
+
     fn fixmate_like() -> RunWork {
         // 300 k pairs with CPU in proportion to the bytes (inflate 400 MB/s, deflate 25 MB/s
         // out), scaled 100x to an S0 "large" sample (10 GB of BAM, 60 M records).
-        let mut p = sample(
+        let mut p = read_middle_write(
             "fixmate",
             "streaming",
-            &[
-                ("read", "inflate_parse", 0.05, 1.05),
-                ("pair", "mate_pair", 0.3, 0.3),
-                ("write", "format_deflate", 0.1, 4.4),
-            ],
+            ("inflate_parse", 0.05, 1.05),
+            ("pair", "mate_pair", 0.3, 0.3),
         );
         for ph in &mut p.phases {
             ph.records = 6.0e5;
@@ -344,39 +368,42 @@ pub(crate) mod tests {
         decompose(&p.scaled(100.0))
     }
 
+    /// `sort` on the same sample: 3e8 inflated bytes × 100 = 30 GB.
+    fn sort_like() -> RunWork {
+        let p = read_middle_write(
+            "sort",
+            "staged",
+            ("inflate_parse", 0.05, 1.05),
+            ("sort", "sort", 0.1, 0.9),
+        );
+        decompose(&p.scaled(100.0))
+    }
+
     #[test]
     fn test_s0_view_mdc_faster_than_orig() {
         // SAM in (S0's parallel SAM parse), BAM out.
-        let p = sample(
+        let p = read_middle_write(
             "view",
             "streaming",
-            &[
-                ("read", "parse", 0.05, 1.5),
-                ("filter", "filter", 0.02, 0.1),
-                ("write", "format_deflate", 0.1, 4.4),
-            ],
+            ("parse", 0.05, 1.5),
+            ("filter", "filter", 0.02, 0.1),
         );
         let w = decompose(&p.scaled(10.0));
-        for literal in [false, true] {
-            for (n, m) in s0_machines(literal) {
-                let (a, b) =
-                    (compose(&mdc(&w), &m, n).time, compose(&orig_streaming(&w), &m, n).time);
-                assert!(a < b, "{} n={n}: mdc {a} orig {b}", m.name);
-            }
+        for (n, m) in every_s0_point() {
+            let (a, b) = (compose(&mdc(&w), &m, n).time, compose(&orig_streaming(&w), &m, n).time);
+            assert!(a < b, "{} n={n}: mdc {a} orig {b}", m.name);
         }
     }
 
     #[test]
     fn test_s0_fixmate_mdc_slower_and_flat() {
         let w = fixmate_like();
+        for (n, m) in every_s0_point() {
+            let (a, b) =
+                (compose(&mdc_fixmate(&w), &m, n).time, compose(&orig_streaming(&w), &m, n).time);
+            assert!(a > b, "{} n={n}: mdc {a} orig {b}", m.name);
+        }
         for literal in [false, true] {
-            for (n, m) in s0_machines(literal) {
-                let (a, b) = (
-                    compose(&mdc_fixmate(&w), &m, n).time,
-                    compose(&orig_streaming(&w), &m, n).time,
-                );
-                assert!(a > b, "{} n={n}: mdc {a} orig {b}", m.name);
-            }
             let m = sdflex(literal);
             let flat = compose(&mdc_fixmate(&w), &m, 288.0).time
                 / compose(&mdc_fixmate(&w), &m, 16.0).time;
@@ -387,42 +414,19 @@ pub(crate) mod tests {
     /// V-S0-3: mdc slightly faster at 16/32 threads (orig spills), similar at 64/144/288.
     #[test]
     fn test_s0_sort_alike_at_high_thread_counts() {
-        let p = sample(
-            "sort",
-            "staged",
-            &[
-                ("read", "inflate_parse", 0.05, 1.05),
-                ("sort", "sort", 0.1, 0.9),
-                ("write", "format_deflate", 0.1, 4.4),
-            ],
-        );
-        let w = decompose(&p.scaled(100.0));
-        for literal in [false, true] {
-            for (n, m) in s0_machines(literal) {
-                let ratio = compose(&mdc(&w), &m, n).time / compose(&orig_sort(&w, n), &m, n).time;
-                let ok = if n < 64.0 {
-                    (0.7..1.0).contains(&ratio)
-                } else {
-                    (0.9..=1.1).contains(&ratio)
-                };
-                assert!(ok, "{} n={n}: mdc/orig = {ratio}", m.name);
-            }
+        let w = sort_like();
+        for (n, m) in every_s0_point() {
+            let ratio = compose(&mdc(&w), &m, n).time / compose(&orig_sort(&w, n), &m, n).time;
+            let ok =
+                if n < 64.0 { (0.7..1.0).contains(&ratio) } else { (0.9..=1.1).contains(&ratio) };
+            assert!(ok, "{} n={n}: mdc/orig = {ratio}", m.name);
         }
     }
 
     #[test]
     fn test_orig_sort_spills_only_below_the_memory_budget() {
-        let p = sample(
-            "sort",
-            "staged",
-            &[
-                ("read", "inflate_parse", 0.05, 1.05),
-                ("sort", "sort", 0.1, 0.9),
-                ("write", "format_deflate", 0.1, 4.4),
-            ],
-        );
-        // 3e8 inflated bytes × 100 = 30 GB: spills at 16 and 32 threads (12/24 GiB), not at 64.
-        let w = decompose(&p.scaled(100.0));
+        // 30 GB inflated: spills at 16 and 32 threads (12/24 GiB), not at 64.
+        let w = sort_like();
         assert!(orig_sort(&w, 16.0).phases.iter().any(|p| p.name == "spill"));
         assert!(orig_sort(&w, 32.0).phases.iter().any(|p| p.name == "merge"));
         assert!(!orig_sort(&w, 64.0).phases.iter().any(|p| p.name == "spill"));
