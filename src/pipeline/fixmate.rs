@@ -53,7 +53,12 @@ pub fn encode(out: &mut Encoded, bytes: &[u8], header: &Header, format: OutputFo
 /// Fixes the whole templates in `recs` and encodes what is kept.
 fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> Encoded {
     let mut out = Encoded::default();
-    out.data.reserve(recs.iter().map(|r| r.bytes().len() + 64).sum());
+    let bytes: usize = recs.iter().map(|r| r.bytes().len() + 64).sum();
+    // Sized up front (tags are added; SAM text is about twice the binary), in a recycled buffer.
+    out.data = crate::io::recycle::take(match opts.format {
+        OutputFormat::Bam => bytes,
+        OutputFormat::Sam | OutputFormat::SamGz => 2 * bytes,
+    });
     out.ends.reserve(recs.len());
     fix_templates(recs, header, &opts.fix, |b, keep| {
         if keep {
@@ -117,7 +122,7 @@ pub fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
 }
 
 /// Runs `fixmate` on the current thread pool.
-pub fn run(opts: FixmateOptions) -> Result<(), Error> {
+pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
     profile::describe(
@@ -142,19 +147,9 @@ pub fn run(opts: FixmateOptions) -> Result<(), Error> {
     }
     let mut sink =
         RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    // Records after the last complete template, carried into the next step.
     let mut carry = Batch::default();
-    loop {
-        let next = reader.read_batches(&opts.input)?;
-        let done = next.is_none();
-        let batches = match next {
-            Some((batches, warnings)) => {
-                for w in warnings {
-                    eprintln!("{w}");
-                }
-                batches
-            }
-            None => Vec::new(),
-        };
+    let mut step = |batches: Vec<Batch>, done: bool| -> Result<(), Error> {
         // Group phase: everything up to the start of the last template is complete.
         let recs: Vec<RecordRef<'_>> =
             carry.iter().chain(batches.iter().flat_map(|b| b.iter())).collect();
@@ -173,24 +168,39 @@ pub fn run(opts: FixmateOptions) -> Result<(), Error> {
             bounds.par_windows(2).map(|w| fix_chunk(&recs[w[0]..w[1]], &header, &opts)).collect()
         };
         let _phase = profile::phase(Phase::Write);
-        for o in &outs {
-            sink.write(o)?;
+        for o in outs {
+            sink.write_owned(o)?;
         }
         let mut next_carry = Batch::default();
         for r in &recs[cut..] {
             next_carry.push(r.bytes());
         }
         drop(recs);
-        carry = next_carry;
-        if done {
-            break;
+        for b in batches {
+            crate::io::recycle::give(b.data);
         }
-    }
+        carry = next_carry;
+        Ok(())
+    };
+    // The next batches are read while these are fixed and written.
+    crate::pipeline::prefetch::for_each_batches(
+        &mut reader,
+        &opts.input,
+        pool,
+        |(batches, warnings)| {
+            for w in warnings {
+                eprintln!("{w}");
+            }
+            step(batches, false)
+        },
+    )?;
+    step(Vec::new(), true)?;
     let _phase = profile::phase(Phase::Write);
     sink.finish()
 }
 
 /// Runs `fixmate` on a pool of `opts.threads` threads.
 pub fn run_on_pool(opts: FixmateOptions) -> Result<(), Error> {
-    crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+    let pool = crate::pipeline::threads::pool(opts.threads);
+    pool.install(|| run(opts, &pool))
 }
