@@ -200,6 +200,32 @@ unsafe impl GlobalAlloc for Dispatch {
         }
     }
 
+    /// Forwarded rather than left to the default (alloc, then memset): each allocator knows when
+    /// its memory is fresh from the OS and already zero, so a large zeroed buffer (an inflated
+    /// piece) costs no memset.
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let choice = current();
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's layout is forwarded unchanged; bump memory is zeroed here.
+        unsafe {
+            match choice {
+                2 => mimalloc::MiMalloc.alloc_zeroed(layout),
+                3 => tikv_jemallocator::Jemalloc.alloc_zeroed(layout),
+                4 => {
+                    let p = bump::alloc(layout);
+                    if !p.is_null() {
+                        std::ptr::write_bytes(p, 0, layout.size());
+                    }
+                    p
+                }
+                _ => System.alloc_zeroed(layout),
+            }
+        }
+    }
+
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` came from the same allocator (the choice never changes).

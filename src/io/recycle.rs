@@ -26,6 +26,19 @@ pub fn take(capacity: usize) -> Vec<u8> {
     SHARED.take(capacity)
 }
 
+/// A buffer of `len` zero bytes: a kept one zeroed, else a new zeroed allocation, which fresh
+/// memory gives without a memset (the allocator knows it is zero): markdup and sort keep every
+/// piece they read, and clearing each one first was 11 % of markdup's time.
+pub fn take_zeroed(len: usize) -> Vec<u8> {
+    match SHARED.take_kept(len) {
+        Some(mut buf) => {
+            buf.resize(len, 0);
+            buf
+        }
+        None => vec![0; len],
+    }
+}
+
 /// Hands `buf` back to the shared recycler.
 pub fn give(buf: Vec<u8>) {
     SHARED.give(buf)
@@ -38,6 +51,11 @@ impl Recycler {
 
     /// The smallest kept buffer that is large enough, emptied, else a new one.
     pub fn take(&self, capacity: usize) -> Vec<u8> {
+        self.take_kept(capacity).unwrap_or_else(|| Vec::with_capacity(capacity))
+    }
+
+    /// The smallest kept buffer with room for `capacity` bytes, emptied, if there is one.
+    fn take_kept(&self, capacity: usize) -> Option<Vec<u8>> {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let fitting = free
             .iter()
@@ -45,13 +63,7 @@ impl Recycler {
             .filter(|(_, b)| b.capacity() >= capacity)
             .min_by_key(|(_, b)| b.capacity())
             .map(|(i, _)| i);
-        match fitting {
-            Some(i) => free.swap_remove(i),
-            None => {
-                drop(free);
-                Vec::with_capacity(capacity)
-            }
-        }
+        fitting.map(|i| free.swap_remove(i))
     }
 
     /// Keeps `buf` for a later [`Recycler::take`] unless it is small or the kept total is full.

@@ -113,10 +113,9 @@ impl Reader {
         }
         let run = self.input.peek(run_len)?;
         let base = prefix.len();
-        let mut data = crate::io::recycle::take(base + inflated);
-        data.extend_from_slice(&prefix);
+        let mut data = crate::io::recycle::take_zeroed(base + inflated);
+        data[..base].copy_from_slice(&prefix);
         crate::io::recycle::give(prefix);
-        data.resize(base + inflated, 0);
         let mut blocks = Vec::with_capacity(spans.len());
         let mut slots = Vec::with_capacity(spans.len());
         let mut rest = &mut data[base..];
