@@ -236,11 +236,12 @@ pub fn mark(
             .par_iter()
             .map(|&c| {
                 let range = c * CHUNK..((c + 1) * CHUNK).min(n);
-                // Sized up front: growing by doubling copied the whole output once more.
+                // Sized up front (growing by doubling copied the whole output once more), in a
+                // recycled buffer: the last wave's, already in memory.
                 let mut out = Encoded::default();
                 let bytes: usize =
                     range.clone().map(|i| store.get(store.order[i]).bytes().len()).sum();
-                out.data.reserve(if format == OutputFormat::Bam {
+                out.data = crate::io::recycle::take(if format == OutputFormat::Bam {
                     bytes + 16 * range.len()
                 } else {
                     2 * bytes
@@ -272,8 +273,8 @@ pub fn mark(
                 (out, m)
             })
             .collect();
-        for (o, m) in &outs {
-            sink.write(o)?;
+        for (o, m) in outs {
+            sink.write_owned(o)?;
             marked.written.0 += m.written.0;
             marked.written.1 = marked.written.1.wrapping_add(m.written.1);
             marked.removed.0 += m.removed.0;
