@@ -329,6 +329,75 @@ mod tests {
         }
     }
 
+    /// An unmapped record named `name` with `l_seq` bases (short or long reads).
+    fn unmapped(name: &str, l_seq: usize) -> Vec<u8> {
+        let mut b = vec![0u8; layout::FIXED_LEN];
+        for at in [layout::REF_ID, layout::POS, layout::NEXT_REF_ID, layout::NEXT_POS] {
+            b[at..at + 4].copy_from_slice(&(-1i32).to_le_bytes());
+        }
+        b[layout::L_READ_NAME] = name.len() as u8 + 1;
+        b[layout::L_SEQ..layout::L_SEQ + 4].copy_from_slice(&(l_seq as u32).to_le_bytes());
+        b.extend_from_slice(name.as_bytes());
+        b.push(0);
+        b.extend(std::iter::repeat_n(0x12, l_seq.div_ceil(2)));
+        b.extend(std::iter::repeat_n(30, l_seq));
+        b
+    }
+
+    /// Every piece size gives the same records and the same virtual offsets, whether a record
+    /// is cut by a piece's end, fits the gap kept in front of the next piece, or (long reads)
+    /// is longer than the gap or than a whole piece.
+    #[test]
+    fn records_and_offsets_do_not_depend_on_piece_size() {
+        let records: Vec<Vec<u8>> = (0..300)
+            .map(|i| unmapped(&format!("r{i}"), [20, 150, 3000, 90_000, 300_000][i % 5]))
+            .collect();
+        let header = Header::from_parts(b"@HD\tVN:1.6\n".to_vec(), Vec::new());
+        let mut file = Vec::new();
+        let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut w =
+            crate::io::bam::Writer::new(Box::new(SharedVec(out.clone())), &header, 1, 1).unwrap();
+        for r in &records {
+            let mut framed = (r.len() as u32).to_le_bytes().to_vec();
+            framed.extend_from_slice(r);
+            w.write_framed(&framed).unwrap();
+        }
+        w.finish().unwrap();
+        file.extend_from_slice(&out.lock().unwrap());
+        let read_all = |target: usize| {
+            let input = crate::io::input::Input::from_reader(
+                "t",
+                Box::new(std::io::Cursor::new(file.clone())),
+            );
+            let (mut r, _) = Reader::new(bgzf::Reader::new(input, target)).unwrap();
+            let (mut got, mut offsets) = (Vec::new(), Vec::new());
+            while let Some((batch, located)) = r.read_batch_located().unwrap() {
+                got.extend(batch.iter().map(|x| x.bytes().to_vec()));
+                offsets.extend_from_slice(&located[..located.len() - 1]);
+            }
+            (got, offsets)
+        };
+        let (whole, offsets) = read_all(1 << 30);
+        assert!(whole == records, "one piece");
+        for target in [100, 70_000, 200_000, 1 << 20] {
+            let (got, at) = read_all(target);
+            assert!(got == records, "piece target {target}");
+            assert_eq!(at, offsets, "piece target {target}");
+        }
+    }
+
+    #[derive(Clone)]
+    struct SharedVec(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for SharedVec {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
     fn frames_complete_records_only() {
         let mut b = Batch::default();
