@@ -183,17 +183,9 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         Ok(())
     };
     // The next batches are read while these are fixed and written.
-    crate::pipeline::prefetch::for_each_batches(
-        &mut reader,
-        &opts.input,
-        pool,
-        |(batches, warnings)| {
-            for w in warnings {
-                eprintln!("{w}");
-            }
-            step(batches, false)
-        },
-    )?;
+    crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
+        step(batches, false)
+    })?;
     step(Vec::new(), true)?;
     let _phase = profile::phase(Phase::Write);
     sink.finish()

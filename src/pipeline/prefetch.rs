@@ -10,14 +10,22 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::io::open::RecordReader;
 use crate::io::sam::reader::BatchesWithWarnings;
+use crate::record::Batch;
 
-/// Calls `each` on every group of batches of `reader`, in input order.
+/// Calls `each` on every group of batches of `reader`, in input order, after printing the
+/// group's parse warnings to stderr.
 pub fn for_each_batches(
     reader: &mut RecordReader,
     path: &str,
     pool: &rayon::ThreadPool,
-    mut each: impl FnMut(BatchesWithWarnings) -> Result<(), Error>,
+    mut each: impl FnMut(Vec<Batch>) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    let mut each = |(batches, warnings): BatchesWithWarnings| {
+        for w in warnings {
+            eprintln!("{w}");
+        }
+        each(batches)
+    };
     if pool.current_num_threads() < 2 {
         while let Some(b) = reader.read_batches(path)? {
             each(b)?;

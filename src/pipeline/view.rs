@@ -338,21 +338,13 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         Ok(())
     };
     if opts.regions.is_empty() && !opts.multi_region {
-        crate::pipeline::prefetch::for_each_batches(
-            &mut reader,
-            &opts.input,
-            pool,
-            |(batches, warnings)| {
-                for w in warnings {
-                    eprintln!("{w}");
-                }
-                for batch in batches {
-                    handle(&batch)?;
-                    crate::io::recycle::give(batch.data);
-                }
-                Ok(())
-            },
-        )?;
+        crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
+            for batch in batches {
+                handle(&batch)?;
+                crate::io::recycle::give(batch.data);
+            }
+            Ok(())
+        })?;
     } else {
         let RecordReader::Bam(bam_reader) = &mut reader else {
             return Err(Error::Message(
