@@ -89,7 +89,7 @@ pub fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> 
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
         let len = u32::from_le_bytes(
             data[at + 4 + l_name..at + 8 + l_name].try_into().unwrap_or_default(),
-        );
+        ) as u64;
         refs.push(Reference { name: name.to_vec(), len });
         at += 8 + l_name;
     }
@@ -97,6 +97,16 @@ pub fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> 
         // No binary reference list: htslib takes the references from the text's @SQ lines.
         if let Ok(from_text) = Header::from_sam_text(text.clone()) {
             refs = from_text.refs().to_vec();
+        }
+    } else if refs.iter().any(|r| r.len == u32::MAX as u64) {
+        // A reference longer than 32 bits is UINT32_MAX in the list; htslib
+        // (`sam_hdr_tid2len`) takes its length from the text's @SQ line.
+        if let Ok(from_text) = Header::from_sam_text(text.clone()) {
+            for r in refs.iter_mut().filter(|r| r.len == u32::MAX as u64) {
+                if let Some(t) = from_text.tid(&r.name) {
+                    r.len = from_text.refs()[t as usize].len;
+                }
+            }
         }
     }
     Ok(Some((Header::from_parts(text, refs), at)))
