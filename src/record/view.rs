@@ -25,6 +25,10 @@ pub enum RecordError {
     NegativeSeqLength,
     #[error("malformed aux data")]
     BadAux,
+    /// Only in BAM input: non-NUL bytes after the read name's NUL where mdsam keeps the high
+    /// halves of 64-bit positions, which no BAM can hold (htslib ignores such bytes).
+    #[error("read name is padded with non-NUL bytes")]
+    NameGarbage,
 }
 
 /// Checks every length field against the record's size, and the aux block's structure.

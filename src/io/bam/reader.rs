@@ -138,6 +138,11 @@ fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), Re
 /// RNEXT ids, which must be -1 or name a header reference (htslib fails with `ERANGE`).
 pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), ReadError> {
     view::validate(bytes).map_err(|source| ReadError::BadRecord { record, source })?;
+    // A BAM record's values are 32-bit: bytes that would read as the name extension's high
+    // halves are refused rather than taken as positions.
+    if layout::has_wide_values(bytes) {
+        return Err(ReadError::BadRecord { record, source: view::RecordError::NameGarbage });
+    }
     for at in [layout::REF_ID, layout::NEXT_REF_ID] {
         let tid = layout::read_i32(bytes, at);
         if tid < -1 || tid >= 0 && tid as usize >= n_ref {
@@ -337,6 +342,28 @@ mod tests {
             let err = validate_record(&with_ids(tid, mtid), 2, 7).expect_err("out of range");
             assert!(matches!(err, ReadError::BadReferenceId { record: 7, n_ref: 2, .. }), "{err}");
         }
+    }
+
+    #[test]
+    fn name_padding_must_be_nul() {
+        let with_padding = |padding: &[u8]| {
+            let mut r = vec![0u8; layout::FIXED_LEN];
+            r[layout::L_READ_NAME] = (2 + padding.len()) as u8;
+            r.extend_from_slice(b"r\0");
+            r.extend_from_slice(padding);
+            r
+        };
+        assert!(validate_record(&with_padding(&[0; 20]), 1, 1).is_ok());
+        let mut garbage = [0u8; layout::NAME_EXT_LEN];
+        garbage[layout::EXT_POS_HIGH] = 1;
+        let err = validate_record(&with_padding(&garbage), 1, 3).expect_err("not NUL");
+        assert!(
+            matches!(
+                err,
+                ReadError::BadRecord { record: 3, source: view::RecordError::NameGarbage }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
