@@ -33,8 +33,9 @@
 //! A value is `low as i64 + (high as i64) << 32`, `low` being the i32 in the fixed part. The
 //! extension is found by its position alone: the byte [`NAME_EXT_LEN`] + 1 before the end of the
 //! name region is the name's NUL. An ordinary name never has a NUL there, and stray NUL padding
-//! reads as an all-zero extension, i.e. as an ordinary record. Ordinary records pay one length
-//! compare (names under 16 characters) or one byte load per 64-bit accessor.
+//! reads as an all-zero extension, i.e. as an ordinary record. Ordinary records pay one byte
+//! load and one branch per 64-bit accessor: the byte before the name's NUL is a name character
+//! ([`name_ext_start`]).
 
 pub const REF_ID: usize = 0;
 pub const POS: usize = 4;
@@ -121,12 +122,19 @@ pub fn read_wide(b: &[u8], field: WideField) -> i64 {
 }
 
 /// True when some value does not fit its 32-bit BAM field (the record cannot be written as BAM).
-#[inline]
+/// Checked for every record the BAM reader and writer pass: inlined, like [`name_ext_start`].
+#[inline(always)]
 pub fn has_wide_values(b: &[u8]) -> bool {
     match name_ext_start(b) {
         None => false,
-        Some(at) => b[at..at + EXT_TLEN_HIGH + 4].iter().any(|&x| x != 0),
+        Some(at) => has_nonzero_high_halves(b, at),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn has_nonzero_high_halves(b: &[u8], at: usize) -> bool {
+    b[at..at + EXT_TLEN_HIGH + 4].iter().any(|&x| x != 0)
 }
 
 /// Flag bits (SAMv1 §1.4).
