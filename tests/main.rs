@@ -19,6 +19,8 @@ mod bad_input;
 mod fixmate;
 /// The inputs fuzzing found crashes with, through the library functions.
 mod fuzz_regressions;
+/// Positions above 2^31 (SAM only) against the oracle; BAM output refused.
+mod large_positions;
 /// `sort`, `collate` and `index` against the samtools 1.24 oracle.
 mod sort;
 

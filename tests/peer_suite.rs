@@ -5,10 +5,7 @@
 use crate::support;
 
 /// Cases that fail for a documented, not-yet-built feature. Remove an entry when it lands.
-const KNOWN_GAPS: &[(&str, &str)] = &[
-    ("fixmate-08-8-isize-overflow-64bit", "positions above 2^31 do not fit the BAM record layer"),
-    ("markdup-07-7-mark-supp-dup", "positions above 2^31 do not fit the BAM record layer"),
-];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn is_known_gap(id: &str) -> bool {
     let base = id.strip_suffix("-t2").unwrap_or(id);

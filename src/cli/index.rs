@@ -119,7 +119,7 @@ pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<V
         for (i, r) in batch.iter().enumerate() {
             let rec = IndexedRecord {
                 tid: r.ref_id(),
-                beg: r.pos() as i64,
+                beg: r.pos(),
                 end: r.end_pos(),
                 is_mapped: r.flag() & flags::UNMAP == 0,
                 voffset_start: offsets[i],

@@ -111,7 +111,7 @@ pub fn read_fai(path: &str) -> Result<Vec<Reference>, Error> {
         let name = f.next().unwrap_or_default();
         let len = f
             .next()
-            .and_then(|l| std::str::from_utf8(l).ok()?.trim().parse::<u32>().ok())
+            .and_then(|l| std::str::from_utf8(l).ok()?.trim().parse::<u64>().ok())
             .ok_or_else(|| Error::file(path, "bad line in reference list"))?;
         refs.push(Reference { name: name.to_vec(), len });
     }

@@ -147,6 +147,9 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
     let limit = data_budget(opts.memory, opts.threads);
     let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "collate");
     let mut bin_files: Option<BinFiles> = None;
+    // Bins are BAM files, which cannot hold positions beyond 32 bits: with references that long
+    // everything stays in memory.
+    let can_spill = opts.fast.is_none() && !header.has_very_large_references();
     let mut used = 0usize;
     while let Some((batches, warnings)) = reader.read_batches(&opts.input)? {
         for w in warnings {
@@ -156,7 +159,7 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
             used += batch_cost(&b);
             store.push_batch(b);
         }
-        if opts.fast.is_none() && used > limit {
+        if can_spill && used > limit {
             if bin_files.is_none() {
                 bin_files = Some(BinFiles::create(opts.bins.max(1), &mut namer)?);
             }

@@ -289,6 +289,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     let (mut used, mut parts) = (0usize, 0usize);
     let mut input_sum = Checksum::default();
     let hash = verify_hash(&md.md);
+    let large_refs = input_header.has_very_large_references();
     while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
         eprintln!("samtools markdup-pipeline: error reading input: {e}");
         Error::Failed
@@ -300,7 +301,9 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
             used += batch_cost(&b);
             store.push_batch(b);
         }
-        if spill::over_budget(used, opts.memory, threads) {
+        // Spill files are BAM, which cannot hold positions beyond 32 bits: with references that
+        // long everything stays in memory.
+        if !large_refs && spill::over_budget(used, opts.memory, threads) {
             if opts.verify {
                 input_sum = input_sum.merge(store_checksum(&store, hash));
             }

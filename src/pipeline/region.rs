@@ -44,7 +44,7 @@ pub fn overlaps(r: &RecordRef<'_>, region: &Region) -> bool {
     match region.tid {
         Region::WHOLE_FILE_TID => true,
         Region::UNPLACED_TID => r.ref_id() < 0,
-        tid => r.ref_id() == tid && (r.pos() as i64) < region.end && r.end_pos() > region.beg,
+        tid => r.ref_id() == tid && r.pos() < region.end && r.end_pos() > region.beg,
     }
 }
 
@@ -99,14 +99,14 @@ pub fn collect_mates(
     for_each_region_batch(reader, index, path, regions, true, &mut |batch: &Batch| {
         for r in batch.iter() {
             if r.flag() & flags::PAIRED == 0
-                || mate_inside(&merged, r.next_ref_id(), r.next_pos() as i64)
+                || mate_inside(&merged, r.next_ref_id(), r.next_pos())
                 || !accepts(&r)?
             {
                 continue;
             }
             names.insert(r.read_name().to_vec());
             if r.next_ref_id() >= 0 {
-                let pos = r.next_pos() as i64;
+                let pos = r.next_pos();
                 mates.push(Region { tid: r.next_ref_id(), beg: pos, end: pos + 1 });
             } else {
                 unplaced = true;

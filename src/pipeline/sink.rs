@@ -183,7 +183,7 @@ impl RecordSink {
 
     pub fn write(&mut self, enc: &Encoded) -> Result<(), Error> {
         let path = &self.path;
-        let io = |e| Error::io(path.as_str(), e);
+        let io = |e| write_error(path, e);
         match self.kind.as_mut() {
             Some(Kind::Text(w)) => w.write_all(&enc.data).map_err(io),
             Some(Kind::Bgzf(b)) if enc.data.len() >= BATCHED_BYTES => {
@@ -198,7 +198,7 @@ impl RecordSink {
                     for &end in &enc.ends {
                         let r = RecordRef::new(&enc.data[start + 4..end as usize]);
                         let mapped = r.flag() & crate::record::layout::flags::UNMAP == 0;
-                        ix.records.push((r.ref_id(), r.pos() as i64, r.end_pos(), mapped));
+                        ix.records.push((r.ref_id(), r.pos(), r.end_pos(), mapped));
                         start = end as usize;
                     }
                 }
@@ -238,7 +238,7 @@ impl RecordSink {
                     let r = RecordRef::new(&f[4..]);
                     (
                         r.ref_id(),
-                        r.pos() as i64,
+                        r.pos(),
                         r.end_pos(),
                         r.flag() & crate::record::layout::flags::UNMAP == 0,
                     )
@@ -246,7 +246,7 @@ impl RecordSink {
                 .collect();
             ix.records.extend(located);
         }
-        b.write_framed_all(framed).map_err(|e| Error::io(path.as_str(), e))
+        b.write_framed_all(framed).map_err(|e| write_error(path, e))
     }
 
     /// Flushes everything and moves the file into place.
@@ -284,6 +284,14 @@ impl RecordSink {
         }
         Ok(())
     }
+}
+
+/// A failed record write on `path`; a record BAM cannot hold gets htslib's own message.
+fn write_error(path: &str, e: std::io::Error) -> Error {
+    if bam::PositionTooLarge::is(&e) {
+        return Error::Bare(format!("[E::bam_write1] {}", bam::PositionTooLarge));
+    }
+    Error::io(path, e)
 }
 
 /// Feeds the records with their start offsets (each record ends where the next starts, the last

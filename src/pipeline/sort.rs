@@ -11,6 +11,8 @@
 //! the same keys, earlier runs first on ties, so the output is the in-memory sort's, byte for
 //! byte. `-M` (which edits records as it keys them) never spills.
 
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+
 use rayon::prelude::*;
 
 use crate::error::Error;
@@ -115,13 +117,29 @@ pub fn sorted_order(
     let pick = |positions: Vec<u32>| positions.into_iter().map(|p| handles[p as usize]).collect();
     match order {
         SortOrder::Coordinate => {
+            // One u128 per record (narrow key, input index) while every POS fits 32 bits, as in
+            // any BAM; a POS beyond that (SAM only) switches to the wider key.
+            let wide = AtomicBool::new(false);
             let mut k: Vec<u128> = handles
                 .par_iter()
                 .enumerate()
-                .map(|(i, &h)| {
-                    (keys::coordinate_key(&store.get(h), n_refs) as u128) << 32 | i as u128
+                .map(|(i, &h)| match keys::narrow_coordinate_key(&store.get(h), n_refs) {
+                    Some(key) => (key as u128) << 32 | i as u128,
+                    None => {
+                        wide.store(true, AtomicOrdering::Relaxed);
+                        0
+                    }
                 })
                 .collect();
+            if wide.load(AtomicOrdering::Relaxed) {
+                let mut k: Vec<(u128, u32)> = handles
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, &h)| (keys::coordinate_key(&store.get(h), n_refs), i as u32))
+                    .collect();
+                k.par_sort_unstable();
+                return Ok(k.into_iter().map(|(_, i)| handles[i as usize]).collect());
+            }
             k.par_sort_unstable();
             Ok(k.into_iter().map(|k| handles[(k as u32) as usize]).collect())
         }
@@ -139,7 +157,7 @@ pub fn sorted_order(
             let mut pos: Vec<u32> = (0..handles.len() as u32).collect();
             match then {
                 None => {
-                    let coords: Vec<u64> = handles
+                    let coords: Vec<u128> = handles
                         .par_iter()
                         .map(|&h| keys::coordinate_key(&store.get(h), n_refs))
                         .collect();
@@ -178,14 +196,14 @@ pub fn sorted_order(
         SortOrder::MinHash(_) => {
             let min_keys =
                 min_keys.ok_or_else(|| Error::Message("minimiser keys missing".into()))?;
-            let mut k: Vec<(u64, MinKey, bool, u32)> = handles
+            let mut k: Vec<(u128, MinKey, bool, u32)> = handles
                 .par_iter()
                 .enumerate()
                 .map(|(i, &h)| {
                     let r = store.get(h);
                     match min_keys[h.batch as usize][h.record as usize] {
                         Some(m) => (
-                            u64::MAX,
+                            u128::MAX,
                             m,
                             r.flag() & crate::record::layout::flags::REVERSE != 0,
                             i as u32,
@@ -274,8 +292,17 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         (&opts.input, &opts.output),
         (reader.format_name(), opts.format.name()),
     ));
+    // samtools sort refuses BAM output up front when a reference is longer than 2^31 - 1.
+    let large_refs = input_header.has_very_large_references();
+    if large_refs && opts.format == OutputFormat::Bam {
+        return Err(Error::Message(
+            "output format is not compatible with very large references".into(),
+        ));
+    }
     let limit = data_budget(opts.memory, opts.threads);
-    let can_spill = !matches!(opts.order, SortOrder::MinHash(_));
+    // Runs are BAM files, which cannot hold positions beyond 32 bits (samtools writes SAM runs
+    // then): with such references everything stays in memory.
+    let can_spill = !matches!(opts.order, SortOrder::MinHash(_)) && !large_refs;
     let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "sort");
     let mut runs: Vec<TempFile> = Vec::new();
     let mut store = RecordStore::default();
@@ -354,7 +381,7 @@ struct Run {
     pending: std::collections::VecDeque<Batch>,
     batch: Batch,
     at: usize,
-    coord: u64,
+    coord: u128,
     name: Vec<u8>,
     rank: u32,
 }

@@ -3,7 +3,7 @@
 //! it otherwise, `bam_aux_append` always appends, deleting closes the gap.
 
 use super::aux::field_len;
-use super::layout::{self, read_i32, read_u16};
+use super::layout::{self, WideField, read_i32, read_u16};
 use super::view::RecordRef;
 
 #[inline]
@@ -24,6 +24,75 @@ pub fn get_i32(b: &[u8], at: usize) -> i32 {
 #[inline]
 pub fn set_i32(b: &mut [u8], at: usize, v: i32) {
     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// A 64-bit value needs the name extension, but the read name leaves it no room in the u8
+/// `l_read_name` (names of more than [`layout::MAX_EXTENDED_NAME_LEN`] characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("read name too long to hold a position beyond 32 bits")]
+pub struct NameTooLong;
+
+/// Sets POS, PNEXT or TLEN to a 64-bit value: writes the low half in the fixed part and the high
+/// half in the name extension, adding the extension when the value needs it and removing it when
+/// no value needs it any more (so a record whose values fit 32 bits is byte-identical to BAM).
+/// Ordinary records with ordinary values take one branch beyond the 4-byte store.
+#[inline]
+pub fn set_wide(b: &mut Vec<u8>, field: WideField, v: i64) -> Result<(), NameTooLong> {
+    let (low, high) = layout::split_wide(v);
+    set_i32(b, field.low, low);
+    match layout::name_ext_start(b) {
+        None if high == 0 => Ok(()),
+        None => add_name_ext(b, field, high),
+        Some(at) => {
+            set_i32(b, at + field.high, high);
+            if !layout::has_wide_values(b) {
+                remove_name_ext(b, at);
+            }
+            Ok(())
+        }
+    }
+}
+
+pub fn set_pos(b: &mut Vec<u8>, v: i64) -> Result<(), NameTooLong> {
+    set_wide(b, layout::WIDE_POS, v)
+}
+
+pub fn set_next_pos(b: &mut Vec<u8>, v: i64) -> Result<(), NameTooLong> {
+    set_wide(b, layout::WIDE_NEXT_POS, v)
+}
+
+pub fn set_tlen(b: &mut Vec<u8>, v: i64) -> Result<(), NameTooLong> {
+    set_wide(b, layout::WIDE_TLEN, v)
+}
+
+/// Sets POS, PNEXT or TLEN to a 32-bit value in place (for edits on borrowed bytes), clearing
+/// the field's high half if the record has an extension.
+#[inline]
+pub fn set_narrow(b: &mut [u8], field: WideField, v: i32) {
+    set_i32(b, field.low, v);
+    if let Some(at) = layout::name_ext_start(b) {
+        set_i32(b, at + field.high, 0);
+    }
+}
+
+#[cold]
+fn add_name_ext(b: &mut Vec<u8>, field: WideField, high: i32) -> Result<(), NameTooLong> {
+    let l = b[layout::L_READ_NAME] as usize;
+    if l + layout::NAME_EXT_LEN > 255 {
+        return Err(NameTooLong);
+    }
+    let mut ext = [0u8; layout::NAME_EXT_LEN];
+    ext[field.high..field.high + 4].copy_from_slice(&high.to_le_bytes());
+    let at = layout::FIXED_LEN + l;
+    b.splice(at..at, ext);
+    b[layout::L_READ_NAME] = (l + layout::NAME_EXT_LEN) as u8;
+    Ok(())
+}
+
+#[cold]
+fn remove_name_ext(b: &mut Vec<u8>, at: usize) {
+    b.drain(at..at + layout::NAME_EXT_LEN);
+    b[layout::L_READ_NAME] -= layout::NAME_EXT_LEN as u8;
 }
 
 /// Sets flag bits.
@@ -165,13 +234,16 @@ pub fn set_cigar(b: &mut Vec<u8>, ops: &[u32]) {
         .copy_from_slice(&(ops.len() as u16).to_le_bytes());
 }
 
-/// Replaces the read name (without NUL).
+/// Replaces the read name (without NUL), keeping a name extension.
 pub fn set_read_name(b: &mut Vec<u8>, name: &[u8]) {
     let old = b[layout::L_READ_NAME] as usize;
     let mut n = name.to_vec();
     n.push(0);
+    if let Some(at) = layout::name_ext_start(b) {
+        n.extend_from_slice(&b[at..at + layout::NAME_EXT_LEN]);
+    }
+    b[layout::L_READ_NAME] = n.len() as u8;
     b.splice(layout::FIXED_LEN..layout::FIXED_LEN + old, n);
-    b[layout::L_READ_NAME] = (name.len() + 1) as u8;
 }
 
 #[cfg(test)]
@@ -201,6 +273,39 @@ mod tests {
         assert!(b.ends_with(b"dcS\xff\0"));
         assert!(delete_tag(&mut b, *b"do"));
         assert!(b[34..].starts_with(b"NMS"));
+    }
+
+    #[test]
+    fn wide_values_add_and_remove_the_extension() {
+        let mut b = rec(b"NMC\x01");
+        let ordinary = b.clone();
+        set_pos(&mut b, 10_000_000_009).unwrap();
+        assert_eq!(b.len(), ordinary.len() + layout::NAME_EXT_LEN);
+        set_tlen(&mut b, -3_000_000_000).unwrap();
+        set_next_pos(&mut b, 7).unwrap();
+        let r = RecordRef::new(&b);
+        assert_eq!((r.pos(), r.next_pos(), r.tlen()), (10_000_000_009, 7, -3_000_000_000));
+        assert_eq!(r.read_name(), b"r");
+        assert_eq!(r.aux_get(*b"NM").and_then(|f| f.int()), Some(1));
+        set_pos(&mut b, 0).unwrap();
+        assert!(RecordRef::new(&b).has_wide_values());
+        set_narrow(&mut b, layout::WIDE_TLEN, 0);
+        assert_eq!(RecordRef::new(&b).tlen(), 0);
+        assert!(!RecordRef::new(&b).has_wide_values());
+        set_next_pos(&mut b, 0).unwrap();
+        assert_eq!(b, ordinary, "the extension goes once no value needs it");
+    }
+
+    #[test]
+    fn wide_value_needs_room_in_the_name_length() {
+        let mut b = rec(b"");
+        set_read_name(&mut b, &[b'n'; layout::MAX_EXTENDED_NAME_LEN + 1]);
+        assert_eq!(set_pos(&mut b, 1 << 40), Err(NameTooLong));
+        set_read_name(&mut b, &[b'n'; layout::MAX_EXTENDED_NAME_LEN]);
+        set_pos(&mut b, 1 << 40).unwrap();
+        set_read_name(&mut b, b"short");
+        let r = RecordRef::new(&b);
+        assert_eq!((r.read_name(), r.pos()), (&b"short"[..], 1 << 40));
     }
 
     #[test]

@@ -9,8 +9,13 @@ use std::collections::HashMap;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reference {
     pub name: Vec<u8>,
-    pub len: u32,
+    /// `LN`: 64-bit as htslib's `hts_pos_t`; a BAM's binary list holds at most `u32::MAX`.
+    pub len: u64,
 }
+
+/// The `LN` above which only SAM can hold the reference's positions (samtools sort's
+/// "very large references").
+pub const MAX_BAM_REFERENCE_LEN: u64 = i32::MAX as u64;
 
 #[derive(Clone, Debug, Default)]
 pub struct Header {
@@ -48,11 +53,15 @@ fn check_line(line: &[u8]) -> Result<(), HeaderError> {
     Ok(())
 }
 
-/// An `LN` value as htslib reads it: the leading digits (`5000x` is 5000), at least 1.
-fn reference_length(value: &[u8]) -> Option<u32> {
+/// An `LN` value as htslib reads it (`strtoll`): the leading digits (`5000x` is 5000), at least
+/// 1, saturating at `i64::MAX`.
+fn reference_length(value: &[u8]) -> Option<u64> {
     let digits = value.iter().take_while(|b| b.is_ascii_digit()).count();
-    let len: u64 = std::str::from_utf8(&value[..digits.min(12)]).ok()?.parse().ok()?;
-    (1..=i32::MAX as u64).contains(&len).then_some(len as u32)
+    let len = value[..digits]
+        .iter()
+        .try_fold(0u64, |n, &d| n.checked_mul(10).and_then(|n| n.checked_add((d - b'0') as u64)));
+    let len = len.map_or(i64::MAX as u64, |n| n.min(i64::MAX as u64));
+    (len >= 1).then_some(len)
 }
 
 /// The value of `KEY:` on a tab-separated header line.
@@ -103,6 +112,12 @@ impl Header {
 
     pub fn is_modified(&self) -> bool {
         self.modified
+    }
+
+    /// True when some reference is longer than BAM's 32-bit positions reach (samtools sort's
+    /// "very large references"): its records may hold positions only SAM can carry.
+    pub fn has_very_large_references(&self) -> bool {
+        self.refs.iter().any(|r| r.len > MAX_BAM_REFERENCE_LEN)
     }
 
     /// The reference id of a name.
@@ -298,7 +313,8 @@ impl Header {
             out.extend_from_slice(&(r.name.len() as u32 + 1).to_le_bytes());
             out.extend_from_slice(&r.name);
             out.push(0);
-            out.extend_from_slice(&r.len.to_le_bytes());
+            // htslib's bam_hdr_write: a longer reference is UINT32_MAX here, its LN in the text.
+            out.extend_from_slice(&(r.len.min(u32::MAX as u64) as u32).to_le_bytes());
         }
         out
     }
@@ -332,6 +348,11 @@ mod tests {
         let parse = |text: &str| Header::from_sam_text(text.as_bytes().to_vec());
         let h = parse("@SQ\tSN:c\tLN:5000x\n@CO\n@HD\tVN:1.6\n").unwrap();
         assert_eq!(h.refs()[0].len, 5000);
+        // 64-bit lengths (htslib's hts_pos_t); strtoll saturates.
+        assert_eq!(parse("@SQ\tSN:c\tLN:10000000045\n").unwrap().refs()[0].len, 10_000_000_045);
+        let huge = parse("@SQ\tSN:c\tLN:99999999999999999999999\n").unwrap();
+        assert_eq!(huge.refs()[0].len, i64::MAX as u64);
+        assert_eq!(&huge.encode_bam()[huge.encode_bam().len() - 4..], &u32::MAX.to_le_bytes());
         for bad in ["@SQ\tSN:c\tLN:abc", "@SQ\tSN:c\tLN:0", "@SQ\tSN:c\tLN:-5", "@xy\tfoo"] {
             assert!(parse(bad).is_err(), "{bad}");
         }

@@ -4,4 +4,4 @@ pub mod reader;
 pub mod writer;
 
 pub use reader::Reader;
-pub use writer::Writer;
+pub use writer::{PositionTooLarge, Writer};

@@ -89,7 +89,7 @@ pub fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> 
         let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
         let len = u32::from_le_bytes(
             data[at + 4 + l_name..at + 8 + l_name].try_into().unwrap_or_default(),
-        );
+        ) as u64;
         refs.push(Reference { name: name.to_vec(), len });
         at += 8 + l_name;
     }
@@ -97,6 +97,16 @@ pub fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> 
         // No binary reference list: htslib takes the references from the text's @SQ lines.
         if let Ok(from_text) = Header::from_sam_text(text.clone()) {
             refs = from_text.refs().to_vec();
+        }
+    } else if refs.iter().any(|r| r.len == u32::MAX as u64) {
+        // A reference longer than 32 bits is UINT32_MAX in the list; htslib
+        // (`sam_hdr_tid2len`) takes its length from the text's @SQ line.
+        if let Ok(from_text) = Header::from_sam_text(text.clone()) {
+            for r in refs.iter_mut().filter(|r| r.len == u32::MAX as u64) {
+                if let Some(t) = from_text.tid(&r.name) {
+                    r.len = from_text.refs()[t as usize].len;
+                }
+            }
         }
     }
     Ok(Some((Header::from_parts(text, refs), at)))
@@ -128,6 +138,11 @@ fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), Re
 /// RNEXT ids, which must be -1 or name a header reference (htslib fails with `ERANGE`).
 pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), ReadError> {
     view::validate(bytes).map_err(|source| ReadError::BadRecord { record, source })?;
+    // A BAM record's values are 32-bit: bytes that would read as the name extension's high
+    // halves are refused rather than taken as positions.
+    if layout::has_wide_values(bytes) {
+        return Err(ReadError::BadRecord { record, source: view::RecordError::NameGarbage });
+    }
     for at in [layout::REF_ID, layout::NEXT_REF_ID] {
         let tid = layout::read_i32(bytes, at);
         if tid < -1 || tid >= 0 && tid as usize >= n_ref {
@@ -396,6 +411,28 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn name_padding_must_be_nul() {
+        let with_padding = |padding: &[u8]| {
+            let mut r = vec![0u8; layout::FIXED_LEN];
+            r[layout::L_READ_NAME] = (2 + padding.len()) as u8;
+            r.extend_from_slice(b"r\0");
+            r.extend_from_slice(padding);
+            r
+        };
+        assert!(validate_record(&with_padding(&[0; 20]), 1, 1).is_ok());
+        let mut garbage = [0u8; layout::NAME_EXT_LEN];
+        garbage[layout::EXT_POS_HIGH] = 1;
+        let err = validate_record(&with_padding(&garbage), 1, 3).expect_err("not NUL");
+        assert!(
+            matches!(
+                err,
+                ReadError::BadRecord { record: 3, source: view::RecordError::NameGarbage }
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,9 +1,34 @@
 //! BAM writing: the header in its own BGZF block(s), then records, through `bgzf::Writer`.
+//!
+//! A record holding a POS, PNEXT or TLEN beyond 32 bits (from SAM, see `record::layout`) is
+//! refused as htslib's `bam_write1` refuses it, so the name extension never reaches a BAM file.
 
 use std::io::Write;
 
 use crate::io::bgzf;
-use crate::record::{Batch, Header};
+use crate::record::{Batch, Header, layout};
+
+/// htslib's `bam_write1` error for a record whose values do not fit BAM's 32-bit fields; carried
+/// inside the `std::io::Error` the writer returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("Positional data is too large for BAM format")]
+pub struct PositionTooLarge;
+
+impl PositionTooLarge {
+    /// True when `e` is this error.
+    pub fn is(e: &std::io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<PositionTooLarge>())
+    }
+}
+
+/// Refuses a framed record (`block_size` first) that BAM cannot hold.
+#[inline]
+fn check_fits_bam(framed: &[u8]) -> std::io::Result<()> {
+    if layout::has_wide_values(&framed[4..]) {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, PositionTooLarge));
+    }
+    Ok(())
+}
 
 pub struct Writer {
     bgzf: bgzf::Writer,
@@ -26,11 +51,14 @@ impl Writer {
     /// Writes one record given with its `block_size` prefix.
     #[inline]
     pub fn write_framed(&mut self, framed: &[u8]) -> std::io::Result<()> {
+        check_fits_bam(framed)?;
         self.bgzf.write_unit(framed)
     }
 
     /// Writes many framed records; same bytes as one [`Writer::write_framed`] per record.
     pub fn write_framed_all(&mut self, framed: &[&[u8]]) -> std::io::Result<()> {
+        // All or nothing, as one call: records before a refused one are not written either.
+        framed.iter().try_for_each(|f| check_fits_bam(f))?;
         self.bgzf.write_units(framed)
     }
 
@@ -53,5 +81,35 @@ impl Writer {
     /// Finishes; returns each tracked record's start virtual offset and the data's end offset.
     pub fn finish_tracked(self) -> std::io::Result<(Box<dyn Write + Send>, Vec<u64>, u64)> {
         self.bgzf.finish_tracked()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(name_region: &[u8]) -> Vec<u8> {
+        let mut rec = vec![0u8; layout::FIXED_LEN];
+        rec[layout::L_READ_NAME] = name_region.len() as u8;
+        rec.extend_from_slice(name_region);
+        let mut f = (rec.len() as u32).to_le_bytes().to_vec();
+        f.extend_from_slice(&rec);
+        f
+    }
+
+    #[test]
+    fn refuses_records_with_values_beyond_32_bits() {
+        let mut w = Writer::new(Box::new(Vec::new()), &Header::default(), 0, 1).unwrap();
+        let ordinary = framed(b"r\0");
+        let mut wide_region = b"r\0".to_vec();
+        wide_region.extend_from_slice(&[2, 0, 0, 0]);
+        wide_region.extend_from_slice(&[0; layout::NAME_EXT_LEN - 4]);
+        let wide = framed(&wide_region);
+        w.write_framed(&ordinary).unwrap();
+        assert!(PositionTooLarge::is(&w.write_framed(&wide).unwrap_err()));
+        assert!(PositionTooLarge::is(&w.write_framed_all(&[&ordinary, &wide]).unwrap_err()));
+        // An all-zero extension is NUL padding, which BAM may hold.
+        w.write_framed(&framed(&[b'r', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]))
+            .unwrap();
     }
 }

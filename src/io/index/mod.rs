@@ -210,7 +210,7 @@ mod tests {
             .zip(&walk.ref_lengths)
             .map(|(name, &len)| crate::record::header::Reference {
                 name: name.as_bytes().to_vec(),
-                len: len as u32,
+                len: len as u64,
             })
             .collect();
         for bytes in [BUILD_BAI, BUILD_CSI] {

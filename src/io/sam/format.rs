@@ -163,7 +163,7 @@ pub fn format_record(out: &mut Vec<u8>, r: &RecordRef<'_>, header: &Header) {
     out.push(b'\t');
     push_ref(out, header, r.ref_id());
     out.push(b'\t');
-    push_int(out, r.pos() as i64 + 1);
+    push_int(out, r.pos() + 1);
     out.push(b'\t');
     push_int(out, r.mapq() as i64);
     out.push(b'\t');
@@ -185,9 +185,9 @@ pub fn format_record(out: &mut Vec<u8>, r: &RecordRef<'_>, header: &Header) {
         push_ref(out, header, mtid);
     }
     out.push(b'\t');
-    push_int(out, r.next_pos() as i64 + 1);
+    push_int(out, r.next_pos() + 1);
     out.push(b'\t');
-    push_int(out, r.tlen() as i64);
+    push_int(out, r.tlen());
     out.push(b'\t');
     let l_seq = r.l_seq();
     if l_seq == 0 {

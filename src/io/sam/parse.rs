@@ -4,6 +4,8 @@
 //! - `bin` is `reg2bin(pos, pos + rlen)` with rlen = 1 when there is no CIGAR or it covers nothing;
 //! - integer aux values get the smallest type (`c`/`s`/`i` when negative, `C`/`S`/`I` otherwise);
 //! - a mapped read without CIGAR is flagged unmapped, as htslib does;
+//! - POS and PNEXT up to 2⁶² − 1 and any 64-bit TLEN are accepted (htslib's `hts_pos_t`); values
+//!   beyond 32 bits go into the record's name extension (see `record::layout`);
 //! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does, except that an
 //!   RNAME other than `*` is an error when the header has no `@SQ` line at all.
 
@@ -27,8 +29,10 @@ pub enum ParseError {
     SeqQualMismatch,
     #[error("invalid aux field '{0}'")]
     BadAux(String),
-    #[error("positional data is too large for BAM format")]
-    TooLarge,
+    /// A position beyond 32 bits needs the name extension (`layout::NAME_EXT_LEN` bytes), for
+    /// which a name this long leaves no room in the u8 `l_read_name`.
+    #[error("query name is too long for a position beyond 32 bits")]
+    LongNameForWidePosition,
     /// RNAME names a reference but the header has none (htslib fails here; RNEXT only warns).
     #[error("no SQ lines present in the header")]
     NoReferences,
@@ -91,6 +95,9 @@ pub(crate) const SEQ_NT16: [u8; 256] = {
     t[b'u' as usize] = 8;
     t
 };
+
+/// The largest POS/PNEXT htslib reads (`hts_str2uint(.., 62, ..)`).
+const MAX_POS: i64 = (1 << 62) - 1;
 
 fn parse_i64(s: &[u8]) -> Option<i64> {
     let (neg, digits) = match s.first() {
@@ -225,7 +232,7 @@ fn encode(
     }
     let tid = ref_id(rname, header, warnings, false);
     let pos = parse_i64(pos_s)
-        .filter(|p| (0..=i32::MAX as i64 + 1).contains(p))
+        .filter(|p| (0..=MAX_POS).contains(p))
         .ok_or(ParseError::BadField("POS"))?
         - 1;
     let mapq = parse_i64(mapq_s)
@@ -233,18 +240,30 @@ fn encode(
         .ok_or(ParseError::BadField("MAPQ"))? as u8;
     let next_tid = if rnext == b"=" { tid } else { ref_id(rnext, header, warnings, true) };
     let next_pos = parse_i64(pnext_s)
-        .filter(|p| (0..=i32::MAX as i64 + 1).contains(p))
+        .filter(|p| (0..=MAX_POS).contains(p))
         .ok_or(ParseError::BadField("PNEXT"))?
         - 1;
     let tlen = parse_i64(tlen_s).ok_or(ParseError::BadField("TLEN"))?;
-    if tlen < i32::MIN as i64 || tlen > i32::MAX as i64 {
-        return Err(ParseError::TooLarge);
+    let (pos_low, pos_high) = layout::split_wide(pos);
+    let (next_pos_low, next_pos_high) = layout::split_wide(next_pos);
+    let (tlen_low, tlen_high) = layout::split_wide(tlen);
+    let wide = (pos_high | next_pos_high | tlen_high) != 0;
+    if wide && qname.len() > layout::MAX_EXTENDED_NAME_LEN {
+        return Err(ParseError::LongNameForWidePosition);
     }
 
     // Fixed part; bin, n_cigar, flag and l_seq are patched below.
     buf.resize(rec + layout::FIXED_LEN, 0);
     buf.extend_from_slice(qname);
     buf.push(0);
+    if wide {
+        let mut ext = [0u8; layout::NAME_EXT_LEN];
+        ext[layout::EXT_POS_HIGH..][..4].copy_from_slice(&pos_high.to_le_bytes());
+        ext[layout::EXT_NEXT_POS_HIGH..][..4].copy_from_slice(&next_pos_high.to_le_bytes());
+        ext[layout::EXT_TLEN_HIGH..][..4].copy_from_slice(&tlen_high.to_le_bytes());
+        buf.extend_from_slice(&ext);
+    }
+    let l_read_name = buf.len() - rec - layout::FIXED_LEN;
     let cigar_at = buf.len();
     let mut n_cigar = 0u32;
     if cigar_s != b"*" {
@@ -322,16 +341,16 @@ fn encode(
 
     let fixed = &mut buf[rec..rec + layout::FIXED_LEN];
     fixed[layout::REF_ID..][..4].copy_from_slice(&tid.to_le_bytes());
-    fixed[layout::POS..][..4].copy_from_slice(&(pos as i32).to_le_bytes());
-    fixed[layout::L_READ_NAME] = (qname.len() + 1) as u8;
+    fixed[layout::POS..][..4].copy_from_slice(&pos_low.to_le_bytes());
+    fixed[layout::L_READ_NAME] = l_read_name as u8;
     fixed[layout::MAPQ] = mapq;
     fixed[layout::BIN..][..2].copy_from_slice(&bin.to_le_bytes());
     fixed[layout::N_CIGAR_OP..][..2].copy_from_slice(&(n_cigar as u16).to_le_bytes());
     fixed[layout::FLAG..][..2].copy_from_slice(&flag.to_le_bytes());
     fixed[layout::L_SEQ..][..4].copy_from_slice(&(l_seq as i32).to_le_bytes());
     fixed[layout::NEXT_REF_ID..][..4].copy_from_slice(&next_tid.to_le_bytes());
-    fixed[layout::NEXT_POS..][..4].copy_from_slice(&(next_pos as i32).to_le_bytes());
-    fixed[layout::TLEN..][..4].copy_from_slice(&(tlen as i32).to_le_bytes());
+    fixed[layout::NEXT_POS..][..4].copy_from_slice(&next_pos_low.to_le_bytes());
+    fixed[layout::TLEN..][..4].copy_from_slice(&tlen_low.to_le_bytes());
     Ok(())
 }
 
@@ -465,6 +484,32 @@ mod tests {
         assert_eq!(aux[1].ty, b'c');
         assert_eq!(aux[3].typed(), AuxValue::Array(b's', &[1, 0, 0xfe, 0xff]));
         assert_eq!(aux[4].typed(), AuxValue::Float(1.5));
+    }
+
+    #[test]
+    fn positions_beyond_32_bits_round_trip_through_the_name_extension() {
+        let line = "of1\t99\tchr1\t10000000010\t30\t3M\t=\t4294967297\t-9000000000\tACG\t*\tNM:i:1";
+        let b = parse(line).unwrap();
+        let r = b.get(0);
+        assert_eq!((r.pos(), r.next_pos(), r.tlen()), (10_000_000_009, 4_294_967_296, -9e9 as i64));
+        assert_eq!(r.read_name(), b"of1");
+        assert!(r.has_wide_values());
+        assert_eq!(r.aux_get(*b"NM").and_then(|f| f.int()), Some(1));
+        let mut text = Vec::new();
+        crate::io::sam::format::format_record(&mut text, &r, &header());
+        assert_eq!(text, format!("{line}\n").into_bytes());
+        // Values that fit 32 bits give the ordinary record, byte for byte.
+        let small = parse("of1\t99\tchr1\t2147483647\t30\t3M\t=\t1\t-2147483648\tACG\t*").unwrap();
+        assert_eq!(small.get(0).bytes()[layout::L_READ_NAME], 4);
+        assert!(!small.get(0).has_wide_values());
+        assert_eq!(small.get(0).tlen(), i32::MIN as i64);
+        let long = "n".repeat(layout::MAX_EXTENDED_NAME_LEN + 1);
+        assert!(parse(&format!("{long}\t0\tchr1\t1\t0\t*\t*\t0\t0\t*\t*")).is_ok());
+        assert_eq!(
+            parse(&format!("{long}\t0\tchr1\t3000000000\t0\t*\t*\t0\t0\t*\t*")).err(),
+            Some(ParseError::LongNameForWidePosition)
+        );
+        assert!(parse("r\t0\tchr1\t4611686018427387904\t0\t*\t*\t0\t0\t*\t*").is_err());
     }
 
     #[test]

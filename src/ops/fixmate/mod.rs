@@ -66,16 +66,29 @@ fn end_pos(b: &[u8]) -> i64 {
     rec(b).end_pos()
 }
 
-fn sync_unmapped_pos(src: &[u8], dest: &mut [u8]) {
+/// POS, 64-bit (`hts_pos_t`).
+fn pos(b: &[u8]) -> i64 {
+    rec(b).pos()
+}
+
+/// Stores a 64-bit POS, PNEXT or TLEN. A value beyond 32 bits on a read name longer than
+/// `layout::MAX_EXTENDED_NAME_LEN` cannot be stored: such a record keeps the value's low half.
+/// (Unreachable from SAM, whose parser refuses such names with wide positions, except for a TLEN
+/// spanning positions near 2³¹.)
+fn set_wide(b: &mut Vec<u8>, field: layout::WideField, v: i64) {
+    let _ = edit::set_wide(b, field, v);
+}
+
+fn sync_unmapped_pos(src: &[u8], dest: &mut Vec<u8>) {
     if edit::flag(dest) & flags::UNMAP != 0 && edit::flag(src) & flags::UNMAP == 0 {
         edit::set_i32(dest, layout::REF_ID, edit::get_i32(src, layout::REF_ID));
-        edit::set_i32(dest, layout::POS, edit::get_i32(src, layout::POS));
+        set_wide(dest, layout::WIDE_POS, pos(src));
     }
 }
 
-fn sync_mate_fields(src: &[u8], dest: &mut [u8]) {
+fn sync_mate_fields(src: &[u8], dest: &mut Vec<u8>) {
     edit::set_i32(dest, layout::NEXT_REF_ID, edit::get_i32(src, layout::REF_ID));
-    edit::set_i32(dest, layout::NEXT_POS, edit::get_i32(src, layout::POS));
+    set_wide(dest, layout::WIDE_NEXT_POS, pos(src));
     let sf = edit::flag(src);
     let mut df = edit::flag(dest);
     if sf & flags::REVERSE != 0 {
@@ -119,7 +132,7 @@ fn plausibly_proper(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     let five = |x: &[u8], f: u16| {
-        if f & flags::REVERSE != 0 { end_pos(x) } else { edit::get_i32(x, layout::POS) as i64 }
+        if f & flags::REVERSE != 0 { end_pos(x) } else { pos(x) }
     };
     let (first, second) = if five(a, fa) > five(b, fb) { (fb, fa) } else { (fa, fb) };
     first & flags::REVERSE == 0 && second & flags::REVERSE != 0
@@ -129,7 +142,7 @@ fn plausibly_proper(a: &[u8], b: &[u8]) -> bool {
 fn template_cigar(group: &mut [Vec<u8>], i1: usize, i2: usize) {
     let (a, b) = (&group[i1], &group[i2]);
     let (ta, tb) = (edit::get_i32(a, layout::REF_ID), edit::get_i32(b, layout::REF_ID));
-    let (pa, pb) = (edit::get_i32(a, layout::POS), edit::get_i32(b, layout::POS));
+    let (pa, pb) = (pos(a), pos(b));
     if ta != tb || ta < 0 || pa < 0 || pb < 0 || (edit::flag(a) | edit::flag(b)) & flags::UNMAP != 0
     {
         return;
@@ -140,7 +153,7 @@ fn template_cigar(group: &mut [Vec<u8>], i1: usize, i2: usize) {
         let b = &group[x];
         let f = edit::flag(b);
         if i == 1 {
-            let gap = edit::get_i32(b, layout::POS) as i64 - end_pos(&group[l]);
+            let gap = pos(b) - end_pos(&group[l]);
             s.extend_from_slice(itoa::Buffer::new().format(gap as i32).as_bytes());
             s.push(b'T');
         }
@@ -206,21 +219,13 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
             if edit::get_i32(a, layout::REF_ID) == edit::get_i32(b, layout::REF_ID)
                 && (fa | fb) & both == 0
             {
-                let cur5 = if fb & flags::REVERSE != 0 {
-                    cur_end
-                } else {
-                    edit::get_i32(b, layout::POS) as i64
-                };
-                let pre5 = if fa & flags::REVERSE != 0 {
-                    pre_end
-                } else {
-                    edit::get_i32(a, layout::POS) as i64
-                };
-                edit::set_i32(b, layout::TLEN, (pre5 - cur5) as i32);
-                edit::set_i32(a, layout::TLEN, (cur5 - pre5) as i32);
+                let cur5 = if fb & flags::REVERSE != 0 { cur_end } else { pos(b) };
+                let pre5 = if fa & flags::REVERSE != 0 { pre_end } else { pos(a) };
+                set_wide(b, layout::WIDE_TLEN, pre5 - cur5);
+                set_wide(a, layout::WIDE_TLEN, cur5 - pre5);
             } else {
-                edit::set_i32(a, layout::TLEN, 0);
-                edit::set_i32(b, layout::TLEN, 0);
+                set_wide(a, layout::WIDE_TLEN, 0);
+                set_wide(b, layout::WIDE_TLEN, 0);
             }
         }
         if opts.template_cigar {
@@ -248,8 +253,8 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
     if let (None, Some(p)) = (cur, pre) {
         let b = &mut group[p];
         edit::set_i32(b, layout::NEXT_REF_ID, -1);
-        edit::set_i32(b, layout::NEXT_POS, -1);
-        edit::set_i32(b, layout::TLEN, 0);
+        set_wide(b, layout::WIDE_NEXT_POS, -1);
+        set_wide(b, layout::WIDE_TLEN, 0);
         edit::clear_flags(b, flags::MREVERSE | flags::PROPER_PAIR);
     }
     // samtools 1.24: a paired supplementary record takes its mate fields, MQ and MC from the

@@ -55,7 +55,7 @@ fn cigar_of(b: &[u8]) -> Vec<u32> {
 fn trim(b: &mut Vec<u8>, end: i64) {
     let mut cig = cigar_of(b);
     let n = cig.len();
-    let mut pos = edit::get_i32(b, layout::POS) as i64;
+    let mut pos = RecordRef::new(b).pos();
     let (mut op, mut oplen) = (0u8, 0i64);
     let mut i = 0;
     while i < n {
@@ -101,14 +101,14 @@ pub fn sanitize(b: &mut Vec<u8>, opts: u32, ref_len: impl Fn(i32) -> i64) {
     let tid = edit::get_i32(b, layout::REF_ID);
     let mut f = edit::flag(b);
     if opts & FIX_POS != 0 && tid < 0 {
-        edit::set_i32(b, layout::POS, -1);
+        let _ = edit::set_pos(b, -1); // -1 always fits: no extension needed
         if opts & FIX_UNMAP != 0 {
             f |= flags::UNMAP;
             edit::set_flag(b, f);
         }
     }
     if opts & FIX_CIGAR != 0 && f & flags::UNMAP == 0 {
-        let pos = edit::get_i32(b, layout::POS) as i64;
+        let pos = RecordRef::new(b).pos();
         if pos < 0 && opts & FIX_UNMAP != 0 {
             edit::set_flag(b, f | flags::UNMAP);
         } else {
@@ -117,7 +117,7 @@ pub fn sanitize(b: &mut Vec<u8>, opts: u32, ref_len: impl Fn(i32) -> i64) {
                 edit::set_flag(b, f | flags::UNMAP);
                 if opts & FIX_POS != 0 {
                     edit::set_i32(b, layout::REF_ID, -1);
-                    edit::set_i32(b, layout::POS, -1);
+                    let _ = edit::set_pos(b, -1);
                 }
             } else if RecordRef::new(b).end_pos() > rlen {
                 trim(b, rlen);

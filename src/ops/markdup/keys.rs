@@ -48,7 +48,7 @@ pub fn unclipped_start(r: &RecordRef<'_>) -> i64 {
             _ => break,
         }
     }
-    r.pos() as i64 - clipped + 1
+    r.pos() - clipped + 1
 }
 
 pub fn unclipped_end(r: &RecordRef<'_>) -> i64 {
@@ -141,7 +141,7 @@ pub fn pair_key(r: &RecordRef<'_>, mc: &[u8], sequence: bool, barcode: i32, rg: 
     let read1 = f & flags::READ1 != 0;
     let this_ref = r.ref_id() + 1;
     let other_ref = r.next_ref_id() + 1;
-    let mpos = r.next_pos() as i64;
+    let mpos = r.next_pos();
     let (s, e) = (unclipped_start(r), unclipped_end(r));
     let (ms, me) = (unclipped_other_start(mpos, mc), unclipped_other_end(mpos, mc));
     let (mut this_coord, mut other_coord) = (s, ms);
@@ -192,7 +192,7 @@ pub fn pair_key(r: &RecordRef<'_>, mc: &[u8], sequence: bool, barcode: i32, rg: 
             d if d < 0 => true,
             d if d > 0 => false,
             _ => {
-                let pos = r.pos() as i64;
+                let pos = r.pos();
                 if pos == mpos { read1 } else { pos < mpos }
             }
         };

@@ -108,7 +108,7 @@ pub struct ReadInfo {
 }
 
 /// samtools' `has_mate`.
-pub fn has_mate(flag: u16, mtid: i32, mpos: i32) -> bool {
+pub fn has_mate(flag: u16, mtid: i32, mpos: i64) -> bool {
     flag & flags::PAIRED != 0 && flag & flags::MUNMAP == 0 && !(mtid == -1 && mpos == -1)
 }
 
@@ -218,7 +218,7 @@ impl ReadInfo {
         ReadInfo {
             flag,
             tid: r.ref_id(),
-            pos: r.pos() as i64,
+            pos: r.pos(),
             rg,
             examined,
             paired,

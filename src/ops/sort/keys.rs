@@ -19,13 +19,34 @@ use crate::record::cigar;
 use crate::record::layout::flags;
 
 /// Coordinate order as one integer: reference (unplaced `tid < 0` after every reference), then
-/// `pos + 1` as unsigned, then forward before reverse. `n_refs` is the header's reference count.
+/// `pos + 1` as unsigned 64-bit (`bam1_cmp_core`), then forward before reverse. `n_refs` is the
+/// header's reference count.
+///
+/// | bits   | field        |
+/// |--------|--------------|
+/// | 65..97 | tid          |
+/// | 1..65  | `pos + 1`    |
+/// | 0      | reverse      |
 #[inline]
-pub fn coordinate_key(r: &RecordRef<'_>, n_refs: usize) -> u64 {
+pub fn coordinate_key(r: &RecordRef<'_>, n_refs: usize) -> u128 {
+    let tid = if r.ref_id() < 0 { n_refs as u128 } else { r.ref_id() as u128 };
+    let pos1 = (r.pos() + 1) as u64 as u128;
+    let rev = (r.flag() & flags::REVERSE != 0) as u128;
+    tid << 65 | pos1 << 1 | rev
+}
+
+/// [`coordinate_key`]'s order packed into a `u64` (`tid << 33 | (pos + 1) << 1 | reverse`, with
+/// `pos + 1` kept to 32 bits), so the coordinate sort pairs it with an input index in one `u128`.
+/// `None` when POS does not fit i32 (SAM only); the caller then sorts by [`coordinate_key`].
+/// Among records whose POS fits i32 the orders agree: a negative POS below −1 (malformed BAM)
+/// still sorts after every other position, as its unsigned 64-bit `pos + 1` does.
+#[inline]
+pub fn narrow_coordinate_key(r: &RecordRef<'_>, n_refs: usize) -> Option<u64> {
+    let pos = i32::try_from(r.pos()).ok()?;
     let tid = if r.ref_id() < 0 { n_refs as u64 } else { r.ref_id() as u64 };
-    let pos1 = (r.pos() as i64 + 1) as u64 & 0xffff_ffff;
+    let pos1 = (pos as i64 + 1) as u64 & 0xffff_ffff;
     let rev = (r.flag() & flags::REVERSE != 0) as u64;
-    tid << 33 | pos1 << 1 | rev
+    Some(tid << 33 | pos1 << 1 | rev)
 }
 
 /// samtools 1.24's tie-break for equal names: READ1/READ2 bits, then primary < supplementary <
@@ -176,7 +197,7 @@ fn unclipped_start(r: &RecordRef<'_>) -> i64 {
             _ => break,
         }
     }
-    r.pos() as i64 - clipped + 1
+    r.pos() - clipped + 1
 }
 
 /// Unclipped end counting soft clips only (`unclipped_end(b, 0)`).
@@ -298,7 +319,7 @@ pub fn template_key<'a>(
         .ok_or("[bam_sort] error: no MC tag. Please run samtools fixmate on file first.")?;
         k.tid2 = r.next_ref_id();
         k.neg2 = flag & flags::MREVERSE != 0;
-        let mpos = r.next_pos() as i64;
+        let mpos = r.next_pos();
         k.pos2 =
             if k.neg2 { unclipped_other_end(mpos, mc) } else { unclipped_other_start(mpos, mc) };
     }

@@ -7,6 +7,7 @@
 //! When the reverse strand gives the smaller hash, the read is reverse-complemented in place and
 //! REVERSE toggled. The read's `pos`, `mpos` and `isize` become −1, −1, 0 as in samtools' output.
 
+use crate::record::edit;
 use crate::record::layout::{self, flags};
 
 const XOR: u64 = 0xdead_7878_beef_7878;
@@ -332,9 +333,9 @@ pub fn apply(rec: &mut [u8], m: Minimiser, index: Option<&KmerIndex>) -> Option<
     // samtools keeps (mh >> 31) & 0x7fffffff in pos and mh & 0x7fffffff in mpos, then compares
     // pos << 31 | mpos: the hash's low 62 bits.
     let hash = (((mh >> 31) & 0x7fff_ffff) << 31) | (mh & 0x7fff_ffff);
-    rec[layout::POS..layout::POS + 4].copy_from_slice(&(-1i32).to_le_bytes());
-    rec[layout::NEXT_POS..layout::NEXT_POS + 4].copy_from_slice(&(-1i32).to_le_bytes());
-    rec[layout::TLEN..layout::TLEN + 4].copy_from_slice(&0i32.to_le_bytes());
+    edit::set_narrow(rec, layout::WIDE_POS, -1);
+    edit::set_narrow(rec, layout::WIDE_NEXT_POS, -1);
+    edit::set_narrow(rec, layout::WIDE_TLEN, 0);
     Some(MinKey { hash, pos_desc: u32::MAX - pos as u32 })
 }
 

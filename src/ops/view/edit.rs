@@ -51,14 +51,14 @@ impl RecordEdit {
 pub fn unmap(r: &RecordRef<'_>, out: &mut Vec<u8>) {
     let b = r.bytes();
     let start = out.len();
-    let name_end = layout::FIXED_LEN + r.read_name().len() + 1;
+    let name_end = layout::FIXED_LEN + b[layout::L_READ_NAME] as usize;
     out.extend_from_slice(&b[..name_end]);
     out.extend_from_slice(&b[name_end + 4 * r.n_cigar_op()..]);
     let rec = &mut out[start..];
     let flag = r.flag() | layout::flags::UNMAP;
     rec[layout::FLAG..layout::FLAG + 2].copy_from_slice(&flag.to_le_bytes());
     rec[layout::MAPQ] = 0;
-    rec[layout::TLEN..layout::TLEN + 4].copy_from_slice(&0i32.to_le_bytes());
+    crate::record::edit::set_narrow(rec, layout::WIDE_TLEN, 0);
     rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2].copy_from_slice(&0u16.to_le_bytes());
 }
 
@@ -157,7 +157,7 @@ pub fn remove_back_ops(r: &RecordRef<'_>, out: &mut Vec<u8>) {
     merged.retain(|&c| cigar::len(c) > 0);
     let b = r.bytes();
     let start = out.len();
-    let name_end = layout::FIXED_LEN + r.read_name().len() + 1;
+    let name_end = layout::FIXED_LEN + b[layout::L_READ_NAME] as usize;
     out.extend_from_slice(&b[..name_end]);
     for c in &merged {
         out.extend_from_slice(&c.to_le_bytes());

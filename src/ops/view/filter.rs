@@ -128,7 +128,7 @@ impl Filter {
             return Ok(false);
         }
         if let Some(t) = &self.targets
-            && (r.ref_id() < 0 || !t.overlaps(r.ref_id(), r.pos() as i64, r.end_pos()))
+            && (r.ref_id() < 0 || !t.overlaps(r.ref_id(), r.pos(), r.end_pos()))
         {
             return Ok(false);
         }
