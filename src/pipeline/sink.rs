@@ -186,12 +186,7 @@ impl RecordSink {
         let io = |e| write_error(path, e);
         match self.kind.as_mut() {
             Some(Kind::Text(w)) => w.write_all(&enc.data).map_err(io),
-            Some(Kind::Bgzf(b)) if enc.data.len() >= BATCHED_BYTES => {
-                b.write_units(&units_of(enc)).map_err(io)
-            }
-            Some(Kind::Bgzf(b)) => {
-                units_of(enc).iter().try_for_each(|u| b.write_unit(u)).map_err(io)
-            }
+            Some(Kind::Bgzf(b)) => b.write_units(&units_of(enc)).map_err(io),
             Some(Kind::Bam(b)) => {
                 if let Some(ix) = self.index.as_mut() {
                     let mut start = 0usize;
@@ -202,11 +197,7 @@ impl RecordSink {
                         start = end as usize;
                     }
                 }
-                if enc.data.len() >= BATCHED_BYTES {
-                    b.write_framed_all(&units_of(enc)).map_err(io)
-                } else {
-                    units_of(enc).iter().try_for_each(|u| b.write_framed(u)).map_err(io)
-                }
+                b.write_framed_all(&units_of(enc)).map_err(io)
             }
             None => Ok(()),
         }
@@ -307,10 +298,6 @@ fn build_index(ix: PendingIndex, starts: &[u64], end: u64) -> Result<Vec<u8>, Er
     }
     Ok(builder.finish(end).encode())
 }
-
-/// Encoded runs at least this large take the BGZF writer's batched path; smaller ones are
-/// copied unit by unit (the batched path starts by moving the open block aside).
-const BATCHED_BYTES: usize = 1 << 20;
 
 /// The units of `enc`, for the BGZF writer's batched path: blocks are assembled from them in
 /// parallel, where copying unit by unit into the open block ran on one thread (markdup and

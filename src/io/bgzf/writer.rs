@@ -20,6 +20,10 @@ use rayon::prelude::*;
 use super::block::{BLOCK_DATA_MAX, EOF_BLOCK};
 use super::stage::{DeflateStage, RawGroup};
 
+/// Runs of units at least this large have their blocks assembled in parallel
+/// ([`Writer::write_units`]); smaller ones are copied unit by unit.
+const BATCHED_BYTES: usize = 1 << 20;
+
 pub struct Writer {
     stage: DeflateStage,
     /// Uncompressed bytes of closed blocks followed by the open block.
@@ -113,6 +117,10 @@ impl Writer {
             unit: usize,
             offset: usize,
             len: usize,
+        }
+        if units.iter().map(|u| u.len()).sum::<usize>() < BATCHED_BYTES {
+            // Too little to share out: the batched path starts by moving the open block aside.
+            return units.iter().try_for_each(|u| self.write_unit(u));
         }
         self.hand_over_closed()?;
         // Bytes already in the open block belong in front of the first block.
