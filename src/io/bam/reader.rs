@@ -102,9 +102,15 @@ pub fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> 
         // A reference longer than 32 bits is UINT32_MAX in the list; htslib
         // (`sam_hdr_tid2len`) takes its length from the text's @SQ line.
         if let Ok(from_text) = Header::from_sam_text(text.clone()) {
-            for r in refs.iter_mut().filter(|r| r.len == u32::MAX as u64) {
-                if let Some(t) = from_text.tid(&r.name) {
-                    r.len = from_text.refs()[t as usize].len;
+            let text_refs = from_text.refs();
+            for (i, r) in refs.iter_mut().enumerate().filter(|(_, r)| r.len == u32::MAX as u64) {
+                // The same position in the text first: a header may repeat a name.
+                let t = match text_refs.get(i) {
+                    Some(t) if t.name == r.name => Some(i),
+                    _ => from_text.tid(&r.name).map(|t| t as usize),
+                };
+                if let Some(t) = t {
+                    r.len = text_refs[t].len;
                 }
             }
         }
@@ -302,6 +308,16 @@ mod tests {
         assert_eq!(used, bytes.len());
         assert_eq!(back.refs(), h.refs());
         assert!(matches!(decode_header(b"BAM\x02xxxx"), Err(ReadError::BadMagic)));
+    }
+
+    /// A reference past 32 bits takes its length from its own @SQ line, even when a later line
+    /// repeats its name (found by fuzzing).
+    #[test]
+    fn long_reference_length_comes_from_its_own_line() {
+        let text = b"@SQ\tSN:c\tLN:30000100000\n@SQ\tSN:c\tLN:1000\n".to_vec();
+        let h = Header::from_sam_text(text).unwrap();
+        let (back, _) = decode_header(&h.encode_bam()).unwrap().unwrap();
+        assert_eq!(back.refs(), h.refs());
     }
 
     /// With n_ref 0 the references come from the text's @SQ lines, as in samtools 1.24.
