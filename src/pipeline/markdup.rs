@@ -2,8 +2,9 @@
 //!
 //! - *parse*: every record into a [`RecordStore`] (the reader parses in parallel);
 //! - *key*: [`ReadInfo`] per record on the pool (keys, scores, name coordinates);
-//! - *decide*: [`decide::decide`] in input order on one thread (samtools' hash/window semantics,
-//!   including window deletions and duplicate chains, make this order-dependent);
+//! - *decide*: [`decide::Decider`]: samtools' single pass (its hash/window semantics, including
+//!   window deletions and duplicate chains, make it order-dependent), replayed in independent
+//!   windows on the pool, a block of keys at a time;
 //! - *write*: records finalised and encoded in parallel chunks, written in input order.
 //!
 //! Output bytes never depend on the thread count.
@@ -48,6 +49,9 @@ pub struct MarkdupOptions {
 }
 
 const CHUNK: usize = 4096;
+/// Records keyed and handed to the decider at a time (16 windows' worth at the least size, so
+/// each block completes several windows to decide in parallel).
+const KEY_BLOCK: usize = 16 * decide::WINDOW_MIN;
 
 pub(crate) fn say(msg: &str) -> Error {
     eprintln!("samtools markdup: {msg}");
@@ -165,34 +169,20 @@ pub fn mark(
     hash: Option<&RecordHash>,
 ) -> Result<Marked, Error> {
     let md = &opts.md;
-    let key_phase = profile::phase(Phase::Key);
-    // Each record is reached through its handle: in coordinate order after a sort, a jump
-    // anywhere in the arena.
-    profile::add(Phase::Key, Counter::Records, store.len() as u64);
-    profile::add(Phase::Key, Counter::RandomAccesses, store.len() as u64);
-    let infos: Vec<ReadInfo> = store
-        .order
-        .par_iter()
-        .map(|&idx| {
-            let r = store.get(idx);
-            let rg = match groups {
-                Some((ids, _)) => md::read_group_index(&r, ids),
-                None => 0,
-            };
-            ReadInfo::compute(&r, md, rg)
-        })
-        .with_min_len(1024)
-        .collect();
-    drop(key_phase);
-    let decide_phase = profile::phase(Phase::Decide);
-    if profile::on() {
-        // One hash-table lookup per key: a single key per examined read, a pair key as well
-        // for a read with a mapped mate.
-        let lookups: u64 =
-            infos.iter().filter(|i| i.examined).map(|i| if i.paired { 2 } else { 1 }).sum();
-        profile::add(Phase::Decide, Counter::Records, infos.len() as u64);
-        profile::add(Phase::Decide, Counter::RandomAccesses, lookups);
-    }
+    let infos_of = |range: std::ops::Range<usize>| -> Vec<ReadInfo> {
+        store.order[range]
+            .par_iter()
+            .map(|&idx| {
+                let r = store.get(idx);
+                let rg = match groups {
+                    Some((ids, _)) => md::read_group_index(&r, ids),
+                    None => 0,
+                };
+                ReadInfo::compute(&r, md, rg)
+            })
+            .with_min_len(1024)
+            .collect()
+    };
     let name = |i: usize| store.get(store.order[i]).read_name();
     let umi = match (&md.barcode, md.move_umi) {
         (Barcode::Regex(rx), true) => Some(rx),
@@ -209,11 +199,37 @@ pub fn mark(
             _ => r.read_name().to_vec(),
         }
     };
-    let mut log = |line: String| eprint!("{line}");
     let n_groups = groups.map_or(0, |g| g.1.len());
-    let decision = decide::decide(&infos, &name, &pass2_name, md, n_groups, &mut log)
+    // Key and decide a block at a time: the decider keeps only the open window's infos (the
+    // whole input's were 160 bytes a record, the largest thing in memory after the records).
+    let mut decider = decide::Decider::new(md, n_groups, decide::WINDOW_MIN);
+    for start in (0..store.len()).step_by(KEY_BLOCK) {
+        let range = start..(start + KEY_BLOCK).min(store.len());
+        let infos = {
+            let _key = profile::phase(Phase::Key);
+            // Each record is reached through its handle: in coordinate order after a sort, a
+            // jump anywhere in the arena.
+            profile::add(Phase::Key, Counter::Records, range.len() as u64);
+            profile::add(Phase::Key, Counter::RandomAccesses, range.len() as u64);
+            infos_of(range)
+        };
+        let _decide = profile::phase(Phase::Decide);
+        if profile::on() {
+            // One hash-table lookup per key: a single key per examined read, a pair key as
+            // well for a read with a mapped mate.
+            let lookups: u64 =
+                infos.iter().filter(|i| i.examined).map(|i| if i.paired { 2 } else { 1 }).sum();
+            profile::add(Phase::Decide, Counter::Records, infos.len() as u64);
+            profile::add(Phase::Decide, Counter::RandomAccesses, lookups);
+        }
+        decider.push(infos, &name);
+    }
+    let decide_phase = profile::phase(Phase::Decide);
+    let mut log = |line: String| eprint!("{line}");
+    let flag = |i: usize| store.get(store.order[i]).flag();
+    let decision = decider
+        .finish(&name, &pass2_name, &flag, &|| infos_of(0..store.len()), &mut log)
         .map_err(|f| if f.message.is_empty() { Error::Failed } else { say(&f.message) })?;
-    drop(infos);
     drop(decide_phase);
     let _write_phase = profile::phase(Phase::Write);
     profile::add(Phase::Write, Counter::Records, store.len() as u64);

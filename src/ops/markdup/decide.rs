@@ -14,6 +14,9 @@ use super::{BarcodeWarning, KeyError, MarkdupOptions, ReadInfo};
 use crate::record::layout::flags;
 
 pub mod stream;
+mod windowed;
+
+pub use windowed::{Decider, WINDOW_MIN, decide_in, windows};
 
 pub const NONE: u32 = u32::MAX;
 const WARNING_MAX: i64 = 10;
@@ -132,13 +135,13 @@ pub trait Source {
 }
 
 /// One window's records: `infos` from index 0, names from `name(base + i)`.
-struct WindowSource<'a> {
+struct WindowSource<'a, 'n> {
     infos: &'a [ReadInfo],
-    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
+    name: &'a (dyn Fn(usize) -> &'n [u8] + Sync + 'n),
     base: usize,
 }
 
-impl Source for WindowSource<'_> {
+impl Source for WindowSource<'_, '_> {
     fn info(&self, i: usize) -> &ReadInfo {
         &self.infos[i]
     }
@@ -859,247 +862,6 @@ impl Engine<'_> {
     }
 }
 
-/// Fewest records in a window before a cut is taken (fixed, so the windows never depend on the
-/// thread count).
-pub const WINDOW_MIN: usize = 4 * 1024;
-
-/// One window's result, with record indices relative to its start.
-struct Window {
-    base: usize,
-    out: Vec<Outcome>,
-    stats: Vec<Stats>,
-    dup_hash: HashMap<Vec<u8>, DupEntry>,
-    retagged: Vec<Vec<u8>>,
-    opt_warnings: i64,
-    bc_warnings: i64,
-}
-
-/// The smallest and largest `this_coord` of a record's hash keys.
-fn key_span(info: &ReadInfo) -> (i64, i64) {
-    let s = info.single_key.this_coord;
-    match (info.paired, &info.pair_key) {
-        (true, Ok(k)) => (s.min(k.this_coord), s.max(k.this_coord)),
-        _ => (s, s),
-    }
-}
-
-/// Cuts the input into windows that samtools' single pass treats independently: a cut goes before
-/// record `b` (mapped) when every earlier record on its reference leaves the moving window as `b`
-/// is read (`bufpos + max_length <= pos(b)`), and none of their hash keys can equal one of `b`'s
-/// (keys hold the reference and the unclipped 5' coordinate; `b`'s are all larger). Records after
-/// `b` meet earlier ones only after those left the hashes, so deciding each window on its own,
-/// in order, replays the single pass exactly. Windows hold at least `min_len` records.
-pub fn windows(infos: &[ReadInfo], max_length: i64, min_len: usize) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut start = 0usize;
-    // Per reference: largest bufpos and largest key coordinate so far.
-    let mut seen: HashMap<i32, (i64, i64)> = HashMap::new();
-    for (i, info) in infos.iter().enumerate() {
-        if i - start >= min_len.max(1) && info.tid >= 0 {
-            let ok = match seen.get(&info.tid) {
-                None => true,
-                Some(&(buf, key)) => {
-                    buf.saturating_add(max_length) <= info.pos
-                        && (!info.examined || key < key_span(info).0)
-                }
-            };
-            if ok {
-                out.push(start..i);
-                start = i;
-            }
-        }
-        let bufpos = if info.examined { info.single_key.this_coord } else { info.pos };
-        let e = seen.entry(info.tid).or_insert((i64::MIN, i64::MIN));
-        e.0 = e.0.max(bufpos);
-        if info.examined {
-            e.1 = e.1.max(key_span(info).1);
-        }
-    }
-    if start < infos.len() || out.is_empty() {
-        out.push(start..infos.len());
-    }
-    out
-}
-
-/// Runs samtools' single pass over `infos[range]`; `last`: the range ends the input (records
-/// still in the moving window then leave it at end of input).
-#[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
-fn run_window<'a>(
-    infos: &'a [ReadInfo],
-    range: std::ops::Range<usize>,
-    last: bool,
-    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
-    opts: &'a MarkdupOptions,
-    groups: usize,
-    log: &mut dyn FnMut(String),
-) -> Result<Window, Failure> {
-    let base = range.start;
-    let (prev_tid, prev_coord) = match base {
-        0 => (0i32, 0i64),
-        b => (infos[b - 1].tid, infos[b - 1].pos),
-    };
-    let infos = &infos[range];
-    let n = infos.len();
-    let src = WindowSource { infos, name, base };
-    let mut e = Engine {
-        src: &src,
-        opts,
-        log,
-        nodes: Slots::filled(n, Node::default()),
-        out: Slots::filled(n, Outcome::default()),
-        stats: vec![Stats::default(); groups + 1],
-        pair_hash: FastMap::default(),
-        single_hash: FastMap::default(),
-        dup_hash: HashMap::new(),
-        retagged: Vec::new(),
-        opt_warnings: 0,
-        bc_warnings: 0,
-        check_chain: opts.check_chain && (opts.tag || opts.opt_dist > 0),
-        captured: None,
-        links: None,
-    };
-    let mut list = Vec::new();
-    let mut at = Cursor { prev_tid, prev_coord, head: 0 };
-    for i in 0..n {
-        e.step(i, &mut at, &mut list)?;
-    }
-    // Not the last window: the next record pushes all of these out of the window (see `windows`).
-    for h in at.head..n {
-        e.flush(h, last, &mut list)?;
-    }
-    Ok(Window {
-        base,
-        out: e.out.into_vec(),
-        stats: e.stats,
-        dup_hash: e.dup_hash,
-        retagged: e.retagged,
-        opt_warnings: e.opt_warnings,
-        bc_warnings: e.bc_warnings,
-    })
-}
-
-/// Runs the decide phase over records in input order. `name(i)` is record `i`'s QNAME;
-/// `pass2_name(i)` its QNAME as the `-S` pass sees it (after an end-of-input UMI move);
-/// `groups` the number of read groups (stats get `groups + 1` blocks); `log` receives stderr
-/// lines in order.
-///
-/// The input is cut into independent [`windows`] decided in parallel and merged in order; when a
-/// window fails or has anything to log (warnings are counted across the whole input), the single
-/// pass runs instead, so results and messages never depend on the windows or the thread count.
-pub fn decide<'a>(
-    infos: &'a [ReadInfo],
-    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
-    pass2_name: &dyn Fn(usize, bool) -> Vec<u8>,
-    opts: &'a MarkdupOptions,
-    groups: usize,
-    log: &'a mut dyn FnMut(String),
-) -> Result<Decision, Failure> {
-    decide_in(infos, name, pass2_name, opts, groups, log, WINDOW_MIN)
-}
-
-/// [`decide`] with windows of at least `min_window` records (`usize::MAX`: one window).
-#[allow(clippy::single_range_in_vec_init, clippy::needless_range_loop)]
-pub fn decide_in<'a>(
-    infos: &'a [ReadInfo],
-    name: &'a (dyn Fn(usize) -> &'a [u8] + Sync),
-    pass2_name: &dyn Fn(usize, bool) -> Vec<u8>,
-    opts: &'a MarkdupOptions,
-    groups: usize,
-    log: &'a mut dyn FnMut(String),
-    min_window: usize,
-) -> Result<Decision, Failure> {
-    use rayon::prelude::*;
-    let n = infos.len();
-    let ranges =
-        if min_window >= n { vec![0..n] } else { windows(infos, opts.max_length, min_window) };
-    let mut parts: Option<Vec<Window>> = None;
-    if ranges.len() > 1 {
-        let k = ranges.len();
-        let tried: Vec<Option<Window>> = ranges
-            .par_iter()
-            .enumerate()
-            .map(|(w, r)| {
-                let mut lines = 0usize;
-                let mut quiet = |_: String| lines += 1;
-                let res = run_window(infos, r.clone(), w + 1 == k, name, opts, groups, &mut quiet);
-                match res {
-                    Ok(win) if lines == 0 => Some(win),
-                    _ => None,
-                }
-            })
-            .collect();
-        if tried.iter().all(|t| t.is_some()) {
-            parts = Some(tried.into_iter().flatten().collect());
-        }
-    }
-    let parts = match parts {
-        Some(p) => p,
-        None => vec![run_window(infos, 0..n, true, name, opts, groups, log)?],
-    };
-    // Merge in input order.
-    let mut out: Vec<Outcome> = Vec::with_capacity(n);
-    let mut stats = vec![Stats::default(); groups + 1];
-    let mut dup_hash: HashMap<Vec<u8>, DupEntry> = HashMap::new();
-    let (mut opt_warnings, mut bc_warnings) = (0, 0);
-    let mut retagged = Vec::new();
-    for w in parts {
-        let base = w.base as u32;
-        let shift = |i: u32| if i == NONE { NONE } else { i + base };
-        out.extend(w.out.into_iter().map(|mut o| {
-            o.do_from = shift(o.do_from);
-            o
-        }));
-        for (t, s) in stats.iter_mut().zip(&w.stats) {
-            t.add(s);
-        }
-        for (k, mut v) in w.dup_hash {
-            v.orig = shift(v.orig);
-            dup_hash.entry(k).or_insert(v);
-        }
-        retagged.extend(w.retagged);
-        opt_warnings += w.opt_warnings;
-        bc_warnings += w.bc_warnings;
-    }
-    for name in retagged {
-        if let Some(e) = dup_hash.get_mut(&name) {
-            e.optical = true;
-        }
-    }
-    let mut e = Merged { out, stats, dup_hash };
-    if opts.supp {
-        let np = flags::SUPPLEMENTARY | flags::UNMAP | flags::SECONDARY;
-        for i in 0..n {
-            if !e.out[i].written || infos[i].flag & np == 0 {
-                continue;
-            }
-            let key = pass2_name(i, e.out[i].eof);
-            if let Some(d) = e.dup_hash.get(&key) {
-                let o = &mut e.out[i];
-                o.np = true;
-                e.stats[d.rg as usize].np_duplicate += 1;
-                if opts.tag && d.orig != NONE {
-                    o.np_do = d.orig;
-                }
-                if opts.opt_dist > 0 {
-                    if d.optical {
-                        o.np_dt = b'S';
-                        e.stats[d.rg as usize].np_opt_duplicate += 1;
-                    } else {
-                        o.np_dt = b'L';
-                    }
-                }
-            }
-        }
-    }
-    Ok(Decision { outcomes: e.out, stats: e.stats, opt_warnings, bc_warnings })
-}
-
-struct Merged {
-    out: Vec<Outcome>,
-    stats: Vec<Stats>,
-    dup_hash: HashMap<Vec<u8>, DupEntry>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1209,6 +971,28 @@ mod tests {
                 assert_eq!(one.0, split.0, "outcomes differ with windows of {min}");
                 assert_eq!(one.1, split.1, "stats differ with windows of {min}");
             }
+        }
+    }
+
+    #[test]
+    fn blocks_of_infos_never_change_the_decision() {
+        let recs = input();
+        let opts = MarkdupOptions { tag: true, supp: true, dup_count: true, ..Default::default() };
+        let whole = run(&recs, &opts, usize::MAX);
+        let infos: Vec<ReadInfo> =
+            recs.iter().map(|b| ReadInfo::compute(&RecordRef::new(b), &opts, 0)).collect();
+        let name = |i: usize| RecordRef::new(&recs[i]).read_name();
+        let pass2 = |i: usize, _| RecordRef::new(&recs[i]).read_name().to_vec();
+        let flag = |i: usize| infos[i].flag;
+        for block in [1, 37, 1000] {
+            let mut d = Decider::new(&opts, 0, 64);
+            for chunk in infos.chunks(block) {
+                d.push(chunk.to_vec(), &name);
+            }
+            let got = d.finish(&name, &pass2, &flag, &|| infos.clone(), &mut |_| {}).ok().unwrap();
+            let text: Vec<String> = got.outcomes.iter().map(outcome_text).collect();
+            assert_eq!(whole.0, text.join("\n"), "outcomes differ with blocks of {block}");
+            assert_eq!(whole.1, got.stats, "stats differ with blocks of {block}");
         }
     }
 }
