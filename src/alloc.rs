@@ -112,14 +112,24 @@ fn current() -> u8 {
 }
 
 /// Keeps freed memory for reuse instead of returning it to the OS (see [`NEVER_PURGE`]). For
-/// commands without a memory budget: `view`, `fixmate`, `markdup` and an unbounded
-/// `markdup-pipeline`. `sort`, `collate` and a bounded pipeline keep mimalloc's prompt purging, because a
-/// retained free page still counts against their budget (with it, a spilling `sort` under a
+/// commands without a memory budget that reuse their buffers: `view`, `fixmate` and `markdup`.
+/// `sort` and `collate` keep mimalloc's prompt purging, because a retained free page still counts
+/// against their budget (with it, a spilling `sort` under a
 /// 160 MiB budget peaked 10 MiB higher).
 pub fn keep_freed_memory() {
     if active() == Choice::Mimalloc && env_bytes(c"MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets a plain option value, which mimalloc reads each time it considers a purge.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, NEVER_PURGE) };
+    }
+}
+
+/// Purges freed memory at once (mimalloc's default waits 10 ms), unless `MIMALLOC_PURGE_DELAY`
+/// says otherwise. For load-all `markdup-pipeline`, whose steps free memory that the next step,
+/// allocating in other sizes on other threads, does not take again.
+pub fn purge_freed_memory() {
+    if active() == Choice::Mimalloc && env_bytes(c"MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: as in keep_freed_memory.
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     }
 }
 
