@@ -93,9 +93,21 @@ fn env_bytes(name: &std::ffi::CStr) -> Option<&'static [u8]> {
     }
 }
 
+/// `mi_option_arena_eager_commit` in mimalloc v2's `mi_option_t`.
+const MI_OPTION_ARENA_EAGER_COMMIT: std::ffi::c_int = 4;
+
 #[cold]
 fn decide() -> u8 {
     let choice = env_bytes(c"MDSAM_ALLOCATOR").and_then(Choice::from_name).unwrap_or(DEFAULT);
+    if choice == Choice::Mimalloc && env_bytes(c"MIMALLOC_ARENA_EAGER_COMMIT").is_none() {
+        // Commit the arena on demand. Committed up front (mimalloc's default where the OS
+        // overcommits), a purge only resets pages (MADV_FREE), which stay in the resident set
+        // until the kernel is short of memory: markdup-pipeline's peak was 240 MB against
+        // 217 MB on 0.4 M reads, at the same speed. Set before mimalloc's first allocation,
+        // which reserves the arena.
+        // SAFETY: sets a plain option value; mimalloc reads it when it reserves an arena.
+        unsafe { mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) };
+    }
     COUNTING.store(env_bytes(c"MDSAM_COUNT_ALLOCS").is_some_and(|v| v == b"1"), Ordering::Relaxed);
     match CHOICE.compare_exchange(0, choice as u8, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => choice as u8,
