@@ -8,11 +8,22 @@
 //! given back here is taken again by the next piece, whichever thread asks.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Buffers smaller than this are not worth keeping.
 const MIN_KEPT: usize = 64 << 10;
-/// Total capacity kept; a buffer that would pass it is freed instead.
+/// Total capacity kept by default; a buffer that would pass it is freed instead.
 const MAX_KEPT_BYTES: usize = 256 << 20;
+/// The shared recycler's cap ([`keep_at_most`]).
+static KEPT_CAP: AtomicUsize = AtomicUsize::new(MAX_KEPT_BYTES);
+
+/// Caps what the shared recycler keeps, for a command with a memory budget: kept buffers count
+/// against it (a spilling markdup-pipeline under 160 MiB peaked at 300 MiB with the default
+/// cap). A sixteenth of the budget holds the buffers a read, a format and a write have in flight.
+pub fn keep_at_most_for_budget(budget: u64) {
+    let cap = (budget / 16).clamp(8 << 20, MAX_KEPT_BYTES as u64) as usize;
+    KEPT_CAP.store(cap, Ordering::Relaxed);
+}
 
 /// Kept buffers; one shared by the whole process ([`take`], [`give`]).
 pub struct Recycler {
@@ -54,13 +65,17 @@ impl Recycler {
         self.take_kept(capacity).unwrap_or_else(|| Vec::with_capacity(size_class(capacity)))
     }
 
-    /// The smallest kept buffer with room for `capacity` bytes, emptied, if there is one.
+    /// The smallest kept buffer with room for `capacity` bytes, emptied, if there is one at most
+    /// twice that size. A much larger buffer stays for a request of its own size: handed out
+    /// for a small one (a 64 KiB BGZF block taking a 12 MiB read piece), it left the next large
+    /// request to allocate afresh, and the kept set grew to its cap under a memory budget.
     fn take_kept(&self, capacity: usize) -> Option<Vec<u8>> {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let most = 2 * capacity.max(MIN_KEPT);
         let fitting = free
             .iter()
             .enumerate()
-            .filter(|(_, b)| b.capacity() >= capacity)
+            .filter(|(_, b)| b.capacity() >= capacity && b.capacity() <= most)
             .min_by_key(|(_, b)| b.capacity())
             .map(|(i, _)| i);
         fitting.map(|i| free.swap_remove(i))
@@ -74,7 +89,12 @@ impl Recycler {
         buf.clear();
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let kept: usize = free.iter().map(Vec::capacity).sum();
-        if kept + buf.capacity() <= MAX_KEPT_BYTES {
+        let cap = if std::ptr::eq(self, &SHARED) {
+            KEPT_CAP.load(Ordering::Relaxed)
+        } else {
+            MAX_KEPT_BYTES
+        };
+        if kept + buf.capacity() <= cap {
             free.push(buf);
         }
     }
@@ -111,6 +131,7 @@ mod tests {
         r.give(b);
         r.give(Vec::with_capacity(8 << 20));
         let again = r.take(2 << 20);
+        assert!(r.take_kept(1 << 20).is_none(), "an 8 MiB buffer is not handed out for 1 MiB");
         assert!(again.is_empty());
         assert_eq!(again.as_ptr(), at, "the smallest buffer that fits comes back");
         assert!(r.take(16 << 20).capacity() >= 16 << 20, "a too small buffer is not handed out");

@@ -126,6 +126,7 @@ pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
 }
 
 pub fn run(opts: CollateOptions) -> Result<(), Error> {
+    crate::io::recycle::keep_at_most_for_budget(opts.memory);
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece_bytes(opts.memory, opts.threads))?;
     profile::describe(RunInfo::staged(

@@ -49,9 +49,9 @@ pub struct MarkdupOptions {
 }
 
 const CHUNK: usize = 4096;
-/// Records keyed and handed to the decider at a time (16 windows' worth at the least size, so
+/// Records keyed and handed to the decider at a time (8 windows' worth at the least size, so
 /// each block completes several windows to decide in parallel).
-const KEY_BLOCK: usize = 16 * decide::WINDOW_MIN;
+const KEY_BLOCK: usize = 8 * decide::WINDOW_MIN;
 
 pub(crate) fn say(msg: &str) -> Error {
     eprintln!("samtools markdup: {msg}");
@@ -169,19 +169,20 @@ pub fn mark(
     hash: Option<&RecordHash>,
 ) -> Result<Marked, Error> {
     let md = &opts.md;
-    let infos_of = |range: std::ops::Range<usize>| -> Vec<ReadInfo> {
-        store.order[range]
-            .par_iter()
-            .map(|&idx| {
-                let r = store.get(idx);
-                let rg = match groups {
-                    Some((ids, _)) => md::read_group_index(&r, ids),
-                    None => 0,
-                };
-                ReadInfo::compute(&r, md, rg)
-            })
-            .with_min_len(1024)
-            .collect()
+    let infos_into = |range: std::ops::Range<usize>, infos: &mut Vec<ReadInfo>| {
+        infos.par_extend(
+            store.order[range]
+                .par_iter()
+                .map(|&idx| {
+                    let r = store.get(idx);
+                    let rg = match groups {
+                        Some((ids, _)) => md::read_group_index(&r, ids),
+                        None => 0,
+                    };
+                    ReadInfo::compute(&r, md, rg)
+                })
+                .with_min_len(1024),
+        )
     };
     let name = |i: usize| store.get(store.order[i]).read_name();
     let umi = match (&md.barcode, md.move_umi) {
@@ -203,16 +204,18 @@ pub fn mark(
     // Key and decide a block at a time: the decider keeps only the open window's infos (the
     // whole input's were 160 bytes a record, the largest thing in memory after the records).
     let mut decider = decide::Decider::new(md, n_groups, decide::WINDOW_MIN);
+    // One block's buffer, reused.
+    let mut infos = Vec::with_capacity(KEY_BLOCK.min(store.len()));
     for start in (0..store.len()).step_by(KEY_BLOCK) {
         let range = start..(start + KEY_BLOCK).min(store.len());
-        let infos = {
+        {
             let _key = profile::phase(Phase::Key);
             // Each record is reached through its handle: in coordinate order after a sort, a
             // jump anywhere in the arena.
             profile::add(Phase::Key, Counter::Records, range.len() as u64);
             profile::add(Phase::Key, Counter::RandomAccesses, range.len() as u64);
-            infos_of(range)
-        };
+            infos_into(range, &mut infos);
+        }
         let _decide = profile::phase(Phase::Decide);
         if profile::on() {
             // One hash-table lookup per key: a single key per examined read, a pair key as
@@ -222,13 +225,24 @@ pub fn mark(
             profile::add(Phase::Decide, Counter::Records, infos.len() as u64);
             profile::add(Phase::Decide, Counter::RandomAccesses, lookups);
         }
-        decider.push(infos, &name);
+        decider.push(&mut infos, &name);
     }
+    drop(infos);
     let decide_phase = profile::phase(Phase::Decide);
     let mut log = |line: String| eprint!("{line}");
     let flag = |i: usize| store.get(store.order[i]).flag();
     let decision = decider
-        .finish(&name, &pass2_name, &flag, &|| infos_of(0..store.len()), &mut log)
+        .finish(
+            &name,
+            &pass2_name,
+            &flag,
+            &|| {
+                let mut all = Vec::with_capacity(store.len());
+                infos_into(0..store.len(), &mut all);
+                all
+            },
+            &mut log,
+        )
         .map_err(|f| if f.message.is_empty() { Error::Failed } else { say(&f.message) })?;
     drop(decide_phase);
     let _write_phase = profile::phase(Phase::Write);

@@ -265,7 +265,10 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     // on 0.4 M reads, at the same speed).
     crate::alloc::purge_freed_memory();
     let piece = match opts.memory {
-        Some(budget) => crate::pipeline::sort::piece_bytes(budget, threads),
+        Some(budget) => {
+            crate::io::recycle::keep_at_most_for_budget(budget);
+            crate::pipeline::sort::piece_bytes(budget, threads)
+        }
         None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
     };
     let Opened { mut reader, header: input_header, .. } =

@@ -283,6 +283,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         }
         _ => None,
     };
+    crate::io::recycle::keep_at_most_for_budget(opts.memory);
     let piece = piece_bytes(opts.memory, opts.threads);
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece)?;

@@ -172,7 +172,8 @@ impl Writer {
                 total += spec.len;
                 cuts.push(total);
             }
-            let mut data = vec![0; total];
+            let mut data = crate::io::recycle::take(total);
+            data.resize(total, 0);
             let mut slots = Vec::with_capacity(chunk.len());
             let mut rest = data.as_mut_slice();
             for spec in chunk {

@@ -987,7 +987,7 @@ mod tests {
         for block in [1, 37, 1000] {
             let mut d = Decider::new(&opts, 0, 64);
             for chunk in infos.chunks(block) {
-                d.push(chunk.to_vec(), &name);
+                d.push(&mut chunk.to_vec(), &name);
             }
             let got = d.finish(&name, &pass2, &flag, &|| infos.clone(), &mut |_| {}).ok().unwrap();
             let text: Vec<String> = got.outcomes.iter().map(outcome_text).collect();

@@ -237,15 +237,16 @@ impl<'o> Decider<'o> {
         }
     }
 
-    /// Takes the infos of the next records in input order and decides the windows they complete.
-    pub fn push<'n>(&mut self, infos: Vec<ReadInfo>, name: &NameFn<'n>) {
+    /// Takes (empties) the infos of the next records in input order and decides the windows they
+    /// complete.
+    pub fn push<'n>(&mut self, infos: &mut Vec<ReadInfo>, name: &NameFn<'n>) {
         let first = self.held_from + self.held.len();
         let cuts: Vec<usize> = infos
             .iter()
             .enumerate()
             .filter_map(|(k, info)| self.cutter.cut_before(first + k, info).then_some(first + k))
             .collect();
-        self.held.extend(infos);
+        self.held.append(infos);
         let Some(&last_cut) = cuts.last() else { return };
         if !self.single_pass {
             let mut starts = vec![self.held_from];
@@ -384,6 +385,6 @@ pub fn decide_in<'n>(
     min_window: usize,
 ) -> Result<Decision, Failure> {
     let mut d = Decider::new(opts, groups, min_window);
-    d.push(infos.to_vec(), name);
+    d.push(&mut infos.to_vec(), name);
     d.finish(name, pass2_name, &|i| infos[i].flag, &|| infos.to_vec(), log)
 }
