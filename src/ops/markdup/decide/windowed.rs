@@ -23,7 +23,8 @@ use crate::record::layout::flags;
 /// thread count or on how the infos are handed in).
 pub const WINDOW_MIN: usize = 4 * 1024;
 
-/// One window's result, with record indices relative to its start.
+/// One window's result, with record indices relative to its start; or windows' results merged
+/// in input order ([`Window::append`]).
 struct Window {
     base: usize,
     out: Vec<Outcome>,
@@ -104,21 +105,28 @@ pub fn windows(infos: &[ReadInfo], max_length: i64, min_len: usize) -> Vec<Range
     out
 }
 
-/// Runs samtools' single pass over one window: `infos` are its records', the first being record
-/// `base`; `prev` is the reference and position of record `base - 1` (`(0, 0)` for the first);
-/// `last`: the window ends the input (records still in the moving window then leave it at end of
-/// input).
-#[allow(clippy::too_many_arguments)]
-fn run_window<'n>(
-    infos: &[ReadInfo],
+/// One window to decide.
+#[derive(Clone, Copy)]
+struct Span<'a> {
+    /// Its records' infos, the first being record `base`'s.
+    infos: &'a [ReadInfo],
     base: usize,
+    /// Reference and position of record `base - 1` (`(0, 0)` for the first).
     prev: (i32, i64),
+    /// The window ends the input (records still in the moving window then leave it at end of
+    /// input).
     last: bool,
+}
+
+/// Runs samtools' single pass over one window.
+fn run_window<'n>(
+    span: Span<'_>,
     name: &NameFn<'n>,
     opts: &MarkdupOptions,
     groups: usize,
     log: &mut dyn FnMut(String),
 ) -> Result<Window, Failure> {
+    let Span { infos, base, prev, last } = span;
     let n = infos.len();
     let src = WindowSource { infos, name, base };
     let mut e = Engine {
@@ -158,19 +166,11 @@ fn run_window<'n>(
     })
 }
 
-/// The windows' results merged in input order.
-struct Merged {
-    out: Vec<Outcome>,
-    stats: Vec<Stats>,
-    dup_hash: HashMap<Vec<u8>, DupEntry>,
-    retagged: Vec<Vec<u8>>,
-    opt_warnings: i64,
-    bc_warnings: i64,
-}
-
-impl Merged {
-    fn new(groups: usize) -> Self {
-        Merged {
+impl Window {
+    /// Nothing decided yet, from record 0 on.
+    fn empty(groups: usize) -> Self {
+        Window {
+            base: 0,
             out: Vec::new(),
             stats: vec![Stats::default(); groups + 1],
             dup_hash: HashMap::new(),
@@ -180,7 +180,8 @@ impl Merged {
         }
     }
 
-    fn add(&mut self, w: Window) {
+    /// Adds the result of the window that follows.
+    fn append(&mut self, w: Window) {
         let base = w.base as u32;
         let shift = |i: u32| if i == NONE { NONE } else { i + base };
         self.out.extend(w.out.into_iter().map(|mut o| {
@@ -217,7 +218,7 @@ pub struct Decider<'o> {
     held_from: usize,
     /// Reference and position of record `held_from - 1`.
     prev: (i32, i64),
-    merged: Merged,
+    merged: Window,
     /// A window failed or logged: the single pass decides at the end.
     single_pass: bool,
 }
@@ -232,7 +233,7 @@ impl<'o> Decider<'o> {
             held: Vec::new(),
             held_from: 0,
             prev: (0, 0),
-            merged: Merged::new(groups),
+            merged: Window::empty(groups),
             single_pass: false,
         }
     }
@@ -261,12 +262,13 @@ impl<'o> Decider<'o> {
                         0 => self.prev,
                         _ => (held[s - 1].tid, held[s - 1].pos),
                     };
-                    quiet_window(&held[s..e], w[0], prev, false, name, opts, groups)
+                    let span = Span { infos: &held[s..e], base: w[0], prev, last: false };
+                    quiet_window(span, name, opts, groups)
                 })
                 .collect();
             for w in done {
                 match w {
-                    Some(w) if !self.single_pass => self.merged.add(w),
+                    Some(w) if !self.single_pass => self.merged.append(w),
                     _ => self.single_pass = true,
                 }
             }
@@ -293,23 +295,27 @@ impl<'o> Decider<'o> {
         let n = self.held_from + self.held.len();
         if self.held_from == 0 {
             // One window: it is the single pass.
-            let w = run_window(&self.held, 0, (0, 0), true, name, opts, groups, log)?;
-            self.merged.add(w);
+            let whole = Span { infos: &self.held, base: 0, prev: (0, 0), last: true };
+            let w = run_window(whole, name, opts, groups, log)?;
+            self.merged.append(w);
         } else {
             let last = match self.single_pass {
                 true => None,
                 false => {
-                    quiet_window(&self.held, self.held_from, self.prev, true, name, opts, groups)
+                    let (base, prev) = (self.held_from, self.prev);
+                    let span = Span { infos: &self.held, base, prev, last: true };
+                    quiet_window(span, name, opts, groups)
                 }
             };
             match last {
-                Some(w) => self.merged.add(w),
+                Some(w) => self.merged.append(w),
                 None => {
                     self.held = Vec::new();
                     let infos = all_infos();
-                    let w = run_window(&infos, 0, (0, 0), true, name, opts, groups, log)?;
-                    self.merged = Merged::new(groups);
-                    self.merged.add(w);
+                    let whole = Span { infos: &infos, base: 0, prev: (0, 0), last: true };
+                    let w = run_window(whole, name, opts, groups, log)?;
+                    self.merged = Window::empty(groups);
+                    self.merged.append(w);
                 }
             }
         }
@@ -356,17 +362,14 @@ impl<'o> Decider<'o> {
 /// [`run_window`] with its log lines counted, not printed: `None` when it failed or had
 /// anything to say (the single pass then runs and says it in order).
 fn quiet_window<'n>(
-    infos: &[ReadInfo],
-    base: usize,
-    prev: (i32, i64),
-    last: bool,
+    span: Span<'_>,
     name: &NameFn<'n>,
     opts: &MarkdupOptions,
     groups: usize,
 ) -> Option<Window> {
     let mut lines = 0usize;
     let mut quiet = |_: String| lines += 1;
-    let res = run_window(infos, base, prev, last, name, opts, groups, &mut quiet);
+    let res = run_window(span, name, opts, groups, &mut quiet);
     match res {
         Ok(w) if lines == 0 => Some(w),
         _ => None,
