@@ -102,22 +102,34 @@ fn sync_mate_fields(src: &[u8], dest: &mut Vec<u8>) {
     edit::set_flag(dest, df);
 }
 
-fn sync_mq_mc(src: &[u8], dest: &mut Vec<u8>) {
+/// `MQ` and `MC` of `dest` from its mate `src`. With `drop_ms`, `dest`'s `ms` goes in the same
+/// walk over the aux block ([`add_mate_score`] then only appends it): one walk where three
+/// (`MQ`, `MC`, `ms`) were 8 % of markdup-pipeline's samples. The fields end in the same order.
+fn sync_mq_mc(src: &[u8], dest: &mut Vec<u8>, drop_ms: bool) {
     let src_mapped = edit::flag(src) & flags::UNMAP == 0;
+    let set_mc = src_mapped || edit::flag(dest) & flags::UNMAP == 0;
+    let mut gone = [[0u8; 2]; 3];
+    let mut n = 0;
+    for (yes, tag) in [(src_mapped, *b"MQ"), (set_mc, *b"MC"), (drop_ms, *b"ms")] {
+        if yes {
+            gone[n] = tag;
+            n += 1;
+        }
+    }
+    edit::delete_tags(dest, &gone[..n]);
     if src_mapped {
-        edit::delete_tag(dest, *b"MQ");
         edit::append_i32(dest, *b"MQ", src[layout::MAPQ] as u32);
     }
-    if src_mapped || edit::flag(dest) & flags::UNMAP == 0 {
-        edit::delete_tag(dest, *b"MC");
+    if set_mc {
+        // `bam_aux_append(dest, "MC", 'Z', ...)`, written in place.
+        dest.extend_from_slice(b"MCZ");
         let r = rec(src);
-        let mut mc = Vec::new();
         if r.n_cigar_op() == 0 {
-            mc.push(b'*');
+            dest.push(b'*');
         } else {
-            push_cigar_text(&mut mc, &r);
+            push_cigar_text(dest, &r);
         }
-        edit::append_str(dest, *b"MC", &mc);
+        dest.push(0);
     }
 }
 
@@ -166,9 +178,9 @@ fn template_cigar(group: &mut [Vec<u8>], i1: usize, i2: usize) {
     edit::append_str(&mut group[l], *b"ct", &s);
 }
 
+/// `ms` of `dest`: its mate's quality score. `sync_mq_mc(.., true)` has removed the old one.
 fn add_mate_score(src: &[u8], dest: &mut Vec<u8>) {
     let score = quality_score(&rec(src));
-    edit::delete_tag(dest, *b"ms");
     edit::append_i32(dest, *b"ms", score);
 }
 
@@ -212,8 +224,8 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
             sync_unmapped_pos(b, a);
             sync_mate_fields(a, b);
             sync_mate_fields(b, a);
-            sync_mq_mc(a, b);
-            sync_mq_mc(b, a);
+            sync_mq_mc(a, b, opts.mate_score);
+            sync_mq_mc(b, a, opts.mate_score);
             let (fa, fb) = (edit::flag(a), edit::flag(b));
             let both = flags::UNMAP | flags::MUNMAP;
             if edit::get_i32(a, layout::REF_ID) == edit::get_i32(b, layout::REF_ID)
@@ -274,7 +286,7 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
                 (&*b, a)
             };
             sync_mate_fields(mate, this);
-            sync_mq_mc(mate, this);
+            sync_mq_mc(mate, this, false);
         }
     }
     if opts.base_mods {
