@@ -10,3 +10,5 @@ pub mod output;
 pub mod recycle;
 pub mod sam;
 pub mod stream;
+#[cfg(test)]
+pub(crate) mod test_sink;

@@ -417,17 +417,7 @@ mod tests {
         }
     }
 
-    #[derive(Clone)]
-    struct SharedVec(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for SharedVec {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::io::test_sink::SharedSink as SharedVec;
 
     #[test]
     fn name_padding_must_be_nul() {

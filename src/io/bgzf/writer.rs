@@ -246,19 +246,8 @@ impl Writer {
 mod tests {
     use super::*;
     use crate::io::bgzf::block;
-    use std::sync::{Arc, Mutex};
 
-    #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-    impl Write for Shared {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::io::test_sink::SharedSink as Shared;
 
     fn block_sizes(file: &[u8]) -> Vec<usize> {
         let mut at = 0;
