@@ -129,19 +129,21 @@ fn current() -> u8 {
 /// against their budget (with it, a spilling `sort` under a
 /// 160 MiB budget peaked 10 MiB higher).
 pub fn keep_freed_memory() {
-    if active() == Choice::Mimalloc && env_bytes(c"MIMALLOC_PURGE_DELAY").is_none() {
-        // SAFETY: sets a plain option value, which mimalloc reads each time it considers a purge.
-        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, NEVER_PURGE) };
-    }
+    set_purge_delay(NEVER_PURGE);
 }
 
 /// Purges freed memory at once (mimalloc's default waits 10 ms), unless `MIMALLOC_PURGE_DELAY`
 /// says otherwise. For load-all `markdup-pipeline`, whose steps free memory that the next step,
 /// allocating in other sizes on other threads, does not take again.
 pub fn purge_freed_memory() {
+    set_purge_delay(0);
+}
+
+/// mimalloc's `purge_delay` (ms; −1: never), unless `MIMALLOC_PURGE_DELAY` sets it.
+fn set_purge_delay(delay: std::ffi::c_long) {
     if active() == Choice::Mimalloc && env_bytes(c"MIMALLOC_PURGE_DELAY").is_none() {
-        // SAFETY: as in keep_freed_memory.
-        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+        // SAFETY: sets a plain option value, which mimalloc reads each time it considers a purge.
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, delay) };
     }
 }
 

@@ -14,20 +14,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const MIN_KEPT: usize = 64 << 10;
 /// Total capacity kept by default; a buffer that would pass it is freed instead.
 const MAX_KEPT_BYTES: usize = 256 << 20;
-/// The shared recycler's cap ([`keep_at_most`]).
-static KEPT_CAP: AtomicUsize = AtomicUsize::new(MAX_KEPT_BYTES);
 
 /// Caps what the shared recycler keeps, for a command with a memory budget: kept buffers count
 /// against it (a spilling markdup-pipeline under 160 MiB peaked at 300 MiB with the default
 /// cap). A sixteenth of the budget holds the buffers a read, a format and a write have in flight.
 pub fn keep_at_most_for_budget(budget: u64) {
     let cap = (budget / 16).clamp(8 << 20, MAX_KEPT_BYTES as u64) as usize;
-    KEPT_CAP.store(cap, Ordering::Relaxed);
+    SHARED.cap.store(cap, Ordering::Relaxed);
 }
 
 /// Kept buffers; one shared by the whole process ([`take`], [`give`]).
 pub struct Recycler {
     free: Mutex<Vec<Vec<u8>>>,
+    /// Total capacity kept at most.
+    cap: AtomicUsize,
 }
 
 static SHARED: Recycler = Recycler::new();
@@ -57,7 +57,7 @@ pub fn give(buf: Vec<u8>) {
 
 impl Recycler {
     pub const fn new() -> Self {
-        Recycler { free: Mutex::new(Vec::new()) }
+        Recycler { free: Mutex::new(Vec::new()), cap: AtomicUsize::new(MAX_KEPT_BYTES) }
     }
 
     /// The smallest kept buffer that is large enough, emptied, else a new one of a rounded size.
@@ -89,12 +89,7 @@ impl Recycler {
         buf.clear();
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let kept: usize = free.iter().map(Vec::capacity).sum();
-        let cap = if std::ptr::eq(self, &SHARED) {
-            KEPT_CAP.load(Ordering::Relaxed)
-        } else {
-            MAX_KEPT_BYTES
-        };
-        if kept + buf.capacity() <= cap {
+        if kept + buf.capacity() <= self.cap.load(Ordering::Relaxed) {
             free.push(buf);
         }
     }
