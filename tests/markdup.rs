@@ -102,6 +102,17 @@ fn many_windows_over_several_references_match_oracle() {
     compare(&dir, &oracle, &bam, &["-S", "-d", "100", "-t", "--duplicate-count", "--json"]);
 }
 
+/// Deep coverage (about 60× on one short reference): the moving window is never empty, so the
+/// decide phase cuts its windows by force and warms each up on the records before the cut.
+#[test]
+fn deep_coverage_forced_windows_match_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("markdup-deep");
+    let bam = input_sized(&dir, &oracle, 34, 30_000, 1, 150_000);
+    compare(&dir, &oracle, &bam, &[]);
+    compare(&dir, &oracle, &bam, &["-S", "-d", "100", "-t", "--duplicate-count", "--json"]);
+}
+
 #[test]
 fn read_groups_counts_and_barcodes_match_oracle() {
     let Some(oracle) = oracle() else { return };

@@ -204,30 +204,31 @@ pub fn mark(
     // Key and decide a block at a time: the decider keeps only the open window's infos (the
     // whole input's were 160 bytes a record, the largest thing in memory after the records).
     let mut decider = decide::Decider::new(md, n_groups, decide::WINDOW_MIN);
-    // One block's buffer, reused.
-    let mut infos = Vec::with_capacity(KEY_BLOCK.min(store.len()));
     for start in (0..store.len()).step_by(KEY_BLOCK) {
         let range = start..(start + KEY_BLOCK).min(store.len());
+        // The infos go straight into the decider's buffer, after the ones it still holds.
+        let infos = decider.buffer();
+        let new = infos.len();
         {
             let _key = profile::phase(Phase::Key);
             // Each record is reached through its handle: in coordinate order after a sort, a
             // jump anywhere in the arena.
             profile::add(Phase::Key, Counter::Records, range.len() as u64);
             profile::add(Phase::Key, Counter::RandomAccesses, range.len() as u64);
-            infos_into(range, &mut infos);
+            infos_into(range, infos);
         }
         let _decide = profile::phase(Phase::Decide);
         if profile::on() {
             // One hash-table lookup per key: a single key per examined read, a pair key as
             // well for a read with a mapped mate.
+            let new = &infos[new..];
             let lookups: u64 =
-                infos.iter().filter(|i| i.examined).map(|i| if i.paired { 2 } else { 1 }).sum();
-            profile::add(Phase::Decide, Counter::Records, infos.len() as u64);
+                new.iter().filter(|i| i.examined).map(|i| if i.paired { 2 } else { 1 }).sum();
+            profile::add(Phase::Decide, Counter::Records, new.len() as u64);
             profile::add(Phase::Decide, Counter::RandomAccesses, lookups);
         }
-        decider.push(&mut infos, &name);
+        decider.decide_added(&name);
     }
-    drop(infos);
     let decide_phase = profile::phase(Phase::Decide);
     let mut log = |line: String| eprint!("{line}");
     let flag = |i: usize| store.get(store.order[i]).flag();

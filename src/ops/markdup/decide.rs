@@ -57,7 +57,7 @@ impl Hasher for FxHasher {
 type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// What happens to one record.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
     /// Written in the first pass (counted in WRITTEN).
     pub written: bool,
@@ -93,7 +93,7 @@ impl Default for Outcome {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Node {
     original: u32,
     duplicate: u32,
@@ -249,6 +249,9 @@ struct Engine<'a> {
     captured: Option<FastMap<u32, Vec<u8>>>,
     /// When set (streaming), each (new record, chain member) link as it is made.
     links: Option<Vec<(u32, u32)>>,
+    /// When set (a window of a split pass), the names a chain check retagged that were not in
+    /// this engine's `dup_hash`: an earlier window may hold them, which the merge checks.
+    missing: Option<Vec<Vec<u8>>>,
 }
 
 fn fail(msg: &str) -> Failure {
@@ -381,12 +384,13 @@ impl Engine<'_> {
         }
         if self.opts.supp && self.src.info(b as usize).supp_candidate {
             let name = self.src.name(b as usize);
-            match self.dup_hash.get_mut(name) {
-                Some(e) => {
+            match (self.dup_hash.get_mut(name), &mut self.missing) {
+                (Some(e), _) => {
                     e.optical = true;
                     self.retagged.push(name.to_vec());
                 }
-                None => {
+                (None, Some(missing)) => missing.push(name.to_vec()),
+                (None, None) => {
                     let n = String::from_utf8_lossy(name).into_owned();
                     self.warn(&format!("error, duplicate name {n} not found in hash.\n"));
                     return Err(fail(""));
@@ -897,6 +901,11 @@ mod tests {
 
     /// Pairs on three references in clusters (duplicates, ties, soft clips), coordinate sorted.
     pub(super) fn input() -> Vec<Vec<u8>> {
+        input_spaced(1400, 150)
+    }
+
+    /// [`input`] with `clusters` clusters a reference, each up to `gap` bases after the last.
+    pub(super) fn input_spaced(gap: u64, clusters: usize) -> Vec<Vec<u8>> {
         let mut v: Vec<(i32, i32, Vec<u8>)> = Vec::new();
         let mut seed = 7u64;
         let mut rnd = |m: u64| {
@@ -906,13 +915,13 @@ mod tests {
         let mut id = 0;
         for tid in 0..3 {
             let mut pos = 100;
-            for _ in 0..150 {
-                pos += rnd(1400) as i32;
+            for _ in 0..clusters {
+                pos += rnd(gap) as i32;
                 let copies = 1 + rnd(3) as usize;
                 let insert = 200 + rnd(3) as i32 * 5;
                 for _ in 0..copies {
                     id += 1;
-                    let name = format!("r{:05}:{}:{}", id, rnd(3), rnd(50));
+                    let name = format!("L{}:{}:{:05}:{}", rnd(3), rnd(2), id, rnd(50));
                     let q = 20 + rnd(3) as u8;
                     let clip = if rnd(5) == 0 { 3 } else { 0 };
                     let mp = pos + insert;
@@ -925,7 +934,11 @@ mod tests {
         v.into_iter().map(|x| x.2).collect()
     }
 
-    fn run(recs: &[Vec<u8>], opts: &MarkdupOptions, min_window: usize) -> (String, Vec<Stats>) {
+    pub(super) fn run(
+        recs: &[Vec<u8>],
+        opts: &MarkdupOptions,
+        min_window: usize,
+    ) -> (String, Vec<Stats>) {
         let infos: Vec<ReadInfo> =
             recs.iter().map(|b| ReadInfo::compute(&RecordRef::new(b), opts, 0)).collect();
         let name = |i: usize| RecordRef::new(&recs[i]).read_name();

@@ -193,6 +193,7 @@ impl<'a> Streamer<'a> {
             check_chain: self.opts.check_chain && (self.opts.tag || self.opts.opt_dist > 0),
             captured: Some(st.captured),
             links: Some(Vec::new()),
+            missing: None,
         };
         let result = f(&mut e, &mut self.at, &mut self.list);
         for (a, b) in e.links.take().unwrap_or_default() {

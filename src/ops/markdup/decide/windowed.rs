@@ -1,20 +1,30 @@
-//! The decide phase in independent windows, decided in parallel as the records' infos arrive.
+//! The decide phase in windows, decided in parallel as the records' infos arrive.
 //!
 //! samtools' single pass forgets a record once it leaves the moving window and its keys can no
-//! longer be met. [`Cutter`] finds the points where every earlier record has been forgotten;
-//! the stretch between two such points (a window) is decided on its own and the results are
-//! merged in order. The [`Decider`] takes the infos a block at a time and keeps only those of
-//! the open window, so the per-record key info of the whole input (about 160 bytes a record)
-//! never has to be in memory at once.
+//! longer be met. [`Cutter`] finds the points where every earlier record has been forgotten (a
+//! *clean* cut): the stretch after one is decided on its own. Such points need `max_length`
+//! bases in which no read starts, which dense data (30× WGS) almost never has, so a window that
+//! finds none is cut anyway after twice its minimum length (a *forced* cut). The window after a
+//! forced cut starts with a warm-up: it replays the records of the few `max_length`s before the
+//! cut, keeping none of their results, to rebuild the moving window the single pass has there.
+//! That it did is checked, not assumed: the state after the warm-up ([`CutState`]: the moving
+//! window's records, the chain records they reach, both hash tables) must equal the state the
+//! previous window ended in. When it does not, the window is decided again from that state itself,
+//! which is the single pass continued. Every window thus replays the single pass exactly; the
+//! results are merged in input order.
+//!
+//! The [`Decider`] takes the infos a block at a time and keeps only those the open window can
+//! still need, so the per-record key info of the whole input (about 160 bytes a record) never has
+//! to be in memory at once.
 
 use std::collections::HashMap;
-use std::ops::Range;
 
 use rayon::prelude::*;
 
 use super::{
     Cursor, Decision, DupEntry, Engine, Failure, FastMap, NONE, Node, Outcome, Slots, WindowSource,
 };
+use crate::ops::markdup::keys::Key;
 use crate::ops::markdup::stats::Stats;
 use crate::ops::markdup::{MarkdupOptions, ReadInfo};
 use crate::record::layout::flags;
@@ -23,16 +33,33 @@ use crate::record::layout::flags;
 /// thread count or on how the infos are handed in).
 pub const WINDOW_MIN: usize = 4 * 1024;
 
-/// One window's result, with record indices relative to its start; or windows' results merged
-/// in input order ([`Window::append`]).
-struct Window {
-    base: usize,
-    out: Vec<Outcome>,
-    stats: Vec<Stats>,
-    dup_hash: HashMap<Vec<u8>, DupEntry>,
-    retagged: Vec<Vec<u8>>,
-    opt_warnings: i64,
-    bc_warnings: i64,
+/// A window with no clean cut is cut by force once it holds this many times [`WINDOW_MIN`]
+/// records (the minimum given to the [`Cutter`]); clean cuts get the stretch in between.
+const FORCE_AFTER_MINS: usize = 2;
+
+/// How far before a forced cut the warm-up starts, in `max_length`s. A record stays in the moving
+/// window until reads start `max_length` past its 5' end, which is up to a read length (and its
+/// clips) past its position; records the warm-up misses must have left by the cut, and so must
+/// the records they met.
+const WARM_UP_LENGTHS: i64 = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    /// Every earlier record has left the moving window.
+    Clean,
+    /// The window was long enough: the next one starts with a warm-up.
+    Forced,
+}
+
+/// How a window ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    /// At a clean cut: the next record pushes every record out of the moving window.
+    Clean,
+    /// At a forced cut: records still in the moving window are the next window's to finish.
+    Forced,
+    /// At end of input: records still in the moving window leave it at end of input.
+    Last,
 }
 
 /// The smallest and largest `this_coord` of a record's hash keys.
@@ -44,57 +71,79 @@ fn key_span(info: &ReadInfo) -> (i64, i64) {
     }
 }
 
-/// Finds window starts record by record. A cut goes before record `b` (mapped) when every
+/// Finds window starts record by record. A clean cut goes before record `b` (mapped) when every
 /// earlier record on its reference leaves the moving window as `b` is read
 /// (`bufpos + max_length <= pos(b)`), and none of their hash keys can equal one of `b`'s (keys
 /// hold the reference and the unclipped 5' coordinate; `b`'s are all larger). Records after `b`
 /// meet earlier ones only after those left the hashes, so deciding each window on its own, in
-/// order, replays the single pass exactly. Windows hold at least `min_len` records.
+/// order, replays the single pass exactly. Windows hold at least `min_len` records; one that
+/// reaches [`FORCE_AFTER_MINS`] times that is cut by force before a record that starts further
+/// right on the same reference.
 struct Cutter {
     max_length: i64,
     min_len: usize,
     /// Where the open window starts.
     start: usize,
-    /// Per reference: largest bufpos and largest key coordinate so far.
-    seen: HashMap<i32, (i64, i64)>,
+    /// Per reference id: largest bufpos and largest key coordinate so far (`i64::MIN`: none).
+    seen: Vec<(i64, i64)>,
+    /// Reference and position of the last record.
+    last: (i32, i64),
 }
 
 impl Cutter {
     fn new(max_length: i64, min_len: usize) -> Self {
-        Cutter { max_length, min_len: min_len.max(1), start: 0, seen: HashMap::new() }
+        Cutter { max_length, min_len: min_len.max(1), start: 0, seen: Vec::new(), last: (-1, -1) }
     }
 
     /// Whether a window starts at record `i`, whose info is `info` (records come in order).
-    fn cut_before(&mut self, i: usize, info: &ReadInfo) -> bool {
-        let cut = i - self.start >= self.min_len
-            && info.tid >= 0
-            && match self.seen.get(&info.tid) {
-                None => true,
-                Some(&(buf, key)) => {
-                    buf.saturating_add(self.max_length) <= info.pos
-                        && (!info.examined || key < key_span(info).0)
-                }
-            };
-        if cut {
+    fn cut_before(&mut self, i: usize, info: &ReadInfo) -> Option<Cut> {
+        if info.tid < 0 {
+            self.last = (info.tid, info.pos);
+            return None;
+        }
+        let tid = info.tid as usize;
+        if tid >= self.seen.len() {
+            self.seen.resize(tid + 1, (i64::MIN, i64::MIN));
+        }
+        let len = i - self.start;
+        let (buf, key) = self.seen[tid];
+        let clean = || {
+            buf.saturating_add(self.max_length) <= info.pos
+                && (!info.examined || key < key_span(info).0)
+        };
+        let cut = if len < self.min_len {
+            None
+        } else if clean() {
+            Some(Cut::Clean)
+        } else if len >= self.min_len.saturating_mul(FORCE_AFTER_MINS)
+            && self.last.0 == info.tid
+            && self.last.1 < info.pos
+        {
+            Some(Cut::Forced)
+        } else {
+            None
+        };
+        if cut.is_some() {
             self.start = i;
         }
         let bufpos = if info.examined { info.single_key.this_coord } else { info.pos };
-        let e = self.seen.entry(info.tid).or_insert((i64::MIN, i64::MIN));
+        let e = &mut self.seen[tid];
         e.0 = e.0.max(bufpos);
         if info.examined {
             e.1 = e.1.max(key_span(info).1);
         }
+        self.last = (info.tid, info.pos);
         cut
     }
 }
 
-/// Cuts the input into the windows samtools' single pass treats independently (see [`Cutter`]).
-pub fn windows(infos: &[ReadInfo], max_length: i64, min_len: usize) -> Vec<Range<usize>> {
+/// Cuts the input into windows as the [`Decider`] does (see [`Cutter`]).
+pub fn windows(infos: &[ReadInfo], max_length: i64, min_len: usize) -> Vec<std::ops::Range<usize>> {
     let mut cutter = Cutter::new(max_length, min_len);
     let mut out = Vec::new();
     let mut start = 0;
     for (i, info) in infos.iter().enumerate() {
-        if cutter.cut_before(i, info) {
+        if cutter.cut_before(i, info).is_some() {
             out.push(start..i);
             start = i;
         }
@@ -105,17 +154,154 @@ pub fn windows(infos: &[ReadInfo], max_length: i64, min_len: usize) -> Vec<Range
     out
 }
 
+/// The first record of the warm-up before a forced cut at record `cut`: the earliest record on
+/// the same reference less than `reach` bases before it, but not before `floor` (`infos[0]` is
+/// record `floor`'s).
+fn warm_up_start(infos: &[ReadInfo], floor: usize, cut: usize, reach: i64) -> usize {
+    let c = &infos[cut - floor];
+    let from = c.pos.saturating_sub(reach);
+    let mut w = cut;
+    while w > floor {
+        let p = &infos[w - 1 - floor];
+        if p.tid != c.tid || p.pos < from {
+            break;
+        }
+        w -= 1;
+    }
+    w
+}
+
+/// What the single pass holds between two records that later records can still change or meet,
+/// with record indices counted from the start of the input. Two runs in the same state before the
+/// same record continue identically.
+#[derive(Debug, PartialEq)]
+struct CutState {
+    /// The oldest record still in the moving window.
+    head: usize,
+    /// The nodes of the moving window's records and of the records their chains reach.
+    nodes: Vec<(usize, Node)>,
+    /// The outcomes so far of the moving window's records, `head` on.
+    out: Vec<Outcome>,
+    pair_hash: FastMap<Key, u32>,
+    single_hash: FastMap<Key, u32>,
+}
+
+/// `i` counted from `base` (`NONE` stays).
+fn shift(i: u32, base: usize) -> u32 {
+    if i == NONE { NONE } else { i + base as u32 }
+}
+
+/// `i` counted back from `base` (`NONE` stays).
+fn unshift(i: u32, base: usize) -> u32 {
+    if i == NONE { NONE } else { i - base as u32 }
+}
+
+impl CutState {
+    /// The state of `e`, whose record 0 is record `base`, before its record `cut`, with the
+    /// moving window starting at its record `head`.
+    fn of(e: &Engine<'_>, base: usize, cut: usize, head: usize) -> Self {
+        let mut keep: Vec<usize> = (head..cut).collect();
+        let mut stack = keep.clone();
+        let mut reached = std::collections::HashSet::new();
+        while let Some(i) = stack.pop() {
+            for p in [e.nodes[i].original, e.nodes[i].duplicate] {
+                if p != NONE && (p as usize) < head && reached.insert(p) {
+                    stack.push(p as usize);
+                    keep.push(p as usize);
+                }
+            }
+        }
+        keep.sort_unstable();
+        let node = |i: usize| {
+            let mut n = e.nodes[i];
+            n.original = shift(n.original, base);
+            n.duplicate = shift(n.duplicate, base);
+            (i + base, n)
+        };
+        let outcome = |i: usize| {
+            let mut o = e.out[i];
+            o.do_from = shift(o.do_from, base);
+            o.np_do = shift(o.np_do, base);
+            o
+        };
+        let table = |t: &FastMap<Key, u32>| t.iter().map(|(k, &v)| (*k, shift(v, base))).collect();
+        CutState {
+            head: head + base,
+            nodes: keep.into_iter().map(node).collect(),
+            out: (head..cut).map(outcome).collect(),
+            pair_hash: table(&e.pair_hash),
+            single_hash: table(&e.single_hash),
+        }
+    }
+
+    /// The first record the state refers to.
+    fn lowest(&self) -> usize {
+        self.nodes.first().map_or(self.head, |n| n.0.min(self.head))
+    }
+
+    /// Puts the state into `e`, whose record 0 is record `base` (at most [`CutState::lowest`]).
+    fn load(&self, e: &mut Engine<'_>, base: usize) {
+        for &(i, mut n) in &self.nodes {
+            n.original = unshift(n.original, base);
+            n.duplicate = unshift(n.duplicate, base);
+            e.nodes[i - base] = n;
+        }
+        for (k, &o) in self.out.iter().enumerate() {
+            let mut o = o;
+            o.do_from = unshift(o.do_from, base);
+            o.np_do = unshift(o.np_do, base);
+            e.out[self.head - base + k] = o;
+        }
+        let table =
+            |t: &FastMap<Key, u32>| t.iter().map(|(k, &v)| (*k, unshift(v, base))).collect();
+        e.pair_hash = table(&self.pair_hash);
+        e.single_hash = table(&self.single_hash);
+    }
+}
+
+/// How a window's engine starts.
+#[derive(Clone, Copy)]
+enum Start<'a> {
+    /// Empty, at a clean cut or at the start of the input.
+    Fresh,
+    /// After replaying its first `n` records (a forced cut).
+    WarmUp(usize),
+    /// In the given state before its record `n`, which the state's records precede.
+    Exact(&'a CutState, usize),
+}
+
 /// One window to decide.
 #[derive(Clone, Copy)]
 struct Span<'a> {
-    /// Its records' infos, the first being record `base`'s.
+    /// The infos of the engine's records, the first being record `base`'s.
     infos: &'a [ReadInfo],
     base: usize,
+    start: Start<'a>,
     /// Reference and position of record `base - 1` (`(0, 0)` for the first).
     prev: (i32, i64),
-    /// The window ends the input (records still in the moving window then leave it at end of
-    /// input).
-    last: bool,
+    end: End,
+    /// One of several windows: a chain check's name missing from this window's `-S` table is
+    /// left for the merge to look up in the earlier windows'.
+    split: bool,
+}
+
+/// One window's result, with record indices counted from the start of the input; or windows'
+/// results merged in input order ([`Window::append`]).
+struct Window {
+    /// The record of `out[0]`.
+    base: usize,
+    /// The outcomes of the records that left the moving window in this window.
+    out: Vec<Outcome>,
+    stats: Vec<Stats>,
+    dup_hash: HashMap<Vec<u8>, DupEntry>,
+    retagged: Vec<Vec<u8>>,
+    /// Names retagged here that this window's `dup_hash` did not hold.
+    missing: Vec<Vec<u8>>,
+    opt_warnings: i64,
+    bc_warnings: i64,
+    /// The state after the warm-up, and the state at a forced end.
+    start_state: Option<CutState>,
+    end_state: Option<CutState>,
 }
 
 /// Runs samtools' single pass over one window.
@@ -126,13 +312,14 @@ fn run_window<'n>(
     groups: usize,
     log: &mut dyn FnMut(String),
 ) -> Result<Window, Failure> {
-    let Span { infos, base, prev, last } = span;
+    let Span { infos, base, start, prev, end, split } = span;
     let n = infos.len();
     let src = WindowSource { infos, name, base };
+    let mut mute = |_: String| {};
     let mut e = Engine {
         src: &src,
         opts,
-        log,
+        log: &mut mute,
         nodes: Slots::filled(n, Node::default()),
         out: Slots::filled(n, Outcome::default()),
         stats: vec![Stats::default(); groups + 1],
@@ -145,24 +332,73 @@ fn run_window<'n>(
         check_chain: opts.check_chain && (opts.tag || opts.opt_dist > 0),
         captured: None,
         links: None,
+        missing: split.then(Vec::new),
     };
     let mut list = Vec::new();
     let mut at = Cursor { prev_tid: prev.0, prev_coord: prev.1, head: 0 };
-    for i in 0..n {
+    let mut start_state = None;
+    let first_own = match start {
+        Start::Fresh => 0,
+        Start::WarmUp(k) => {
+            // Nothing the warm-up does is kept but its state; what it logs belongs to the
+            // previous window.
+            for i in 0..k {
+                e.step(i, &mut at, &mut list)?;
+            }
+            start_state = Some(CutState::of(&e, base, k, at.head));
+            e.stats = vec![Stats::default(); groups + 1];
+            e.dup_hash.clear();
+            e.retagged.clear();
+            e.missing = split.then(Vec::new);
+            (e.opt_warnings, e.bc_warnings) = (0, 0);
+            k
+        }
+        Start::Exact(state, k) => {
+            state.load(&mut e, base);
+            at.head = state.head - base;
+            (at.prev_tid, at.prev_coord) = (infos[k - 1].tid, infos[k - 1].pos);
+            k
+        }
+    };
+    e.log = log;
+    let own_from = at.head;
+    for i in first_own..n {
         e.step(i, &mut at, &mut list)?;
     }
-    // Not the last window: the next record pushes all of these out of the window (see `Cutter`).
-    for h in at.head..n {
-        e.flush(h, last, &mut list)?;
+    let (own_to, end_state) = match end {
+        End::Forced => (at.head, Some(CutState::of(&e, base, n, at.head))),
+        End::Clean | End::Last => {
+            for h in at.head..n {
+                e.flush(h, end == End::Last, &mut list)?;
+            }
+            (n, None)
+        }
+    };
+    let mut out = e.out.into_vec();
+    out.truncate(own_to);
+    let out = out
+        .drain(own_from..)
+        .map(|mut o| {
+            o.do_from = shift(o.do_from, base);
+            o.np_do = shift(o.np_do, base);
+            o
+        })
+        .collect();
+    let mut dup_hash = e.dup_hash;
+    for v in dup_hash.values_mut() {
+        v.orig = shift(v.orig, base);
     }
     Ok(Window {
-        base,
-        out: e.out.into_vec(),
+        base: base + own_from,
+        out,
         stats: e.stats,
-        dup_hash: e.dup_hash,
+        dup_hash,
         retagged: e.retagged,
+        missing: e.missing.unwrap_or_default(),
         opt_warnings: e.opt_warnings,
         bc_warnings: e.bc_warnings,
+        start_state,
+        end_state,
     })
 }
 
@@ -175,24 +411,21 @@ impl Window {
             stats: vec![Stats::default(); groups + 1],
             dup_hash: HashMap::new(),
             retagged: Vec::new(),
+            missing: Vec::new(),
             opt_warnings: 0,
             bc_warnings: 0,
+            start_state: None,
+            end_state: None,
         }
     }
 
     /// Adds the result of the window that follows.
     fn append(&mut self, w: Window) {
-        let base = w.base as u32;
-        let shift = |i: u32| if i == NONE { NONE } else { i + base };
-        self.out.extend(w.out.into_iter().map(|mut o| {
-            o.do_from = shift(o.do_from);
-            o
-        }));
+        self.out.extend(w.out);
         for (t, s) in self.stats.iter_mut().zip(&w.stats) {
             t.add(s);
         }
-        for (k, mut v) in w.dup_hash {
-            v.orig = shift(v.orig);
+        for (k, v) in w.dup_hash {
             self.dup_hash.entry(k).or_insert(v);
         }
         self.retagged.extend(w.retagged);
@@ -204,23 +437,47 @@ impl Window {
 /// Record `i`'s QNAME, by index in input order.
 pub type NameFn<'a> = dyn Fn(usize) -> &'a [u8] + Sync + 'a;
 
+/// A window's place: its own records are `start..end`; after a forced cut its engine starts at
+/// `warm`, before `start`, for the warm-up.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    warm: usize,
+    start: usize,
+    end: usize,
+    forced_start: bool,
+    end_kind: End,
+}
+
 /// The decide phase over records handed in order, a block of infos at a time
-/// ([`Decider::push`]); windows the block completes are decided in parallel at once, and their
-/// infos dropped. When a window fails or has anything to log (warnings are counted across the
-/// whole input), [`Decider::finish`] runs the single pass over every record instead, so results
-/// and messages never depend on the windows, the blocks or the thread count.
+/// ([`Decider::push`]); windows the block completes are decided in parallel at once, and the
+/// infos no window can still need are dropped. When a window fails or has anything to log
+/// (warnings are counted across the whole input), [`Decider::finish`] runs the single pass over
+/// every record instead, so results and messages never depend on the windows, the blocks or the
+/// thread count.
 pub struct Decider<'o> {
     opts: &'o MarkdupOptions,
     groups: usize,
     cutter: Cutter,
-    /// Infos of the records from `held_from` on: the open window's.
+    /// Infos of the records from `held_from` on.
     held: Vec<ReadInfo>,
     held_from: usize,
+    /// The records the cutter has seen.
+    scanned: usize,
     /// Reference and position of record `held_from - 1`.
-    prev: (i32, i64),
+    held_prev: (i32, i64),
+    /// The open window: its warm-up start, its start, and whether a forced cut began it.
+    open: (usize, usize, bool),
+    /// The state the last merged window ended in, when a forced cut ended it.
+    last_end: Option<CutState>,
     merged: Window,
     /// A window failed or logged: the single pass decides at the end.
     single_pass: bool,
+    /// Windows begun by a forced cut, and those of them decided again from the previous
+    /// window's state because the warm-up did not rebuild it.
+    forced: usize,
+    replayed: usize,
+    /// How far before a forced cut the warm-up starts, in bases.
+    reach: i64,
 }
 
 impl<'o> Decider<'o> {
@@ -232,51 +489,162 @@ impl<'o> Decider<'o> {
             cutter: Cutter::new(opts.max_length, min_window),
             held: Vec::new(),
             held_from: 0,
-            prev: (0, 0),
+            scanned: 0,
+            held_prev: (0, 0),
+            open: (0, 0, false),
+            last_end: None,
             merged: Window::empty(groups),
             single_pass: false,
+            forced: 0,
+            replayed: 0,
+            reach: WARM_UP_LENGTHS.saturating_mul(opts.max_length.max(1)),
         }
     }
 
     /// Takes (empties) the infos of the next records in input order and decides the windows they
     /// complete.
     pub fn push<'n>(&mut self, infos: &mut Vec<ReadInfo>, name: &NameFn<'n>) {
-        let first = self.held_from + self.held.len();
-        let cuts: Vec<usize> = infos
+        self.buffer().append(infos);
+        self.decide_added(name);
+    }
+
+    /// Where the next records' infos go, in input order, for [`Decider::decide_added`]: filling
+    /// it in place saves copying them in.
+    pub fn buffer(&mut self) -> &mut Vec<ReadInfo> {
+        &mut self.held
+    }
+
+    /// Decides the windows completed by the infos added to [`Decider::buffer`] since the last
+    /// call.
+    pub fn decide_added<'n>(&mut self, name: &NameFn<'n>) {
+        let first = self.scanned;
+        let new = first - self.held_from;
+        self.scanned = self.held_from + self.held.len();
+        let cutter = &mut self.cutter;
+        let cuts: Vec<(usize, Cut)> = self.held[new..]
             .iter()
             .enumerate()
-            .filter_map(|(k, info)| self.cutter.cut_before(first + k, info).then_some(first + k))
+            .filter_map(|(k, info)| cutter.cut_before(first + k, info).map(|c| (first + k, c)))
             .collect();
-        self.held.append(infos);
-        let Some(&last_cut) = cuts.last() else { return };
+        if cuts.is_empty() {
+            return;
+        }
+        let mut done = Vec::with_capacity(cuts.len());
+        for (at, cut) in cuts {
+            let (warm, start, forced_start) = self.open;
+            let end_kind = if cut == Cut::Forced { End::Forced } else { End::Clean };
+            done.push(Bounds { warm, start, end: at, forced_start, end_kind });
+            let warm = match cut {
+                Cut::Forced => warm_up_start(&self.held, self.held_from, at, self.reach),
+                Cut::Clean => at,
+            };
+            self.open = (warm, at, cut == Cut::Forced);
+        }
         if !self.single_pass {
-            let mut starts = vec![self.held_from];
-            starts.extend(&cuts);
-            let (held, held_from, (opts, groups)) =
-                (&self.held, self.held_from, (self.opts, self.groups));
-            let done: Vec<Option<Window>> = starts
-                .par_windows(2)
-                .map(|w| {
-                    let (s, e) = (w[0] - held_from, w[1] - held_from);
-                    let prev = match s {
-                        0 => self.prev,
-                        _ => (held[s - 1].tid, held[s - 1].pos),
-                    };
-                    let span = Span { infos: &held[s..e], base: w[0], prev, last: false };
-                    quiet_window(span, name, opts, groups)
-                })
-                .collect();
-            for w in done {
-                match w {
-                    Some(w) if !self.single_pass => self.merged.append(w),
-                    _ => self.single_pass = true,
+            let results: Vec<Option<Window>> =
+                done.par_iter().map(|b| self.decide_quietly(b, None, name)).collect();
+            for (b, w) in done.iter().zip(results) {
+                self.merge(b, w, name);
+            }
+        }
+        // Keep what the open window may need: its warm-up, and the records of the state a replay
+        // would start from.
+        let keep = match (&self.last_end, self.single_pass) {
+            (Some(s), false) => s.lowest().min(self.open.0),
+            _ => self.open.0,
+        };
+        if keep > self.held_from {
+            let k = keep - self.held_from;
+            self.held_prev = (self.held[k - 1].tid, self.held[k - 1].pos);
+            self.held.drain(..k);
+            self.held_from = keep;
+        }
+    }
+
+    /// Reference and position of record `i - 1`, which is held or is the last one dropped.
+    fn prev_of(&self, i: usize) -> (i32, i64) {
+        match i - self.held_from {
+            0 => self.held_prev,
+            k => (self.held[k - 1].tid, self.held[k - 1].pos),
+        }
+    }
+
+    /// Decides window `b` with its log lines counted, not printed, starting in state `exact`
+    /// when given: `None` when it failed or had anything to say (the single pass then runs and
+    /// says it in order).
+    fn decide_quietly<'n>(
+        &self,
+        b: &Bounds,
+        exact: Option<&CutState>,
+        name: &NameFn<'n>,
+    ) -> Option<Window> {
+        let from = match exact {
+            Some(s) => s.lowest().min(b.start),
+            None => b.warm,
+        };
+        if from < self.held_from {
+            return None;
+        }
+        let start = match (exact, b.forced_start) {
+            (Some(s), _) => Start::Exact(s, b.start - from),
+            (None, true) => Start::WarmUp(b.start - from),
+            (None, false) => Start::Fresh,
+        };
+        let span = Span {
+            infos: &self.held[from - self.held_from..b.end - self.held_from],
+            base: from,
+            start,
+            prev: self.prev_of(from),
+            end: b.end_kind,
+            split: true,
+        };
+        let mut lines = 0usize;
+        let mut quiet = |_: String| lines += 1;
+        match run_window(span, name, self.opts, self.groups, &mut quiet) {
+            Ok(w) if lines == 0 => Some(w),
+            _ => None,
+        }
+    }
+
+    /// Adds window `b`'s result `w` to the merged result, after checking it took up where the
+    /// previous window left off (deciding it again from that state when not).
+    fn merge<'n>(&mut self, b: &Bounds, w: Option<Window>, name: &NameFn<'n>) {
+        if self.single_pass {
+            return;
+        }
+        let Some(mut w) = w else {
+            self.single_pass = true;
+            return;
+        };
+        if b.forced_start {
+            self.forced += 1;
+            let Some(prev) = self.last_end.take() else {
+                self.single_pass = true;
+                return;
+            };
+            if w.start_state.as_ref() != Some(&prev) {
+                self.replayed += 1;
+                match self.decide_quietly(b, Some(&prev), name) {
+                    Some(again) => w = again,
+                    None => {
+                        self.single_pass = true;
+                        return;
+                    }
                 }
             }
         }
-        let k = last_cut - self.held_from;
-        self.prev = (self.held[k - 1].tid, self.held[k - 1].pos);
-        self.held.drain(..k);
-        self.held_from = last_cut;
+        // A name the chain check missed here must be in an earlier window's table, as it was in
+        // the single pass's when the check ran; otherwise the single pass reports it.
+        let missing = std::mem::take(&mut w.missing);
+        if w.base != self.merged.out.len()
+            || missing.iter().any(|n| !self.merged.dup_hash.contains_key(n))
+        {
+            self.single_pass = true;
+            return;
+        }
+        self.merged.retagged.extend(missing);
+        self.last_end = w.end_state.take();
+        self.merged.append(w);
     }
 
     /// Decides the last window and merges. `all_infos` gives every record's info again when the
@@ -293,30 +661,33 @@ impl<'o> Decider<'o> {
     ) -> Result<Decision, Failure> {
         let (opts, groups) = (self.opts, self.groups);
         let n = self.held_from + self.held.len();
-        if self.held_from == 0 {
+        let single = |infos: &[ReadInfo], log: &mut dyn FnMut(String)| {
+            let whole = Span {
+                infos,
+                base: 0,
+                start: Start::Fresh,
+                prev: (0, 0),
+                end: End::Last,
+                split: false,
+            };
+            run_window(whole, name, opts, groups, log)
+        };
+        if self.open.1 == 0 {
             // One window: it is the single pass.
-            let whole = Span { infos: &self.held, base: 0, prev: (0, 0), last: true };
-            let w = run_window(whole, name, opts, groups, log)?;
+            let w = single(&self.held, log)?;
             self.merged.append(w);
         } else {
-            let last = match self.single_pass {
-                true => None,
-                false => {
-                    let (base, prev) = (self.held_from, self.prev);
-                    let span = Span { infos: &self.held, base, prev, last: true };
-                    quiet_window(span, name, opts, groups)
-                }
-            };
-            match last {
-                Some(w) => self.merged.append(w),
-                None => {
-                    self.held = Vec::new();
-                    let infos = all_infos();
-                    let whole = Span { infos: &infos, base: 0, prev: (0, 0), last: true };
-                    let w = run_window(whole, name, opts, groups, log)?;
-                    self.merged = Window::empty(groups);
-                    self.merged.append(w);
-                }
+            let (warm, start, forced_start) = self.open;
+            let b = Bounds { warm, start, end: n, forced_start, end_kind: End::Last };
+            if !self.single_pass {
+                let w = self.decide_quietly(&b, None, name);
+                self.merge(&b, w, name);
+            }
+            if self.single_pass {
+                self.held = Vec::new();
+                let w = single(&all_infos(), log)?;
+                self.merged = Window::empty(groups);
+                self.merged.append(w);
             }
         }
         let mut e = self.merged;
@@ -359,23 +730,6 @@ impl<'o> Decider<'o> {
     }
 }
 
-/// [`run_window`] with its log lines counted, not printed: `None` when it failed or had
-/// anything to say (the single pass then runs and says it in order).
-fn quiet_window<'n>(
-    span: Span<'_>,
-    name: &NameFn<'n>,
-    opts: &MarkdupOptions,
-    groups: usize,
-) -> Option<Window> {
-    let mut lines = 0usize;
-    let mut quiet = |_: String| lines += 1;
-    let res = run_window(span, name, opts, groups, &mut quiet);
-    match res {
-        Ok(w) if lines == 0 => Some(w),
-        _ => None,
-    }
-}
-
 /// The decide phase over `infos` in input order, with windows of at least `min_window` records
 /// (`usize::MAX`: one window); see [`Decider`].
 pub fn decide_in<'n>(
@@ -390,4 +744,82 @@ pub fn decide_in<'n>(
     let mut d = Decider::new(opts, groups, min_window);
     d.push(&mut infos.to_vec(), name);
     d.finish(name, pass2_name, &|i| infos[i].flag, &|| infos.to_vec(), log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::markdup::decide::tests::{input_spaced, outcome_text, run};
+    use crate::record::view::RecordRef;
+
+    /// Decides `recs` in windows of at least `min` records with warm-ups of `reach` bases, the
+    /// infos handed in blocks of 100: the outcomes as text, the stats, and how many windows began
+    /// at a forced cut and were replayed. Fails if the decider fell back to the single pass.
+    fn split(
+        recs: &[Vec<u8>],
+        opts: &MarkdupOptions,
+        min: usize,
+        reach: Option<i64>,
+    ) -> (String, Vec<Stats>, usize, usize) {
+        let infos: Vec<ReadInfo> =
+            recs.iter().map(|b| ReadInfo::compute(&RecordRef::new(b), opts, 0)).collect();
+        let name = |i: usize| RecordRef::new(&recs[i]).read_name();
+        let pass2 = |i: usize, _| RecordRef::new(&recs[i]).read_name().to_vec();
+        let flag = |i: usize| infos[i].flag;
+        let mut d = Decider::new(opts, 0, min);
+        if let Some(r) = reach {
+            d.reach = r;
+        }
+        for chunk in infos.chunks(100) {
+            d.push(&mut chunk.to_vec(), &name);
+        }
+        assert!(!d.single_pass, "fell back to the single pass");
+        let (forced, replayed) = (d.forced, d.replayed);
+        let got = d.finish(&name, &pass2, &flag, &|| panic!("single pass"), &mut |_| {});
+        let got = got.ok().unwrap();
+        let text: Vec<String> = got.outcomes.iter().map(outcome_text).collect();
+        (text.join("\n"), got.stats, forced, replayed)
+    }
+
+    fn variants() -> [MarkdupOptions; 3] {
+        [
+            MarkdupOptions::default(),
+            MarkdupOptions { tag: true, dup_count: true, supp: true, ..Default::default() },
+            MarkdupOptions { opt_dist: 100, tag: true, remove: true, ..Default::default() },
+        ]
+    }
+
+    /// Clusters every 20 bases on average: no stretch of `max_length` without a read start, so
+    /// no clean cut. Forced cuts replay the single pass, and the warm-up almost always rebuilds
+    /// the state by itself.
+    #[test]
+    fn forced_cuts_on_dense_data_replay_the_single_pass() {
+        let recs = input_spaced(40, 400);
+        for opts in &variants() {
+            let whole = run(&recs, opts, usize::MAX);
+            assert!(whole.1[0].duplicate > 0);
+            assert!(opts.opt_dist == 0 || whole.1[0].optical > 0, "no optical duplicates");
+            for min in [16, 64, 200] {
+                let (text, stats, forced, replayed) = split(&recs, opts, min, None);
+                assert!(text == whole.0, "outcomes differ with windows of {min}");
+                assert_eq!(stats, whole.1, "stats differ with windows of {min}");
+                assert!(forced >= 4, "only {forced} forced cuts with windows of {min}");
+                assert!(replayed * 10 <= forced, "{replayed} of {forced} replayed ({min})");
+            }
+        }
+    }
+
+    /// With no warm-up at all, the state after a forced cut is never rebuilt: every such window
+    /// is decided again from the previous window's state, with the same result.
+    #[test]
+    fn windows_without_warm_up_continue_from_the_exact_state() {
+        let recs = input_spaced(40, 400);
+        for opts in &variants() {
+            let whole = run(&recs, opts, usize::MAX);
+            let (text, stats, forced, replayed) = split(&recs, opts, 32, Some(0));
+            assert!(text == whole.0, "outcomes differ");
+            assert_eq!(stats, whole.1, "stats differ");
+            assert!(forced >= 4 && replayed * 10 >= forced * 9, "{replayed} of {forced} replayed");
+        }
+    }
 }
