@@ -87,9 +87,8 @@ pub fn read_group_ids(header: &crate::record::Header) -> Option<ReadGroups> {
     Some((ids, names))
 }
 
-/// Runs `markdup` on the current thread pool.
-#[allow(clippy::needless_range_loop)]
-pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
+/// Runs `markdup` on `pool`, from one of its threads.
+pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
     // Parse phase.
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)
@@ -123,16 +122,16 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         (reader.format_name(), opts.format.name()),
     ));
     let mut store = RecordStore::default();
-    while let Some((batches, warnings)) =
-        reader.read_batches(&opts.input).map_err(|e| say(&format!("error reading input: {e}")))?
-    {
-        for w in warnings {
-            eprintln!("{w}");
-        }
+    let mut marker = Marker::new(&opts, groups.as_ref());
+    // The records are keyed and decided as they arrive, while the next ones are read.
+    crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
         for b in batches {
             store.push_batch(b);
         }
-    }
+        marker.advance(&store);
+        Ok(())
+    })
+    .map_err(|e| say(&format!("error reading input: {e}")))?;
     let out = (opts.output.clone(), opts.format, opts.level, opts.threads);
     let sink = || {
         let mut sink = RecordSink::create(&out.0, out.1, out.2, out.3, &header, true)?;
@@ -141,7 +140,7 @@ pub fn run(mut opts: MarkdupOptions) -> Result<(), Error> {
         }
         Ok(sink)
     };
-    mark(&store, &header, groups.as_ref(), &opts, sink, None).map(|_| ())
+    finish_marking(&store, marker, &header, sink, None).map(|_| ())
 }
 
 /// What [`mark`] wrote and dropped, each as (records, sum of `hash` over them), when asked.
@@ -154,12 +153,88 @@ pub struct Marked {
 /// The per-record hash [`mark`] can sum over the records it writes and drops (`--verify`).
 pub type RecordHash = dyn Fn(&RecordRef<'_>) -> u64 + Sync;
 
+/// Markdup's key and decide phases over the records of a store in its order (coordinate order),
+/// fed as the records arrive ([`Marker::advance`]): the keys of each new block are computed on
+/// the pool and handed to the decider, which decides the windows they complete.
+pub struct Marker<'o> {
+    opts: &'o MarkdupOptions,
+    groups: Option<&'o ReadGroups>,
+    decider: decide::Decider<'o>,
+    /// Records keyed so far (the first of `store.order`).
+    keyed: usize,
+}
+
+impl<'o> Marker<'o> {
+    /// `groups` from [`read_group_ids`] when read groups are used.
+    pub fn new(opts: &'o MarkdupOptions, groups: Option<&'o ReadGroups>) -> Self {
+        let n_groups = groups.map_or(0, |g| g.1.len());
+        // Key and decide a block at a time: the decider keeps only the infos its open windows
+        // need (the whole input's were 160 bytes a record, the largest thing in memory after the
+        // records).
+        let decider = decide::Decider::new(&opts.md, n_groups, decide::WINDOW_MIN);
+        Marker { opts, groups, decider, keyed: 0 }
+    }
+
+    /// Keys and decides the records of `store` not seen yet.
+    pub fn advance(&mut self, store: &RecordStore) {
+        let name = |i: usize| store.get(store.order[i]).read_name();
+        while self.keyed < store.len() {
+            let range = self.keyed..(self.keyed + KEY_BLOCK).min(store.len());
+            self.keyed = range.end;
+            // The infos go straight into the decider's buffer, after the ones it still holds.
+            let infos = self.decider.buffer();
+            let new = infos.len();
+            {
+                let _key = profile::phase(Phase::Key);
+                // Each record is reached through its handle: in coordinate order after a sort,
+                // a jump anywhere in the arena.
+                profile::add(Phase::Key, Counter::Records, range.len() as u64);
+                profile::add(Phase::Key, Counter::RandomAccesses, range.len() as u64);
+                infos_into(store, range, self.groups, &self.opts.md, infos);
+            }
+            let _decide = profile::phase(Phase::Decide);
+            if profile::on() {
+                // One hash-table lookup per key: a single key per examined read, a pair key as
+                // well for a read with a mapped mate.
+                let new = &infos[new..];
+                let lookups: u64 =
+                    new.iter().filter(|i| i.examined).map(|i| if i.paired { 2 } else { 1 }).sum();
+                profile::add(Phase::Decide, Counter::Records, new.len() as u64);
+                profile::add(Phase::Decide, Counter::RandomAccesses, lookups);
+            }
+            self.decider.decide_added(&name);
+        }
+    }
+}
+
+/// Appends the [`ReadInfo`]s of the records `range` of `store`'s order to `infos`, on the pool.
+fn infos_into(
+    store: &RecordStore,
+    range: std::ops::Range<usize>,
+    groups: Option<&ReadGroups>,
+    md: &Md,
+    infos: &mut Vec<ReadInfo>,
+) {
+    infos.par_extend(
+        store.order[range]
+            .par_iter()
+            .map(|&idx| {
+                let r = store.get(idx);
+                let rg = match groups {
+                    Some((ids, _)) => md::read_group_index(&r, ids),
+                    None => 0,
+                };
+                ReadInfo::compute(&r, md, rg)
+            })
+            .with_min_len(1024),
+    )
+}
+
 /// Markdup's key, decide and write phases on the records of `store` in its current order
 /// (coordinate order), with `header` already carrying the new `@PG`; `groups` from
 /// [`read_group_ids`] when read groups are used. Opens the output with `create_sink` once the
 /// decisions are made, writes, then prints the warnings and stats. With `hash`, also sums it over
 /// written and removed records.
-#[allow(clippy::needless_range_loop)]
 pub fn mark(
     store: &RecordStore,
     header: &Header,
@@ -168,22 +243,22 @@ pub fn mark(
     create_sink: impl FnOnce() -> Result<RecordSink, Error>,
     hash: Option<&RecordHash>,
 ) -> Result<Marked, Error> {
+    let mut marker = Marker::new(opts, groups);
+    marker.advance(store);
+    finish_marking(store, marker, header, create_sink, hash)
+}
+
+/// [`mark`] once `marker` has seen every record of `store`: the last decisions, then the write.
+pub fn finish_marking(
+    store: &RecordStore,
+    mut marker: Marker<'_>,
+    header: &Header,
+    create_sink: impl FnOnce() -> Result<RecordSink, Error>,
+    hash: Option<&RecordHash>,
+) -> Result<Marked, Error> {
+    marker.advance(store);
+    let Marker { opts, groups, decider, .. } = marker;
     let md = &opts.md;
-    let infos_into = |range: std::ops::Range<usize>, infos: &mut Vec<ReadInfo>| {
-        infos.par_extend(
-            store.order[range]
-                .par_iter()
-                .map(|&idx| {
-                    let r = store.get(idx);
-                    let rg = match groups {
-                        Some((ids, _)) => md::read_group_index(&r, ids),
-                        None => 0,
-                    };
-                    ReadInfo::compute(&r, md, rg)
-                })
-                .with_min_len(1024),
-        )
-    };
     let name = |i: usize| store.get(store.order[i]).read_name();
     let umi = match (&md.barcode, md.move_umi) {
         (Barcode::Regex(rx), true) => Some(rx),
@@ -200,35 +275,6 @@ pub fn mark(
             _ => r.read_name().to_vec(),
         }
     };
-    let n_groups = groups.map_or(0, |g| g.1.len());
-    // Key and decide a block at a time: the decider keeps only the open window's infos (the
-    // whole input's were 160 bytes a record, the largest thing in memory after the records).
-    let mut decider = decide::Decider::new(md, n_groups, decide::WINDOW_MIN);
-    for start in (0..store.len()).step_by(KEY_BLOCK) {
-        let range = start..(start + KEY_BLOCK).min(store.len());
-        // The infos go straight into the decider's buffer, after the ones it still holds.
-        let infos = decider.buffer();
-        let new = infos.len();
-        {
-            let _key = profile::phase(Phase::Key);
-            // Each record is reached through its handle: in coordinate order after a sort, a
-            // jump anywhere in the arena.
-            profile::add(Phase::Key, Counter::Records, range.len() as u64);
-            profile::add(Phase::Key, Counter::RandomAccesses, range.len() as u64);
-            infos_into(range, infos);
-        }
-        let _decide = profile::phase(Phase::Decide);
-        if profile::on() {
-            // One hash-table lookup per key: a single key per examined read, a pair key as
-            // well for a read with a mapped mate.
-            let new = &infos[new..];
-            let lookups: u64 =
-                new.iter().filter(|i| i.examined).map(|i| if i.paired { 2 } else { 1 }).sum();
-            profile::add(Phase::Decide, Counter::Records, new.len() as u64);
-            profile::add(Phase::Decide, Counter::RandomAccesses, lookups);
-        }
-        decider.decide_added(&name);
-    }
     let decide_phase = profile::phase(Phase::Decide);
     let mut log = |line: String| eprint!("{line}");
     let flag = |i: usize| store.get(store.order[i]).flag();
@@ -239,7 +285,7 @@ pub fn mark(
             &flag,
             &|| {
                 let mut all = Vec::with_capacity(store.len());
-                infos_into(0..store.len(), &mut all);
+                infos_into(store, 0..store.len(), groups, md, &mut all);
                 all
             },
             &mut log,
@@ -430,5 +476,6 @@ fn write_stats(
 
 /// Runs `markdup` on a pool of `opts.threads` threads.
 pub fn run_on_pool(opts: MarkdupOptions) -> Result<(), Error> {
-    crate::pipeline::threads::pool(opts.threads).install(|| run(opts))
+    let pool = crate::pipeline::threads::pool(opts.threads);
+    pool.install(|| run(opts, &pool))
 }
