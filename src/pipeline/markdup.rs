@@ -215,10 +215,13 @@ fn infos_into(
     md: &Md,
     infos: &mut Vec<ReadInfo>,
 ) {
+    let order = &store.order[range];
     infos.par_extend(
-        store.order[range]
+        order
             .par_iter()
-            .map(|&idx| {
+            .enumerate()
+            .map(|(k, &idx)| {
+                store.prefetch_ahead(order, k);
                 let r = store.get(idx);
                 let rg = match groups {
                     Some((ids, _)) => md::read_group_index(&r, ids),
@@ -326,6 +329,7 @@ pub fn finish_marking(
                 out.ends.reserve(range.len());
                 let mut m = Marked::default();
                 for i in range {
+                    store.prefetch_ahead(&store.order, i);
                     let r = store.get(store.order[i]);
                     let o = &outcomes[i];
                     if !md::is_written(o, r.flag(), md) {

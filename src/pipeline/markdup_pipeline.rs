@@ -45,6 +45,7 @@ use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::{batch_cost, sorted_order};
 use crate::pipeline::tempfiles::TempNamer;
 use crate::profile::{self, Counter, Phase, RunInfo};
+use crate::record::prefetch::PREFETCH_AHEAD;
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
 
 pub struct PipelineOptions {
@@ -198,8 +199,17 @@ pub(crate) fn fixmate_pass(
                 // The records of these templates back to back, and the output position of each.
                 let ranges = ts.iter().map(|&t| templates[t as usize].clone());
                 let positions: Vec<u32> = ranges.clone().flatten().map(|p| p as u32).collect();
-                let recs: Vec<RecordRef<'_>> =
-                    positions.iter().map(|&p| store.get(order[p as usize])).collect();
+                // The records lie anywhere in the arena: ask for each a few ahead.
+                let recs: Vec<RecordRef<'_>> = positions
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &p)| {
+                        if let Some(&ahead) = positions.get(k + PREFETCH_AHEAD) {
+                            store.prefetch(order[ahead as usize]);
+                        }
+                        store.get(order[p as usize])
+                    })
+                    .collect();
                 let bytes: usize = recs.iter().map(|r| r.bytes().len() + 4 + 32).sum();
                 let mut batch = Batch::with_capacity(bytes, recs.len());
                 let mut kept = Vec::with_capacity(recs.len());
@@ -244,9 +254,11 @@ fn template_ranges(store: &RecordStore, order: &[RecordIdx]) -> Vec<std::ops::Ra
     let mut ranges = Vec::with_capacity(order.len() / 2 + 1);
     let mut start = 0;
     while start < order.len() {
+        store.prefetch_ahead(order, start);
         let name = store.get(order[start]).read_name();
         let mut end = start + 1;
         while end < order.len() && store.get(order[end]).read_name() == name {
+            store.prefetch_ahead(order, end);
             end += 1;
         }
         ranges.push(start..end);

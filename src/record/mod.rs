@@ -6,6 +6,7 @@ pub mod cigar;
 pub mod edit;
 pub mod header;
 pub mod layout;
+pub mod prefetch;
 pub mod store;
 pub mod view;
 

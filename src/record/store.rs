@@ -6,6 +6,7 @@
 //! batches and one `Vec` of [`RecordIdx`] handles: sorting or grouping permutes the handles and never
 //! moves record bytes; handles stay valid for the life of the store.
 
+use super::prefetch::{PREFETCH_AHEAD, PREFETCH_BYTES, prefetch_bytes};
 use super::view::RecordRef;
 
 /// Records framed as in a BAM stream, back to back in one buffer.
@@ -117,6 +118,27 @@ impl RecordStore {
 
     pub fn len(&self) -> usize {
         self.order.len()
+    }
+
+    /// Starts loading the first [`PREFETCH_BYTES`] of record `idx` into the cache, without
+    /// waiting. A pass over the handles in an order other than the arena's (after a sort) waits
+    /// on memory for every record; asking a few records ahead overlaps those waits.
+    #[inline]
+    pub fn prefetch(&self, idx: RecordIdx) {
+        let b = &self.batches[idx.batch as usize];
+        let at = b.starts[idx.record as usize] as usize;
+        for line in (at..at + PREFETCH_BYTES).step_by(64) {
+            prefetch_bytes(&b.data, line);
+        }
+    }
+
+    /// [`RecordStore::prefetch`] of the record [`PREFETCH_AHEAD`] places after position `i` of
+    /// `order`, if there is one: called at each step of a pass over `order`.
+    #[inline]
+    pub fn prefetch_ahead(&self, order: &[RecordIdx], i: usize) {
+        if let Some(&ahead) = order.get(i + PREFETCH_AHEAD) {
+            self.prefetch(ahead);
+        }
     }
 
     pub fn is_empty(&self) -> bool {

@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use crate::io::bgzf;
 use crate::record::header::Reference;
+use crate::record::prefetch::{PREFETCH_AHEAD, PREFETCH_BYTES, prefetch_bytes};
 use crate::record::{Batch, Header, layout, view};
 
 #[derive(Debug, thiserror::Error)]
@@ -118,12 +119,23 @@ pub fn decode_header(data: &[u8]) -> Result<Option<(Header, usize)>, ReadError> 
     Ok(Some((Header::from_parts(text, refs), at)))
 }
 
+/// How far ahead of its position the framing walk asks for bytes: a few short-read records.
+const FRAME_PREFETCH_DISTANCE: usize = 2048;
+
 /// Finds the records framed at the front of `data`; returns their starts and the end of the last
 /// complete one.
 fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), ReadError> {
     let mut starts = Vec::with_capacity(data.len() / 300);
     let mut at = 0;
+    // Every line up to here has been asked for.
+    let mut asked = 0;
     while at + 4 <= data.len() {
+        // The walk stalls on memory at every record (the piece was just written by other
+        // cores): ask for the lines a few records ahead, which the walk reaches in order.
+        while asked < at + FRAME_PREFETCH_DISTANCE {
+            prefetch_bytes(data, asked);
+            asked += 64;
+        }
         let size = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default());
         if (size as usize) < crate::record::layout::FIXED_LEN {
             return Err(ReadError::BadBlockSize {
@@ -161,6 +173,13 @@ pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), Re
 /// Validates every record of a batch in parallel; the error names the first bad record.
 fn validate_batch(batch: &Batch, first_record: u64, n_ref: usize) -> Result<(), ReadError> {
     (0..batch.len()).into_par_iter().with_min_len(2048).try_for_each(|i| {
+        // Each task walks its records in order: ask for the lines of one a few ahead.
+        if let Some(&ahead) = batch.starts.get(i + PREFETCH_AHEAD) {
+            let ahead = ahead as usize;
+            for line in (ahead..ahead + PREFETCH_BYTES).step_by(64) {
+                prefetch_bytes(&batch.data, line);
+            }
+        }
         validate_record(&batch.framed(i)[4..], n_ref, first_record + i as u64 + 1)
     })
 }

@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 use super::block::{BLOCK_DATA_MAX, EOF_BLOCK};
 use super::stage::{DeflateStage, RawGroup};
+use crate::record::prefetch::{PREFETCH_AHEAD, PREFETCH_BYTES, prefetch_bytes};
 
 /// Runs of units at least this large have their blocks assembled in parallel
 /// ([`Writer::write_units`]); smaller ones are copied unit by unit.
@@ -157,6 +158,12 @@ impl Writer {
             let mut filled = lead.len();
             let (mut unit, mut offset) = (spec.unit, spec.offset);
             while filled < spec.len {
+                // Units may lie anywhere (records in sorted order): ask for one a few ahead.
+                if let Some(ahead) = units.get(unit + PREFETCH_AHEAD) {
+                    for line in (0..ahead.len().min(PREFETCH_BYTES)).step_by(64) {
+                        prefetch_bytes(ahead, line);
+                    }
+                }
                 let u = units[unit];
                 let n = (u.len() - offset).min(spec.len - filled);
                 out[filled..filled + n].copy_from_slice(&u[offset..offset + n]);
