@@ -1,7 +1,6 @@
 //! Output destinations: stdout, or a file written under a temporary name in the target's
 //! directory and renamed into place only when the command succeeds.
 
-use std::fs::File;
 use std::io::Write;
 
 use crate::io::background::BackgroundWriter;
@@ -38,8 +37,7 @@ pub fn create_direct(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Opti
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
-    let file = File::create(&temp)?;
-    crate::pipeline::tempfiles::register(&temp);
+    let file = crate::pipeline::tempfiles::create_registered(&temp)?;
     let guard = OutputFile { target, temp, committed: false };
     Ok((Box::new(file), Some(guard)))
 }

@@ -49,9 +49,8 @@ impl BinFiles {
     pub fn create(n: usize, namer: &mut TempNamer) -> Result<BinFiles, Error> {
         let mut files = Vec::with_capacity(n);
         for _ in 0..n {
-            let t = namer.next_file();
-            let f = std::fs::File::create(t.path()).map_err(|e| {
-                Error::file(t.path_str(), format!("could not open for writing: {e}"))
+            let (t, f) = namer.create_next().map_err(|e| {
+                Error::file(namer.last_path(), format!("could not open for writing: {e}"))
             })?;
             files.push((t, BufWriter::with_capacity(64 << 10, f)));
         }

@@ -24,10 +24,25 @@ mod sys {
     pub const SIG_DFL: usize = 0;
 }
 
+/// How many times the signal handler tries the registry's lock.
+#[cfg(unix)]
+const SIGNAL_LOCK_TRIES: usize = 1 << 20;
+
 #[cfg(unix)]
 extern "C" fn on_signal(sig: i32) {
-    // `try_lock`: if the interrupted thread holds the lock, skipping beats deadlocking.
-    if let Ok(list) = REGISTERED.try_lock() {
+    // `try_lock`, a bounded number of times: another thread holds the lock only for a push or
+    // a removal, so it comes free at once; if the interrupted thread itself holds it, giving up
+    // beats deadlocking. (Giving up at the first try left a sort's run files behind when the
+    // signal came while a run was being registered.)
+    let mut list = REGISTERED.try_lock();
+    for _ in 0..SIGNAL_LOCK_TRIES {
+        if list.is_ok() {
+            break;
+        }
+        std::hint::spin_loop();
+        list = REGISTERED.try_lock();
+    }
+    if let Ok(list) = &list {
         for p in list.iter() {
             let ptr: *const c_char = p.as_ptr();
             // SAFETY: `unlink` is async-signal-safe and `ptr` is a NUL-terminated path.
@@ -36,11 +51,14 @@ extern "C" fn on_signal(sig: i32) {
             }
         }
     }
+    // The lock stays held until the process is gone: other threads run on meanwhile, and one
+    // must not create a registered file after it was unlinked ([`create_registered`]).
     // SAFETY: restoring the default action and re-raising ends the process as the signal would.
     unsafe {
         sys::signal(sig, sys::SIG_DFL);
         sys::raise(sig);
     }
+    drop(list);
 }
 
 /// Installs the handler once (SIGHUP, SIGINT and SIGTERM).
@@ -79,6 +97,19 @@ pub fn register(path: &Path) {
     if let Some(c) = c_path(path) {
         lock().push(c);
     }
+}
+
+/// Creates (truncates) the file at `path` and registers it, both under the registry's lock, so a
+/// signal cannot come between them: the handler waits for the lock, and keeps it until the
+/// process ends, so no file is created after it unlinked the registered ones.
+pub fn create_registered(path: &Path) -> std::io::Result<std::fs::File> {
+    install_handler();
+    let mut list = lock();
+    let file = std::fs::File::create(path)?;
+    if let Some(c) = c_path(path) {
+        list.push(c);
+    }
+    Ok(file)
 }
 
 /// Forgets `path` (after it was removed or committed).
@@ -147,9 +178,25 @@ impl TempNamer {
 
     /// The next `PREFIX.NNNN.bam`, registered.
     pub fn next_file(&mut self) -> TempFile {
+        TempFile::new(self.next_path())
+    }
+
+    /// The next `PREFIX.NNNN.bam`, created and registered at once (see [`create_registered`]).
+    pub fn create_next(&mut self) -> std::io::Result<(TempFile, std::fs::File)> {
+        let path = self.next_path();
+        let file = create_registered(&path)?;
+        Ok((TempFile { path }, file))
+    }
+
+    /// The name given last, for messages.
+    pub fn last_path(&self) -> String {
+        format!("{}.{:04}.bam", self.prefix, self.next.saturating_sub(1))
+    }
+
+    fn next_path(&mut self) -> PathBuf {
         let path = PathBuf::from(format!("{}.{:04}.bam", self.prefix, self.next));
         self.next += 1;
-        TempFile::new(path)
+        path
     }
 }
 
