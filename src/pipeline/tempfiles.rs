@@ -204,6 +204,28 @@ impl TempNamer {
 mod tests {
     use super::*;
 
+    fn registered(p: &Path) -> bool {
+        lock().iter().any(|c| c.as_bytes() == p.to_str().unwrap().as_bytes())
+    }
+
+    /// The file exists and is registered together, or neither when it cannot be created.
+    #[test]
+    fn created_files_are_registered_and_failures_are_not() {
+        let dir = std::env::temp_dir().join(format!("mdsam-create-reg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut namer = TempNamer::new(Some(&format!("{}/bin", dir.display())), "collate");
+        let (t, _file) = namer.create_next().unwrap();
+        assert!(t.path().exists() && registered(t.path()));
+        assert!(namer.last_path().ends_with("/bin.0000.bam"), "{}", namer.last_path());
+        let p = t.path().to_path_buf();
+        drop(t);
+        assert!(!p.exists() && !registered(&p));
+        let missing = dir.join("no-such-dir").join("x.bam");
+        assert!(create_registered(&missing).is_err());
+        assert!(!registered(&missing));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn temp_file_removed_on_drop_and_unregistered() {
         let dir = std::env::temp_dir().join(format!("mdsam-tempfiles-{}", std::process::id()));
