@@ -246,12 +246,11 @@ pub fn mark(
     create_sink: impl FnOnce() -> Result<RecordSink, Error>,
     hash: Option<&RecordHash>,
 ) -> Result<Marked, Error> {
-    let mut marker = Marker::new(opts, groups);
-    marker.advance(store);
-    finish_marking(store, marker, header, create_sink, hash)
+    finish_marking(store, Marker::new(opts, groups), header, create_sink, hash)
 }
 
-/// [`mark`] once `marker` has seen every record of `store`: the last decisions, then the write.
+/// [`mark`] with `marker` fed some of `store`'s records already: the rest, the last decisions,
+/// then the write.
 pub fn finish_marking(
     store: &RecordStore,
     mut marker: Marker<'_>,

@@ -190,13 +190,18 @@ impl TempNamer {
 
     /// The name given last, for messages.
     pub fn last_path(&self) -> String {
-        format!("{}.{:04}.bam", self.prefix, self.next.saturating_sub(1))
+        self.name(self.next.saturating_sub(1))
     }
 
     fn next_path(&mut self) -> PathBuf {
-        let path = PathBuf::from(format!("{}.{:04}.bam", self.prefix, self.next));
+        let path = PathBuf::from(self.name(self.next));
         self.next += 1;
         path
+    }
+
+    /// `PREFIX.NNNN.bam` for `n`.
+    fn name(&self, n: usize) -> String {
+        format!("{}.{:04}.bam", self.prefix, n)
     }
 }
 

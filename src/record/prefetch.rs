@@ -16,6 +16,15 @@ pub fn prefetch_bytes(data: &[u8], at: usize) {
     let _ = (data, at);
 }
 
+/// Starts loading the first [`PREFETCH_BYTES`] of the record at `data[at..]` (nothing past the
+/// end of `data`).
+#[inline]
+pub fn prefetch_record(data: &[u8], at: usize) {
+    for line in (at..at + PREFETCH_BYTES).step_by(64) {
+        prefetch_bytes(data, line);
+    }
+}
+
 /// How much of a record [`super::RecordStore::prefetch`] loads: a short-read record's fixed fields,
 /// name, CIGAR, sequence and qualities, and the start of its tags.
 pub const PREFETCH_BYTES: usize = 384;

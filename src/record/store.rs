@@ -6,7 +6,7 @@
 //! batches and one `Vec` of [`RecordIdx`] handles: sorting or grouping permutes the handles and never
 //! moves record bytes; handles stay valid for the life of the store.
 
-use super::prefetch::{PREFETCH_AHEAD, PREFETCH_BYTES, prefetch_bytes};
+use super::prefetch::{PREFETCH_AHEAD, prefetch_record};
 use super::view::RecordRef;
 
 /// Records framed as in a BAM stream, back to back in one buffer.
@@ -65,6 +65,15 @@ impl Batch {
         &self.data[at..at + 4 + size]
     }
 
+    /// Starts loading the first [`super::prefetch::PREFETCH_BYTES`] of record `i` into the cache, if there is
+    /// one, without waiting.
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        if let Some(&at) = self.starts.get(i) {
+            prefetch_record(&self.data, at as usize);
+        }
+    }
+
     #[inline]
     pub fn get(&self, i: usize) -> RecordRef<'_> {
         RecordRef::new(&self.framed(i)[4..])
@@ -120,16 +129,12 @@ impl RecordStore {
         self.order.len()
     }
 
-    /// Starts loading the first [`PREFETCH_BYTES`] of record `idx` into the cache, without
+    /// Starts loading the first [`super::prefetch::PREFETCH_BYTES`] of record `idx` into the cache, without
     /// waiting. A pass over the handles in an order other than the arena's (after a sort) waits
     /// on memory for every record; asking a few records ahead overlaps those waits.
     #[inline]
     pub fn prefetch(&self, idx: RecordIdx) {
-        let b = &self.batches[idx.batch as usize];
-        let at = b.starts[idx.record as usize] as usize;
-        for line in (at..at + PREFETCH_BYTES).step_by(64) {
-            prefetch_bytes(&b.data, line);
-        }
+        self.batches[idx.batch as usize].prefetch(idx.record as usize);
     }
 
     /// [`RecordStore::prefetch`] of the record [`PREFETCH_AHEAD`] places after position `i` of

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::io::bgzf;
 use crate::record::header::Reference;
-use crate::record::prefetch::{PREFETCH_AHEAD, PREFETCH_BYTES, prefetch_bytes};
+use crate::record::prefetch::{PREFETCH_AHEAD, prefetch_bytes};
 use crate::record::{Batch, Header, layout, view};
 
 #[derive(Debug, thiserror::Error)]
@@ -173,13 +173,8 @@ pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), Re
 /// Validates every record of a batch in parallel; the error names the first bad record.
 fn validate_batch(batch: &Batch, first_record: u64, n_ref: usize) -> Result<(), ReadError> {
     (0..batch.len()).into_par_iter().with_min_len(2048).try_for_each(|i| {
-        // Each task walks its records in order: ask for the lines of one a few ahead.
-        if let Some(&ahead) = batch.starts.get(i + PREFETCH_AHEAD) {
-            let ahead = ahead as usize;
-            for line in (ahead..ahead + PREFETCH_BYTES).step_by(64) {
-                prefetch_bytes(&batch.data, line);
-            }
-        }
+        // Each task walks its records in order: ask for one a few ahead.
+        batch.prefetch(i + PREFETCH_AHEAD);
         validate_record(&batch.framed(i)[4..], n_ref, first_record + i as u64 + 1)
     })
 }

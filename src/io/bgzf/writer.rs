@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use super::block::{BLOCK_DATA_MAX, EOF_BLOCK};
 use super::stage::{DeflateStage, RawGroup};
-use crate::record::prefetch::{PREFETCH_AHEAD, PREFETCH_BYTES, prefetch_bytes};
+use crate::record::prefetch::{PREFETCH_AHEAD, prefetch_record};
 
 /// Runs of units at least this large have their blocks assembled in parallel
 /// ([`Writer::write_units`]); smaller ones are copied unit by unit.
@@ -160,9 +160,7 @@ impl Writer {
             while filled < spec.len {
                 // Units may lie anywhere (records in sorted order): ask for one a few ahead.
                 if let Some(ahead) = units.get(unit + PREFETCH_AHEAD) {
-                    for line in (0..ahead.len().min(PREFETCH_BYTES)).step_by(64) {
-                        prefetch_bytes(ahead, line);
-                    }
+                    prefetch_record(ahead, 0);
                 }
                 let u = units[unit];
                 let n = (u.len() - offset).min(spec.len - filled);

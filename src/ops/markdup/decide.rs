@@ -180,9 +180,6 @@ impl<T> Slots<T> {
         }
         v
     }
-    fn into_vec(self) -> Vec<T> {
-        self.items.into()
-    }
 }
 
 impl<T> std::ops::Index<usize> for Slots<T> {

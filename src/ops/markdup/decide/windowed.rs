@@ -186,14 +186,29 @@ struct CutState {
     single_hash: FastMap<Key, u32>,
 }
 
-/// `i` counted from `base` (`NONE` stays).
-fn shift(i: u32, base: usize) -> u32 {
-    if i == NONE { NONE } else { i + base as u32 }
+/// Record index `i` moved by `by`: `+base` counts an engine's index from the start of the input,
+/// `-base` back (`NONE` stays).
+fn moved(i: u32, by: i64) -> u32 {
+    if i == NONE { NONE } else { (i as i64 + by) as u32 }
 }
 
-/// `i` counted back from `base` (`NONE` stays).
-fn unshift(i: u32, base: usize) -> u32 {
-    if i == NONE { NONE } else { i - base as u32 }
+/// `n` with the record indices it holds [`moved`].
+fn moved_node(mut n: Node, by: i64) -> Node {
+    n.original = moved(n.original, by);
+    n.duplicate = moved(n.duplicate, by);
+    n
+}
+
+/// `o` with the record indices it holds [`moved`].
+fn moved_outcome(mut o: Outcome, by: i64) -> Outcome {
+    o.do_from = moved(o.do_from, by);
+    o.np_do = moved(o.np_do, by);
+    o
+}
+
+/// A hash table with its holders [`moved`].
+fn moved_table(t: &FastMap<Key, u32>, by: i64) -> FastMap<Key, u32> {
+    t.iter().map(|(k, &v)| (*k, moved(v, by))).collect()
 }
 
 impl CutState {
@@ -212,25 +227,13 @@ impl CutState {
             }
         }
         keep.sort_unstable();
-        let node = |i: usize| {
-            let mut n = e.nodes[i];
-            n.original = shift(n.original, base);
-            n.duplicate = shift(n.duplicate, base);
-            (i + base, n)
-        };
-        let outcome = |i: usize| {
-            let mut o = e.out[i];
-            o.do_from = shift(o.do_from, base);
-            o.np_do = shift(o.np_do, base);
-            o
-        };
-        let table = |t: &FastMap<Key, u32>| t.iter().map(|(k, &v)| (*k, shift(v, base))).collect();
+        let by = base as i64;
         CutState {
             head: head + base,
-            nodes: keep.into_iter().map(node).collect(),
-            out: (head..cut).map(outcome).collect(),
-            pair_hash: table(&e.pair_hash),
-            single_hash: table(&e.single_hash),
+            nodes: keep.into_iter().map(|i| (i + base, moved_node(e.nodes[i], by))).collect(),
+            out: (head..cut).map(|i| moved_outcome(e.out[i], by)).collect(),
+            pair_hash: moved_table(&e.pair_hash, by),
+            single_hash: moved_table(&e.single_hash, by),
         }
     }
 
@@ -241,21 +244,15 @@ impl CutState {
 
     /// Puts the state into `e`, whose record 0 is record `base` (at most [`CutState::lowest`]).
     fn load(&self, e: &mut Engine<'_>, base: usize) {
-        for &(i, mut n) in &self.nodes {
-            n.original = unshift(n.original, base);
-            n.duplicate = unshift(n.duplicate, base);
-            e.nodes[i - base] = n;
+        let by = -(base as i64);
+        for &(i, n) in &self.nodes {
+            e.nodes[i - base] = moved_node(n, by);
         }
         for (k, &o) in self.out.iter().enumerate() {
-            let mut o = o;
-            o.do_from = unshift(o.do_from, base);
-            o.np_do = unshift(o.np_do, base);
-            e.out[self.head - base + k] = o;
+            e.out[self.head - base + k] = moved_outcome(o, by);
         }
-        let table =
-            |t: &FastMap<Key, u32>| t.iter().map(|(k, &v)| (*k, unshift(v, base))).collect();
-        e.pair_hash = table(&self.pair_hash);
-        e.single_hash = table(&self.single_hash);
+        e.pair_hash = moved_table(&self.pair_hash, by);
+        e.single_hash = moved_table(&self.single_hash, by);
     }
 }
 
@@ -374,19 +371,11 @@ fn run_window<'n>(
             (n, None)
         }
     };
-    let mut out = e.out.into_vec();
-    out.truncate(own_to);
-    let out = out
-        .drain(own_from..)
-        .map(|mut o| {
-            o.do_from = shift(o.do_from, base);
-            o.np_do = shift(o.np_do, base);
-            o
-        })
-        .collect();
+    let by = base as i64;
+    let out = (own_from..own_to).map(|i| moved_outcome(e.out[i], by)).collect();
     let mut dup_hash = e.dup_hash;
     for v in dup_hash.values_mut() {
-        v.orig = shift(v.orig, base);
+        v.orig = moved(v.orig, by);
     }
     Ok(Window {
         base: base + own_from,
