@@ -231,11 +231,19 @@ fn parse_range(text: &[u8], header: &Header) -> RangeResult {
         starts: Vec::with_capacity(text.len() / 200),
     };
     let mut warnings = Vec::new();
+    let mut parser = parse::LineParser::new(header);
+    // htslib fails on a NUL anywhere in a line: one search over the range, not one a line.
+    let first_nul = memchr::memchr(0, text).unwrap_or(usize::MAX);
     let mut at = 0;
     let mut lines = 0;
     while at < text.len() {
         let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |n| at + n);
-        if let Err(e) = parse::parse_line(&text[at..end], header, &mut batch, &mut warnings) {
+        let parsed = if end > first_nul {
+            Err(ParseError::NulByte)
+        } else {
+            parser.parse(&text[at..end], &mut batch, &mut warnings)
+        };
+        if let Err(e) = parsed {
             return (batch, warnings, lines, Some((lines, e)));
         }
         lines += 1;
