@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
-use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, sanitize};
+use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, is_kept, sanitize};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
@@ -98,9 +98,9 @@ pub fn fix_templates(
             sanitize::sanitize(b, fix.sanitize, ref_len);
         }
         let group = &mut group[..n];
-        let keep = fix_template(group, fix);
-        for (b, k) in group.iter().zip(keep) {
-            emit(b, k);
+        fix_template(group, fix);
+        for b in group.iter() {
+            emit(b, is_kept(b, fix));
         }
         start = end;
     }

@@ -152,7 +152,7 @@ impl<'a> RecordRef<'a> {
         &self.bytes[self.cigar_start()..self.seq_start()]
     }
     /// CIGAR ops as `len << 4 | op`.
-    pub fn cigar(&self) -> impl Iterator<Item = u32> + 'a {
+    pub fn cigar(&self) -> impl DoubleEndedIterator<Item = u32> + ExactSizeIterator + 'a {
         self.cigar_bytes().chunks_exact(4).map(|c| read_u32(c, 0))
     }
     /// The 4-bit packed sequence.

@@ -191,8 +191,13 @@ fn pair_mut(v: &mut [Vec<u8>], i: usize, j: usize) -> (&mut Vec<u8>, &mut Vec<u8
     (&mut lo[i], &mut hi[0])
 }
 
-/// Fixes one template in place; returns whether each record is written.
-pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
+/// Whether a fixed record is written (`-r` drops secondary and unmapped records).
+pub fn is_kept(b: &[u8], opts: &FixmateOptions) -> bool {
+    !(opts.remove && edit::flag(b) & (flags::SECONDARY | flags::UNMAP) != 0)
+}
+
+/// Fixes one template in place; [`is_kept`] tells which records are then written.
+pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) {
     let mut pre: Option<usize> = None;
     let mut cur: Option<usize> = None;
     let mut rnum: [Option<usize>; 2] = [None, None];
@@ -304,10 +309,6 @@ pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) -> Vec<bool> {
             }
         }
     }
-    group
-        .iter()
-        .map(|b| !(opts.remove && edit::flag(b) & (flags::SECONDARY | flags::UNMAP) != 0))
-        .collect()
 }
 
 #[cfg(test)]
@@ -341,8 +342,8 @@ mod tests {
             mk(b"a", 0, 200, 0x93, &[10 << 4], &[10; 10]),
         ];
         let opts = FixmateOptions { mate_score: true, template_cigar: true, ..Default::default() };
-        let keep = fix_template(&mut g, &opts);
-        assert_eq!(keep, vec![true, true]);
+        fix_template(&mut g, &opts);
+        assert!(g.iter().all(|b| is_kept(b, &opts)));
         let (a, b) = (RecordRef::new(&g[0]), RecordRef::new(&g[1]));
         assert_eq!((a.flag(), a.next_pos(), a.tlen()), (0x63, 200, 110));
         assert_eq!((b.flag(), b.next_pos(), b.tlen()), (0x93, 100, -110));
@@ -356,8 +357,9 @@ mod tests {
     fn singleton_and_remove() {
         let mut g =
             vec![mk(b"s", 0, 5, 0x23, &[5 << 4], &[30; 5]), mk(b"s", 0, 9, 0x104, &[], &[30; 5])];
-        let keep = fix_template(&mut g, &FixmateOptions { remove: true, ..Default::default() });
-        assert_eq!(keep, vec![true, false]);
+        let opts = FixmateOptions { remove: true, ..Default::default() };
+        fix_template(&mut g, &opts);
+        assert_eq!(g.iter().map(|b| is_kept(b, &opts)).collect::<Vec<_>>(), vec![true, false]);
         let a = RecordRef::new(&g[0]);
         assert_eq!((a.flag(), a.next_ref_id(), a.next_pos()), (0x1, -1, -1));
     }

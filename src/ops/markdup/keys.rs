@@ -52,9 +52,8 @@ pub fn unclipped_start(r: &RecordRef<'_>) -> i64 {
 }
 
 pub fn unclipped_end(r: &RecordRef<'_>) -> i64 {
-    let ops: Vec<u32> = r.cigar().collect();
     let mut clipped = 0i64;
-    for &c in ops.iter().rev() {
+    for c in r.cigar().rev() {
         match cigar::op(c) {
             SOFT_CLIP | HARD_CLIP => clipped += cigar::len(c) as i64,
             _ => break,

@@ -202,9 +202,8 @@ fn unclipped_start(r: &RecordRef<'_>) -> i64 {
 
 /// Unclipped end counting soft clips only (`unclipped_end(b, 0)`).
 fn unclipped_end(r: &RecordRef<'_>) -> i64 {
-    let ops: Vec<u32> = r.cigar().collect();
     let mut clipped = 0i64;
-    for &c in ops.iter().rev() {
+    for c in r.cigar().rev() {
         match cigar::op(c) {
             cigar::SOFT_CLIP => clipped += cigar::len(c) as i64,
             cigar::HARD_CLIP => {}
