@@ -40,9 +40,9 @@ pub fn field_len(b: &[u8]) -> Option<usize> {
     }
     let ty = b[2];
     let n = match ty {
-        // Aux strings are short (MD, RG, MC): a plain loop beats memchr's setup per call, and
-        // every tag lookup or edit walks the fields through here.
-        b'Z' | b'H' => b[3..].iter().position(|&c| c == 0)? + 1,
+        // Aux strings are short (MD, RG, MC) and every tag lookup or edit walks the fields
+        // through here: a short-slice search, not memchr.
+        b'Z' | b'H' => crate::record::find::first_byte(&b[3..], 0)? + 1,
         b'B' => {
             if b.len() < 8 {
                 return None;

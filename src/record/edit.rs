@@ -155,7 +155,10 @@ pub fn delete_tags(b: &mut Vec<u8>, tags: &[[u8; 2]]) {
         match hit {
             Some(i) => deleted |= 1 << i,
             None => {
-                b.copy_within(at..at + n, kept_end);
+                // Until the first deletion every field is where it stays.
+                if kept_end != at {
+                    b.copy_within(at..at + n, kept_end);
+                }
                 kept_end += n;
             }
         }

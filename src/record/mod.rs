@@ -4,6 +4,7 @@
 pub mod aux;
 pub mod cigar;
 pub mod edit;
+pub mod find;
 pub mod header;
 pub mod layout;
 pub mod prefetch;
