@@ -57,22 +57,23 @@ pub fn field_len(b: &[u8]) -> Option<usize> {
     (total <= b.len()).then_some(total)
 }
 
-/// Iterator over the aux fields of a record; stops at the first malformed field
-/// (readers validate the aux block up front, so a stored record never has one).
-pub struct AuxIter<'a> {
+/// The raw bytes of each aux field (tag to end, NUL included), without decoding them: for walks
+/// that look at tags and decode only the few they want. Stops at the first malformed field.
+pub struct RawFields<'a> {
     rest: &'a [u8],
 }
 
-impl<'a> AuxIter<'a> {
+impl<'a> RawFields<'a> {
     pub fn new(aux: &'a [u8]) -> Self {
-        AuxIter { rest: aux }
+        RawFields { rest: aux }
     }
 }
 
-impl<'a> Iterator for AuxIter<'a> {
-    type Item = AuxField<'a>;
+impl<'a> Iterator for RawFields<'a> {
+    type Item = &'a [u8];
 
-    fn next(&mut self) -> Option<AuxField<'a>> {
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
         if self.rest.is_empty() {
             return None;
         }
@@ -82,9 +83,27 @@ impl<'a> Iterator for AuxIter<'a> {
         };
         let (raw, rest) = self.rest.split_at(n);
         self.rest = rest;
-        let ty = raw[2];
-        let value = if ty == b'Z' || ty == b'H' { &raw[3..n - 1] } else { &raw[3..] };
-        Some(AuxField { tag: [raw[0], raw[1]], ty, value, raw })
+        Some(raw)
+    }
+}
+
+/// Iterator over the aux fields of a record; stops at the first malformed field
+/// (readers validate the aux block up front, so a stored record never has one).
+pub struct AuxIter<'a> {
+    raw: RawFields<'a>,
+}
+
+impl<'a> AuxIter<'a> {
+    pub fn new(aux: &'a [u8]) -> Self {
+        AuxIter { raw: RawFields::new(aux) }
+    }
+}
+
+impl<'a> Iterator for AuxIter<'a> {
+    type Item = AuxField<'a>;
+
+    fn next(&mut self) -> Option<AuxField<'a>> {
+        self.raw.next().map(AuxField::from_raw)
     }
 }
 
@@ -101,6 +120,13 @@ pub fn validate(aux: &[u8]) -> Result<(), usize> {
 }
 
 impl<'a> AuxField<'a> {
+    /// The field whose bytes (as [`RawFields`] gives them) are `raw`.
+    pub fn from_raw(raw: &'a [u8]) -> AuxField<'a> {
+        let ty = raw[2];
+        let value = if ty == b'Z' || ty == b'H' { &raw[3..raw.len() - 1] } else { &raw[3..] };
+        AuxField { tag: [raw[0], raw[1]], ty, value, raw }
+    }
+
     /// The typed value.
     pub fn typed(&self) -> AuxValue<'a> {
         let v = self.value;

@@ -13,7 +13,7 @@ pub mod stats;
 
 use regex::bytes::Regex;
 
-use crate::record::aux::{AuxField, AuxValue};
+use crate::record::aux::{AuxField, AuxValue, RawFields};
 use crate::record::edit;
 use crate::record::layout::flags;
 use crate::record::view::RecordRef;
@@ -125,15 +125,17 @@ struct KeyFields<'a> {
 impl<'a> KeyFields<'a> {
     fn find(r: &RecordRef<'a>, barcode_tag: Option<[u8; 2]>) -> KeyFields<'a> {
         let mut k = KeyFields::default();
-        for f in r.aux() {
-            match &f.tag {
-                b"MC" if k.mc.is_none() => k.mc = Some(f),
-                b"ms" if k.ms.is_none() => k.ms = Some(f),
+        // Tags are compared on the raw bytes; only the fields kept are decoded.
+        for raw in RawFields::new(r.aux_bytes()) {
+            let tag = [raw[0], raw[1]];
+            match &tag {
+                b"MC" if k.mc.is_none() => k.mc = Some(AuxField::from_raw(raw)),
+                b"ms" if k.ms.is_none() => k.ms = Some(AuxField::from_raw(raw)),
                 b"SA" | b"XA" => k.sa_or_xa = true,
                 _ => {}
             }
-            if Some(f.tag) == barcode_tag && k.barcode.is_none() {
-                k.barcode = Some(f);
+            if Some(tag) == barcode_tag && k.barcode.is_none() {
+                k.barcode = Some(AuxField::from_raw(raw));
             }
         }
         k
