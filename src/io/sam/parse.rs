@@ -687,6 +687,39 @@ mod tests {
         assert_eq!(w, vec![Warning::UnknownMateReference(b"chr1".to_vec())]);
     }
 
+    /// One parser over many lines (as the reader uses it) resolves every name as a fresh
+    /// look-up would: runs on one reference, switches, RNEXT on another, unknown names between.
+    #[test]
+    fn a_parser_reused_across_lines_resolves_every_reference() {
+        let header = header();
+        let mut parser = LineParser::new(&header);
+        let mut b = Batch::default();
+        let mut w = Vec::new();
+        let cases = [
+            ("chr1", "=", 0, 0),
+            ("chr1", "chr2", 0, 1),
+            ("chr2", "chr1", 1, 0),
+            ("chrX", "chr2", -1, 1),
+            ("chr2", "chrY", 1, -1),
+            ("*", "chr1", -1, 0),
+            ("chr1", "*", 0, -1),
+        ];
+        for (i, (rname, rnext, ..)) in cases.iter().enumerate() {
+            let line = format!("r{i}\t1\t{rname}\t5\t0\t4M\t{rnext}\t9\t0\tACGT\tIIII");
+            parser.parse(line.as_bytes(), &mut b, &mut w).unwrap();
+        }
+        for (i, &(.., tid, next_tid)) in cases.iter().enumerate() {
+            assert_eq!((b.get(i).ref_id(), b.get(i).next_ref_id()), (tid, next_tid), "line {i}");
+        }
+        assert_eq!(
+            w,
+            vec![
+                Warning::UnknownReference(b"chrX".to_vec()),
+                Warning::UnknownMateReference(b"chrY".to_vec())
+            ]
+        );
+    }
+
     #[test]
     fn unknown_reference_warns_and_unmaps_nothing_else() {
         let mut b = Batch::default();
