@@ -42,11 +42,13 @@ summary() {
 now() { date +%s.%N; }
 
 # level_args TOOL LEVEL: markdup's output-level options (samtools markdup's -l is a read length).
+# Uncompressed is asked for as level=0: samtools 1.16's markdup -u still compresses a file output
+# at the default level (1.24's does not), which would make the samtools pipe look slower.
 md_level() {
   case $1 in
     default) ;;
     1) echo "--output-fmt-option level=1" ;;
-    u) echo "-u" ;;
+    u) echo "--output-fmt-option level=0" ;;
   esac
 }
 pl_level() {
