@@ -287,3 +287,23 @@ unsafe impl GlobalAlloc for Dispatch {
         }
     }
 }
+
+/// Asks for transparent huge pages (2 MiB) under the whole 2 MiB-aligned part of `buf`'s
+/// capacity, before it is written: one page fault per 2 MiB instead of 512 (the kernel here
+/// gives huge pages only where asked, `madvise` mode).
+pub fn advise_huge_pages(buf: &mut Vec<u8>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = buf.as_mut_ptr() as usize;
+        let first = start.next_multiple_of(HUGE);
+        let end = (start + buf.capacity()) / HUGE * HUGE;
+        if end > first {
+            // SAFETY: the range lies inside `buf`'s own allocation and is page-aligned;
+            // MADV_HUGEPAGE only changes how later faults are served, never the contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buf;
+}

@@ -46,7 +46,11 @@ pub fn take_zeroed(len: usize) -> Vec<u8> {
             buf.resize(len, 0);
             buf
         }
-        None => vec![0; len],
+        None => {
+            let mut buf = vec![0; len];
+            crate::alloc::advise_huge_pages(&mut buf);
+            buf
+        }
     }
 }
 

@@ -212,6 +212,7 @@ pub(crate) fn fixmate_pass(
                     .collect();
                 let bytes: usize = recs.iter().map(|r| r.bytes().len() + 4 + 32).sum();
                 let mut batch = Batch::with_capacity(bytes, recs.len());
+                crate::alloc::advise_huge_pages(&mut batch.data);
                 let mut kept = Vec::with_capacity(recs.len());
                 let mut removed = Checksum::default();
                 let mut next = positions.iter();
