@@ -15,19 +15,9 @@ repeats=${2:-3}
 threads=${THREADS:-2}
 samtools=${SAMTOOLS:-/usr/bin/samtools}
 mdsam=${MDSAM:-target/release/mdsam}
-out=bench-out
-mkdir -p "$out"
-[ -x "$mdsam" ] || cargo build --release --quiet
-[ -x target/release/examples/simulate ] || cargo build --release --quiet --example simulate
-name="$out/fm-$pairs.name.bam"
-coord="$out/fm-$pairs.coord.bam"
-if [ ! -s "$name" ]; then
-  target/release/examples/simulate "$pairs" name "$threads" 11 2>/dev/null \
-    | "$samtools" view -b -@ "$threads" -o "$name" -
-fi
-if [ ! -s "$coord" ]; then
-  "$samtools" fixmate -m -@ "$threads" "$name" - | "$samtools" sort -@ "$threads" -o "$coord" -
-fi
+# shellcheck source=benches/inputs.sh
+. benches/inputs.sh
+fixmate_inputs
 
 # times TOOL ARGS...: "wall cpu" seconds of one run, output discarded.
 times() { /usr/bin/time -f '%e %U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1, $2 + $3}'; }

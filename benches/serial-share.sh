@@ -22,22 +22,11 @@ cores=("$@")
 samtools=${SAMTOOLS:-/usr/bin/samtools}
 mdsam=${MDSAM:-target/release/mdsam}
 command -v valgrind >/dev/null || { echo "serial-share.sh: needs valgrind" >&2; exit 1; }
-out=bench-out
-mkdir -p "$out"
-[ -x "$mdsam" ] || cargo build --release --quiet
-[ -x target/release/examples/simulate ] || cargo build --release --quiet --example simulate
-
-# Inputs: a simulated SAM and its BAM (view), name-grouped BAM (fixmate), and its fixmate -m +
-# coordinate sort (markdup).
-sam="$out/share-$pairs.sam"
-bam="$out/share-$pairs.bam"
-name="$out/share-$pairs.name.bam"
-coord="$out/share-$pairs.coord.bam"
-[ -s "$sam" ] || "$mdsam" simulate -n "$pairs" -o "$sam"
-[ -s "$bam" ] || "$samtools" view -b -o "$bam" "$sam"
-[ -s "$name" ] || target/release/examples/simulate "$pairs" name 2 11 2>/dev/null \
-  | "$samtools" view -b -o "$name" -
-[ -s "$coord" ] || "$samtools" fixmate -m "$name" - | "$samtools" sort -o "$coord" -
+threads=2
+# shellcheck source=benches/inputs.sh
+. benches/inputs.sh
+view_inputs
+fixmate_inputs
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

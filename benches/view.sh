@@ -15,13 +15,9 @@ repeats=${2:-3}
 threads=${THREADS:-2}
 samtools=${SAMTOOLS:-samtools}
 mdsam=${MDSAM:-target/release/mdsam}
-out=bench-out
-mkdir -p "$out"
-[ -x "$mdsam" ] || cargo build --release --quiet
-sam="$out/view-$pairs.sam"
-bam="$out/view-$pairs.bam"
-[ -s "$sam" ] || "$mdsam" simulate -n "$pairs" -@ "$threads" -o "$sam"
-[ -s "$bam" ] || "$samtools" view -b -@ "$threads" -o "$bam" "$sam"
+# shellcheck source=benches/inputs.sh
+. benches/inputs.sh
+view_inputs
 ubam="$out/view-$pairs.u.bam"
 [ -s "$ubam" ] || "$samtools" view -u -o "$ubam" "$sam"
 
