@@ -208,7 +208,8 @@ pub fn collated_order(store: &RecordStore, bins: usize, fast: Option<usize>) -> 
         }
         None => (Vec::new(), records.map(|(name, flag, id)| Item::new(name, flag, id)).collect()),
     };
-    let mut bins = collate::into_bins(to_bins.into_iter(), bins);
+    let mut bins = collate::into_bins(&to_bins, bins);
+    drop(to_bins);
     bins.par_iter_mut().for_each(|b| collate::sort_bin(b));
     direct
         .iter()
