@@ -108,27 +108,16 @@ fn parse_i64(s: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 19 {
         return None;
     }
-    let v = if digits.len() <= 18 {
-        // 18 digits cannot overflow: no checked arithmetic in the common case.
-        let mut v: i64 = 0;
-        for &d in digits {
-            let d = d.wrapping_sub(b'0');
-            if d > 9 {
-                return None;
-            }
-            v = v * 10 + d as i64;
+    // 19 digits always fit a u64, so the loop needs no overflow checks; the range check is once.
+    let mut v: u64 = 0;
+    for &d in digits {
+        let d = d.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
         }
-        v
-    } else {
-        let mut v: i64 = 0;
-        for &d in digits {
-            if !d.is_ascii_digit() {
-                return None;
-            }
-            v = v.checked_mul(10)?.checked_add((d - b'0') as i64)?;
-        }
-        v
-    };
+        v = v * 10 + d as u64;
+    }
+    let v = i64::try_from(v).ok()?;
     Some(if neg { -v } else { v })
 }
 
@@ -256,8 +245,9 @@ impl<'a> Fields<'a> {
         Ok(self.take(memchr::memchr(b'\t', self.rest)))
     }
 
-    /// The next field, found by a byte loop: for the short fields (FLAG, POS, ..., and most aux
-    /// fields) memchr's set-up cost more than the scan (memchr was 20 % of SAM parsing).
+    /// The next field, found by [`first_byte`](crate::record::find::first_byte): for the short
+    /// fields (FLAG, POS, ..., and most aux fields) memchr's set-up cost more than the scan
+    /// (memchr was 20 % of SAM parsing).
     fn short(&mut self) -> Result<&'a [u8], ParseError> {
         if self.done {
             return Err(ParseError::TooFewFields);
