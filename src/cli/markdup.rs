@@ -75,6 +75,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
     let mut threads = 0;
     let mut no_pg = false;
     let (mut write_index, mut metrics) = (false, None);
+    let mut tmp_prefix = None;
     let (mut stats, mut stats_file, mut json) = (false, None, false);
     let (mut regex, mut regex_order) = (None::<String>, "txy".to_string());
     let (mut bc_tag, mut bc_name, mut bc_regex) = (None::<String>, false, None::<String>);
@@ -84,7 +85,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
             "r" => md.remove = true,
             "l" => md.max_length = atoi(v),
             "s" => stats = true,
-            "T" => {}
+            "T" => tmp_prefix = Some(v.to_string()),
             "S" => md.supp = true,
             "t" => md.tag = true,
             "f" => {
@@ -195,6 +196,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         json,
         metrics,
         index,
+        tmp_prefix,
         md,
     })
 }

@@ -1,6 +1,13 @@
 //! `markdup`: parse → key → decide → write.
 //!
-//! - *parse*: every record into a [`RecordStore`] (the reader parses in parallel);
+//! The command streams, as samtools markdup does ([`StreamMarker`]): each group of records read
+//! (inflated and parsed on the pool while the previous group is processed) is keyed on the pool,
+//! decided by samtools' single pass holding only the records it can still look at, and the
+//! records it releases are finalised, encoded and written in parallel chunks. Peak memory does
+//! not grow with the input: held in memory, 6 M reads had taken 2.8 GB and spent as much time
+//! in the kernel faulting pages in as in user code.
+//!
+//! `markdup-pipeline`, whose records are all in memory anyway, uses [`mark`] instead:
 //! - *key*: [`ReadInfo`] per record on the pool (keys, scores, name coordinates);
 //! - *decide*: [`decide::Decider`]: samtools' single pass (its hash/window semantics, including
 //!   window deletions and duplicate chains, make it order-dependent), replayed in independent
@@ -8,6 +15,10 @@
 //! - *write*: records finalised and encoded in parallel chunks, written in input order.
 //!
 //! Output bytes never depend on the thread count.
+
+mod stream;
+
+pub use stream::{StreamMarker, Tally};
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -22,6 +33,7 @@ use crate::ops::markdup::stats::{self, Piece};
 use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
 use crate::pipeline::fixmate::{encode, sort_order};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::pipeline::tempfiles::TempNamer;
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef, RecordStore};
@@ -45,6 +57,8 @@ pub struct MarkdupOptions {
     pub metrics: Option<String>,
     /// `--write-index`: (index path, BAI?), the output path stripped of any `##idx##` part.
     pub index: Option<(String, bool)>,
+    /// `-T PREFIX`: where `-S`'s temporary file goes.
+    pub tmp_prefix: Option<String>,
     pub md: Md,
 }
 
@@ -115,14 +129,66 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     if groups.is_none() {
         opts.md.read_groups = false;
     }
-    profile::describe(RunInfo::staged(
+    profile::describe(
+        RunInfo::staged(
+            opts.threads,
+            opts.level,
+            (&opts.input, &opts.output),
+            (reader.format_name(), opts.format.name()),
+        )
+        .streaming(),
+    );
+    let create_final = || {
+        let mut sink =
+            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+        if let Some((path, bai)) = &opts.index {
+            sink.write_index(path, *bai, &header)?;
+        }
+        Ok(sink)
+    };
+    if opts.md.supp && header.has_very_large_references() {
+        // `-S`'s temporary file is BAM, which cannot hold positions past 2^31: such inputs are
+        // marked in memory.
+        return run_in_memory(&opts, reader, &header, groups.as_ref(), pool, create_final);
+    }
+    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "markdup");
+    let mut marker = StreamMarker::start(
+        &opts.md,
+        groups.as_ref(),
+        &header,
         opts.threads,
-        opts.level,
-        (&opts.input, &opts.output),
-        (reader.format_name(), opts.format.name()),
-    ));
+        None,
+        &mut namer,
+        &create_final,
+    )?;
+    // An error of the marking or writing is returned as it is; one of the reading gets
+    // samtools' wording.
+    let mut failure = None;
+    let read = crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |bs| {
+        bs.iter().try_for_each(|b| marker.push_batch(b)).map_err(|e| {
+            failure = Some(e);
+            Error::Failed
+        })
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    read.map_err(|e| say(&format!("error reading input: {e}")))?;
+    let (fin, _) = marker.finish(&create_final)?;
+    report(&opts, &header, fin.opt_warnings, fin.bc_warnings, &fin.stats, groups.as_ref())
+}
+
+/// `markdup` with every record in memory (decided in parallel windows), then written.
+fn run_in_memory(
+    opts: &MarkdupOptions,
+    mut reader: crate::io::open::RecordReader,
+    header: &Header,
+    groups: Option<&ReadGroups>,
+    pool: &rayon::ThreadPool,
+    create_sink: impl FnOnce() -> Result<RecordSink, Error>,
+) -> Result<(), Error> {
     let mut store = RecordStore::default();
-    let mut marker = Marker::new(&opts, groups.as_ref());
+    let mut marker = Marker::new(opts, groups);
     // The records are keyed and decided as they arrive, while the next ones are read.
     crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
         for b in batches {
@@ -132,15 +198,7 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
         Ok(())
     })
     .map_err(|e| say(&format!("error reading input: {e}")))?;
-    let out = (opts.output.clone(), opts.format, opts.level, opts.threads);
-    let sink = || {
-        let mut sink = RecordSink::create(&out.0, out.1, out.2, out.3, &header, true)?;
-        if let Some((path, bai)) = &opts.index {
-            sink.write_index(path, *bai, &header)?;
-        }
-        Ok(sink)
-    };
-    finish_marking(&store, marker, &header, sink, None).map(|_| ())
+    finish_marking(&store, marker, header, create_sink, None).map(|_| ())
 }
 
 /// What [`mark`] wrote and dropped, each as (records, sum of `hash` over them), when asked.

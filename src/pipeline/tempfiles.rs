@@ -87,8 +87,58 @@ fn c_path(path: &Path) -> Option<CString> {
     }
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Vec<CString>> {
-    REGISTERED.lock().unwrap_or_else(|e| e.into_inner())
+/// The registry, locked with this thread's SIGHUP/SIGINT/SIGTERM blocked: a signal delivered to
+/// the thread holding the lock found it taken by itself, gave up and left every file behind
+/// (seen as a sort run left by SIGTERM under load). Blocked here, it goes to another thread,
+/// whose handler waits for the lock.
+struct Locked {
+    guard: Option<std::sync::MutexGuard<'static, Vec<CString>>>,
+    #[cfg(unix)]
+    old_mask: libc::sigset_t,
+}
+
+impl std::ops::Deref for Locked {
+    type Target = Vec<CString>;
+    fn deref(&self) -> &Vec<CString> {
+        self.guard.as_ref().expect("held until drop")
+    }
+}
+
+impl std::ops::DerefMut for Locked {
+    fn deref_mut(&mut self) -> &mut Vec<CString> {
+        self.guard.as_mut().expect("held until drop")
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        self.guard = None;
+        // SAFETY: restores the mask saved by `lock`, for this thread only.
+        #[cfg(unix)]
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut());
+        }
+    }
+}
+
+fn lock() -> Locked {
+    #[cfg(unix)]
+    // SAFETY: plain sigset manipulation and a per-thread mask change.
+    let old_mask = unsafe {
+        let mut block: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut block);
+        for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+            libc::sigaddset(&mut block, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
+        old
+    };
+    Locked {
+        guard: Some(REGISTERED.lock().unwrap_or_else(|e| e.into_inner())),
+        #[cfg(unix)]
+        old_mask,
+    }
 }
 
 /// Adds `path` to the files removed on SIGINT/SIGTERM (and installs the handler).
