@@ -13,8 +13,9 @@
 #
 # Per case it prints the wall and CPU ratio samtools/mdsam (> 1: mdsam is faster), mdsam's wall
 # and CPU ns per read, both tools' peak RSS (summed over the processes of a pipe) and whether the
-# two outputs hold the same records (a checksum of the SAM records, header left out; CHECK=0
-# skips it). Results go to bench-out/scale.csv (appended) and a chart bench-out/scale.svg.
+# outputs hold the same records as samtools 1.24's (a checksum of the SAM records, header left
+# out; the 1.24 oracle is run untimed for it when SAMTOOLS is another version; CHECK=0 skips
+# it). Results go to bench-out/scale.csv (appended) and a chart bench-out/scale.svg.
 #
 # Environment: SAMTOOLS (default /usr/bin/samtools), MDSAM (target/release/mdsam), THREADS (-@,
 # default 2), REPEATS (alternating runs per case, median taken; default 1), CASES (a regex of
@@ -29,6 +30,10 @@ samtools=${SAMTOOLS:-/usr/bin/samtools}
 mdsam=${MDSAM:-target/release/mdsam}
 cases=${CASES:-.}
 check=${CHECK:-1}
+# The samtools 1.24 oracle (../shared/tools/setup-oracle.sh), when installed: the outputs are
+# checked against its records. ORACLE= (empty) compares with SAMTOOLS' output instead.
+oracle=${ORACLE-$HOME/.cache/samtools-oracle/bin/samtools}
+[ -x "$oracle" ] || oracle=
 out=bench-out
 dir=$out/scale
 mkdir -p "$dir"
@@ -99,11 +104,17 @@ one_case() {
       if [ $tool = samtools ]; then sw+=("$w"); sc+=("$c"); sr=$r; else mw+=("$w"); mc+=("$c"); mr=$r; fi
     done
   done
-  local same=-
+  local same=- want=$tmp/samtools.$ext
   if [ "$check" = 1 ]; then
-    if [ "$(records "$tmp/samtools.$ext")" = "$(records "$tmp/mdsam.$ext")" ]; then same=yes; else same=NO; fi
+    if [ -n "$oracle" ]; then
+      # The reference output is samtools 1.24's (untimed): older versions differ on purpose.
+      want=$tmp/oracle.$ext
+      cmd=${st_cmd//\{bin\}/$oracle}
+      bash -c "${cmd//\{out\}/$want}" 2>/dev/null
+    fi
+    if [ "$(records "$want")" = "$(records "$tmp/mdsam.$ext")" ]; then same=yes; else same=NO; fi
   fi
-  rm -f "$tmp"/samtools.* "$tmp"/mdsam.*
+  rm -f "$tmp"/samtools.* "$tmp"/mdsam.* "$tmp"/oracle.*
   local s m scpu mcpu
   s=$(printf '%s\n' "${sw[@]}" | median); m=$(printf '%s\n' "${mw[@]}" | median)
   scpu=$(printf '%s\n' "${sc[@]}" | median); mcpu=$(printf '%s\n' "${mc[@]}" | median)
@@ -129,7 +140,7 @@ for shape in $shapes; do
     pairs=$(echo "$mreads * 500000 / 1" | bc)
     inputs "$shape" "$pairs"
     t=$threads
-    one_case view-bam2sam sam "{bin} view -@ $t -o {out} $name" "{bin} view -@ $t -o {out} $name"
+    one_case view-bam2sam sam "{bin} view -h -@ $t -o {out} $name" "{bin} view -h -@ $t -o {out} $name"
     one_case view-sam2bam-u bam "{bin} view -@ $t -u -o {out} $sam" "{bin} view -@ $t -u -o {out} $sam"
     one_case sort bam "{bin} sort -@ $t -T $tmp/st -o {out} $name" "{bin} sort -@ $t -T $tmp/md -o {out} $name"
     one_case sort-n bam "{bin} sort -n -@ $t -T $tmp/st -o {out} $coord" "{bin} sort -n -@ $t -T $tmp/md -o {out} $coord"
