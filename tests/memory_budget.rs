@@ -182,3 +182,26 @@ fn soak_markdup_pipeline_20m_reads() {
     assert_eq!(files_in(&tmp), 0, "temporary files left");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Without `--max-memory`, markdup-pipeline budgets for the memory it finds (the cgroup limit or
+/// the available memory, `pipeline::memory_limit`), not for none.
+#[test]
+fn markdup_pipeline_defaults_to_the_memory_it_finds() {
+    let dir = scratch_dir("memory-default");
+    let p = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    run_ok(&mdsam_bin(), &["simulate", "-n", "2000", "-o", &p("in.bam")]);
+    let m = measured(&["markdup-pipeline", &p("in.bam"), &p("out.bam")]);
+    let want = mdsam::pipeline::memory_limit::System::real().default_budget();
+    let want = want.expect("no cgroup limit and no MemAvailable on this machine") as f64;
+    let got: f64 = m
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("[markdup-pipeline] memory budget: Some("))
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no budget reported:\n{}", m.stderr));
+    // The available memory moves a little between the two readings.
+    assert!((got - want).abs() <= want * 0.1, "budget {got}, expected about {want}");
+    assert!(!m.stderr.contains("spilled:"), "2000 pairs spilled:\n{}", m.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,6 +6,7 @@ pub mod fixmate;
 pub mod load;
 pub mod markdup;
 pub mod markdup_pipeline;
+pub mod memory_limit;
 pub mod prefetch;
 pub mod region;
 pub mod simulate;
