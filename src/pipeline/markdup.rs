@@ -63,6 +63,9 @@ pub struct MarkdupOptions {
 }
 
 const CHUNK: usize = 4096;
+/// Compressed bytes a thread inflates per read-ahead piece when streaming: three groups are in
+/// memory at once (being read, queued, being marked), each held twice (as read, and keyed).
+const STREAM_PIECE_BYTES_PER_THREAD: usize = 1 << 20;
 /// Records keyed and handed to the decider at a time (8 windows' worth at the least size, so
 /// each block completes several windows to decide in parallel).
 const KEY_BLOCK: usize = 8 * decide::WINDOW_MIN;
@@ -105,8 +108,9 @@ pub fn read_group_ids(header: &crate::record::Header) -> Option<ReadGroups> {
 pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
     // Parse phase.
-    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)
-        .map_err(|e| {
+    let piece = STREAM_PIECE_BYTES_PER_THREAD * opts.threads.max(1);
+    let Opened { mut reader, header: input_header, .. } =
+        open::open_with_piece(&opts.input, opts.threads, piece).map_err(|e| {
             let why = match &e {
                 Error::File { what, .. } => what.clone(),
                 other => other.to_string(),
