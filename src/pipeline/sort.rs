@@ -248,20 +248,23 @@ fn apply_minhash(
         .collect()
 }
 
-/// Sorts the store and writes it as the next run; empties the store.
+/// Temporary runs of `sort`: level 1, as samtools writes them.
+pub const RUN_LEVEL: i32 = 1;
+
+/// Sorts the store and writes it as the next run at compression `level`; empties the store.
 pub fn spill(
     store: &mut RecordStore,
     header: &Header,
     order: SortOrder,
     namer: &mut TempNamer,
-    threads: usize,
+    (threads, level): (usize, i32),
 ) -> Result<TempFile, Error> {
     let _phase = profile::phase(Phase::Spill);
     profile::add(Phase::Spill, Counter::Records, store.len() as u64);
     let file = namer.next_file();
     store.order = sorted_order(store, header, order, None)?;
     let mut sink =
-        RecordSink::create(&file.path_str(), OutputFormat::Bam, 1, threads, header, true)?;
+        RecordSink::create(&file.path_str(), OutputFormat::Bam, level, threads, header, true)?;
     write_in_order(store, header, &mut sink)?;
     sink.finish()?;
     *store = RecordStore::default();
@@ -326,7 +329,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
                         &input_header,
                         opts.order,
                         &mut namer,
-                        opts.threads,
+                        (opts.threads, RUN_LEVEL),
                     )?);
                     used = 0;
                 }
@@ -337,7 +340,13 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         }
     }
     if !runs.is_empty() && !store.is_empty() {
-        runs.push(spill(&mut store, &input_header, opts.order, &mut namer, opts.threads)?);
+        runs.push(spill(
+            &mut store,
+            &input_header,
+            opts.order,
+            &mut namer,
+            (opts.threads, RUN_LEVEL),
+        )?);
     }
     let sort_phase = profile::phase(Phase::Sort);
     profile::add(Phase::Sort, Counter::Records, store.len() as u64);

@@ -54,6 +54,10 @@ pub fn run(
     if let Some(pg) = &opts.pg {
         add_pg(&mut header, &pg[1]);
     }
+    // The sorted runs are stored uncompressed, as the collate bins are: at level 1 their deflate
+    // was 8.7 of 28.8 s on 6 M reads under 1G (uncompressed: 2.0 of 23.2 s), for 2.6x the
+    // temporary disk space (about the input's uncompressed size).
+    let run = (threads, 0);
     let mut runs: Vec<TempFile> = Vec::new();
     let mut gathered = RecordStore::default();
     let (mut used, mut placed) = (0usize, false);
@@ -73,12 +77,12 @@ pub fn run(
         gathered.append(fixed);
         // Room for the next bin and its fixed copy (bins are about the same size).
         if used + 2 * largest_bin > limit {
-            runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, threads)?);
+            runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, run)?);
             used = 0;
         }
     }
     if !gathered.is_empty() {
-        runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, threads)?);
+        runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, run)?);
     }
     drop(gathered);
     if std::env::var_os("MDSAM_SPILL_REPORT").is_some() {
