@@ -163,9 +163,14 @@ impl RunInfo {
         }
     }
 
-    /// The same run with overlapping phases (batches flow through read → process → write).
-    pub fn streaming(self) -> RunInfo {
-        RunInfo { streaming: true, ..self }
+    /// A run with overlapping phases (batches flow through read → process → write).
+    pub fn streamed(
+        threads: usize,
+        level: i32,
+        paths: (&str, &str),
+        formats: (&'static str, &'static str),
+    ) -> RunInfo {
+        RunInfo { streaming: true, ..RunInfo::staged(threads, level, paths, formats) }
     }
 }
 

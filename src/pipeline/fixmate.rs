@@ -125,15 +125,12 @@ pub fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
 pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
-    profile::describe(
-        RunInfo::staged(
-            opts.threads,
-            opts.level,
-            (&opts.input, &opts.output),
-            (reader.format_name(), opts.format.name()),
-        )
-        .streaming(),
-    );
+    profile::describe(RunInfo::streamed(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), opts.format.name()),
+    ));
     if sort_order(&input_header).as_deref() == Some(b"coordinate") {
         eprintln!(
             "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."

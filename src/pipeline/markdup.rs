@@ -133,15 +133,12 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     if groups.is_none() {
         opts.md.read_groups = false;
     }
-    profile::describe(
-        RunInfo::staged(
-            opts.threads,
-            opts.level,
-            (&opts.input, &opts.output),
-            (reader.format_name(), opts.format.name()),
-        )
-        .streaming(),
-    );
+    profile::describe(RunInfo::streamed(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), opts.format.name()),
+    ));
     let create_final = || {
         let mut sink =
             RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;

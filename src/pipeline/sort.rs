@@ -308,6 +308,9 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     // then): with such references everything stays in memory.
     let can_spill = !matches!(opts.order, SortOrder::MinHash(_)) && !large_refs;
     let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "sort");
+    let spill_run = |store: &mut RecordStore, namer: &mut TempNamer| {
+        spill(store, &input_header, opts.order, namer, (opts.threads, RUN_LEVEL))
+    };
     let mut runs: Vec<TempFile> = Vec::new();
     let mut store = RecordStore::default();
     let mut used = 0usize;
@@ -324,13 +327,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
                     store.push_batch(b);
                 }
                 if can_spill && used > limit && !store.is_empty() {
-                    runs.push(spill(
-                        &mut store,
-                        &input_header,
-                        opts.order,
-                        &mut namer,
-                        (opts.threads, RUN_LEVEL),
-                    )?);
+                    runs.push(spill_run(&mut store, &mut namer)?);
                     used = 0;
                 }
             }
@@ -340,13 +337,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         }
     }
     if !runs.is_empty() && !store.is_empty() {
-        runs.push(spill(
-            &mut store,
-            &input_header,
-            opts.order,
-            &mut namer,
-            (opts.threads, RUN_LEVEL),
-        )?);
+        runs.push(spill_run(&mut store, &mut namer)?);
     }
     let sort_phase = profile::phase(Phase::Sort);
     profile::add(Phase::Sort, Counter::Records, store.len() as u64);

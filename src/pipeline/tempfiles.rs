@@ -52,13 +52,16 @@ extern "C" fn on_signal(sig: i32) {
         }
     }
     // The lock stays held until the process is gone: other threads run on meanwhile, and one
-    // must not create a registered file after it was unlinked ([`create_registered`]).
+    // must not create a registered file after it was unlinked ([`create_registered`]). The
+    // re-raised signal is blocked while this handler runs and only ends the process once it
+    // returns, so the guard is leaked, not dropped: dropping it let another thread create a
+    // sort run in that gap (`.run.0004.bam.mdsam-PID.tmp` left by SIGTERM).
     // SAFETY: restoring the default action and re-raising ends the process as the signal would.
     unsafe {
         sys::signal(sig, sys::SIG_DFL);
         sys::raise(sig);
     }
-    drop(list);
+    std::mem::forget(list);
 }
 
 /// Installs the handler once (SIGHUP, SIGINT and SIGTERM).

@@ -223,15 +223,12 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
     crate::alloc::keep_freed_memory();
     let Opened { mut reader, header: input_header, is_bgzf, .. } =
         open::open(&opts.input, opts.threads)?;
-    profile::describe(
-        RunInfo::staged(
-            opts.threads,
-            opts.level,
-            (&opts.input, &opts.output),
-            (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
-        )
-        .streaming(),
-    );
+    profile::describe(RunInfo::streamed(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
+    ));
     let (header, seed) = output_header(&opts, &input_header);
     if let (Some((fraction, _)), Some(seed)) = (opts.subsample, seed) {
         opts.filter.subsample = Some(crate::ops::view::subsample::Subsample::new(fraction, seed));
