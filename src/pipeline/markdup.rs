@@ -139,14 +139,7 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
         (&opts.input, &opts.output),
         (reader.format_name(), opts.format.name()),
     ));
-    let create_final = || {
-        let mut sink =
-            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
-        if let Some((path, bai)) = &opts.index {
-            sink.write_index(path, *bai, &header)?;
-        }
-        Ok(sink)
-    };
+    let create_final = || create_output(&opts, opts.index.as_ref(), &header);
     if opts.md.supp && header.has_very_large_references() {
         // `-S`'s temporary file is BAM, which cannot hold positions past 2^31: such inputs are
         // marked in memory.
@@ -177,6 +170,20 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     read.map_err(|e| say(&format!("error reading input: {e}")))?;
     let (fin, _) = marker.finish(&create_final)?;
     report(&opts, &header, fin.opt_warnings, fin.bc_warnings, &fin.stats, groups.as_ref())
+}
+
+/// Opens markdup's output, with its index when `--write-index` asked for one.
+pub(crate) fn create_output(
+    opts: &MarkdupOptions,
+    index: Option<&(String, bool)>,
+    header: &Header,
+) -> Result<RecordSink, Error> {
+    let mut sink =
+        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, header, true)?;
+    if let Some((path, bai)) = index {
+        sink.write_index(path, *bai, header)?;
+    }
+    Ok(sink)
 }
 
 /// `markdup` with every record in memory (decided in parallel windows), then written.
@@ -374,17 +381,10 @@ pub fn finish_marking(
             .par_iter()
             .map(|&c| {
                 let range = c * CHUNK..((c + 1) * CHUNK).min(n);
-                // Sized up front (growing by doubling copied the whole output once more), in a
-                // recycled buffer: the last wave's, already in memory.
-                let mut out = Encoded::default();
+                // Sized up front, in a recycled buffer: the last wave's, already in memory.
                 let bytes: usize =
                     range.clone().map(|i| store.get(store.order[i]).bytes().len()).sum();
-                out.data = crate::io::recycle::take(if format == OutputFormat::Bam {
-                    bytes + 16 * range.len()
-                } else {
-                    2 * bytes
-                });
-                out.ends.reserve(range.len());
+                let mut out = Encoded::sized_for(bytes, range.len(), format);
                 let mut m = Marked::default();
                 for i in range {
                     store.prefetch_ahead(&store.order, i);

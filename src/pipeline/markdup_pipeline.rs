@@ -42,9 +42,8 @@ use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, collated_order};
 use crate::pipeline::fixmate::fix_templates;
-use crate::pipeline::markdup::{MarkdupOptions, ReadGroups, mark, read_group_ids};
+use crate::pipeline::markdup::{MarkdupOptions, ReadGroups, create_output, mark, read_group_ids};
 use crate::pipeline::memory_limit;
-use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::{batch_cost, sorted_order};
 use crate::pipeline::tempfiles::TempNamer;
 use crate::profile::{self, Counter, Phase, RunInfo};
@@ -420,26 +419,6 @@ fn markdup_read_groups(md_opts: &mut MarkdupOptions, header: &Header) -> Option<
         md_opts.md.read_groups = false;
     }
     groups
-}
-
-/// Opens the pipeline's output, with its index when `--write-index` asked for one.
-fn create_output(
-    md_opts: &MarkdupOptions,
-    index: Option<&(String, bool)>,
-    header: &Header,
-) -> Result<RecordSink, Error> {
-    let mut sink = RecordSink::create(
-        &md_opts.output,
-        md_opts.format,
-        md_opts.level,
-        md_opts.threads,
-        header,
-        true,
-    )?;
-    if let Some((path, bai)) = index {
-        sink.write_index(path, *bai, header)?;
-    }
-    Ok(sink)
 }
 
 fn check(

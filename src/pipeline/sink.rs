@@ -53,6 +53,15 @@ pub struct Encoded {
 }
 
 impl Encoded {
+    /// An empty run with room for `records` records of `bytes` raw BAM bytes in `format`, in a
+    /// recycled buffer (growing by doubling copied the whole output once more).
+    pub fn sized_for(bytes: usize, records: usize, format: OutputFormat) -> Encoded {
+        let room = if format == OutputFormat::Bam { bytes + 16 * records } else { 2 * bytes };
+        let mut out = Encoded { data: crate::io::recycle::take(room), ends: Vec::new() };
+        out.ends.reserve(records);
+        out
+    }
+
     pub fn end_unit(&mut self) {
         self.ends.push(self.data.len() as u32);
     }

@@ -247,14 +247,8 @@ fn first_pass(
     format: OutputFormat,
     verify: Option<RecordHashFn>,
 ) -> (Encoded, Tally) {
-    let mut out = Encoded::default();
     let bytes: usize = chunk.iter().map(|r| r.record.len()).sum();
-    out.data = crate::io::recycle::take(if format == OutputFormat::Bam {
-        bytes + 16 * chunk.len()
-    } else {
-        2 * bytes
-    });
-    out.ends.reserve(chunk.len());
+    let mut out = Encoded::sized_for(bytes, chunk.len(), format);
     let mut t = Tally::default();
     for r in chunk {
         if !r.outcome.written {
