@@ -10,7 +10,9 @@ use mdsam::simulate::SimulateOptions;
 
 use crate::support::{mdsam_bin, program_on_path, scratch_dir, simulated_sam};
 
-/// A detached tmux session running one shell command in a 160×20 pane; killed when dropped.
+/// A detached tmux session running one shell command in a 160×20 pane, on a tmux server of its
+/// own (socket `-L name`): tests run in parallel, and two `new-session` calls racing to start one
+/// shared server can fail with "server exited unexpectedly". The server is killed when dropped.
 struct Terminal {
     tmux: PathBuf,
     name: String,
@@ -18,18 +20,38 @@ struct Terminal {
 
 impl Terminal {
     fn start(tmux: &Path, name: &str, command: &str) -> Terminal {
-        let name = format!("{name}-{}", std::process::id());
-        let status = Command::new(tmux)
-            .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "20", command])
-            .env_remove("TMUX")
-            .status()
-            .expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        Terminal { tmux: tmux.to_path_buf(), name }
+        let terminal =
+            Terminal { tmux: tmux.to_path_buf(), name: format!("{name}-{}", std::process::id()) };
+        let mut last = String::new();
+        // A server can still fail to come up on a loaded host; a second try on the same socket
+        // tells that apart from a tmux that cannot run at all.
+        for _ in 0..3 {
+            let out = terminal
+                .tmux()
+                .args(["-f", "/dev/null", "new-session", "-d", "-s", &terminal.name])
+                .args(["-x", "160", "-y", "20", command])
+                .env_remove("TMUX")
+                .output()
+                .expect("tmux runs");
+            if out.status.success() {
+                return terminal;
+            }
+            last = String::from_utf8_lossy(&out.stderr).into_owned();
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        panic!("tmux new-session failed: {last}");
+    }
+
+    /// A tmux command addressed to this terminal's own server.
+    fn tmux(&self) -> Command {
+        let mut command = Command::new(&self.tmux);
+        command.args(["-L", &self.name]);
+        command
     }
 
     fn screen(&self) -> String {
-        let out = Command::new(&self.tmux)
+        let out = self
+            .tmux()
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .expect("tmux capture-pane runs");
@@ -52,7 +74,7 @@ impl Terminal {
 
 impl Drop for Terminal {
     fn drop(&mut self) {
-        let _ = Command::new(&self.tmux).args(["kill-session", "-t", &self.name]).status();
+        let _ = self.tmux().arg("kill-server").status();
     }
 }
 
