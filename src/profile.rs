@@ -142,6 +142,9 @@ pub struct RunInfo {
     pub output_format: &'static str,
     /// Phases overlap in time (`view`, `fixmate`) rather than follow each other.
     pub streaming: bool,
+    /// The memory budget past which the command spills to temporary files (0: it has none);
+    /// hw-model needs it to tell whether a larger input would spill.
+    pub memory_budget: u64,
 }
 
 impl RunInfo {
@@ -160,7 +163,13 @@ impl RunInfo {
             input_format,
             output_format,
             streaming: false,
+            memory_budget: 0,
         }
+    }
+
+    /// The same run, spilling past `budget` bytes (`None`: it never spills).
+    pub fn budgeted(self, budget: Option<u64>) -> RunInfo {
+        RunInfo { memory_budget: budget.unwrap_or(0), ..self }
     }
 
     /// A run with overlapping phases (batches flow through read → process → write).
@@ -341,6 +350,7 @@ fn render(rec: &Recording) -> String {
         ("wall_s", seconds(wall)),
         ("cpu_s", seconds(cpu_total as f64 / 1e9)),
         ("peak_rss_bytes", peak_rss_bytes().to_string()),
+        ("memory_budget_bytes", run.memory_budget.to_string()),
         ("host", host_json()),
         ("calibration", "null".into()),
     ];

@@ -93,6 +93,8 @@ fn every_command_writes_its_phases() {
         profile_of(&dir, "view", &["view", "-@", "1", "--no-PG", "-b", "-o", &s(&out), &s(&bam)]);
     check_common(&p, "view", &["read", "filter", "write"], &bam, Some(&out));
     assert_eq!(p["run"]["composition"], "streaming");
+    // view never spills: no budget for hw-model's size projection.
+    assert_eq!(p["run"]["memory_budget_bytes"], 0);
     assert_eq!(p["run"]["input_format"], "bam");
     assert_eq!(phase(&p, "read")["kind"], "inflate_parse");
     assert_eq!(phase(&p, "write")["kind"], "format_deflate");
@@ -125,6 +127,7 @@ fn every_command_writes_its_phases() {
         &["sort", "-m", "1M", "-T", &s(&prefix), "-o", &s(&spilled), &s(&bam)],
     );
     check_common(&p, "sort", &["read", "spill", "sort", "merge"], &bam, None);
+    assert_eq!(p["run"]["memory_budget_bytes"], 1 << 20, "sort -m 1M at -@ 0");
     assert!(phase(&p, "spill")["records"].as_u64().unwrap() > 0);
 
     let collated = dir.join("collate.bam");
@@ -149,6 +152,7 @@ fn every_command_writes_its_phases() {
         Some(&piped),
     );
     assert_eq!(p["run"]["threads"], 1);
+    assert!(p["run"]["memory_budget_bytes"].as_u64().unwrap() > 0, "the default budget found");
 }
 
 #[test]

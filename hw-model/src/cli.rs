@@ -27,6 +27,8 @@ Commands:
         --threads LIST      samtools -@ values (mdsam runs N+1 workers) [the profile's]
         --fam-latency LIST  fabric memory latency in ns for target fam [400]
         --drives LIST       computational storage drives for target csd [36]
+        --reads N           project the profile to an input of N reads of the same shape
+                            (peak RSS, spilling past the command's memory budget)
         --policy LIST       for csd: conduit, dm, bw, ideal, host-only, isp-only [all]
         --mc N              parameter samples for the intervals [200]
         --seed N            sampling seed [7]
@@ -220,16 +222,25 @@ fn predict_cmd(args: &[String]) -> Result<(), Error> {
             "--seed",
             "--json",
             "--svg",
+            "--reads",
         ],
         &[],
     )?;
     let [path] = a.positionals.as_slice() else {
         return Err(Error::Usage("predict needs one PROFILE".into()));
     };
-    for k in ["--threads", "--fam-latency", "--drives", "--mc", "--seed"] {
+    for k in ["--threads", "--fam-latency", "--drives", "--mc", "--seed", "--reads"] {
         a.numbers(k)?;
     }
-    let profile = Profile::load(path)?;
+    let mut profile = Profile::load(path)?;
+    if a.get("--reads").is_some() {
+        let projection = crate::size::project(&profile, a.number("--reads", 0.0)?)?;
+        for note in &projection.notes {
+            println!("[size] {note}");
+        }
+        println!("[size] peak RSS {:.0} MB", projection.peak_rss_bytes / 1e6);
+        profile = projection.profile;
+    }
     let targets =
         if a.get("--target").is_some() { a.list("--target") } else { vec!["host".into()] };
     let threads: Vec<u32> = {
@@ -476,6 +487,36 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
         assert_eq!(v.as_array().unwrap().len(), 8);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn test_predict_reads_projects_the_size() {
+        let dir = std::env::temp_dir().join(format!("hw-model-size-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut p = crate::profile::tests::sample(
+            "sort",
+            "staged",
+            &[("read", "inflate_parse", 0.1, 1.0), ("write", "format_deflate", 0.1, 2.0)],
+        );
+        p.run.memory_budget_bytes = 1e9;
+        p.run.peak_rss_bytes = 4e8;
+        let path = dir.join("p.json").display().to_string();
+        std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
+        let predicted = |reads: &str| {
+            let out = dir.join(format!("{reads}.json")).display().to_string();
+            run(&s(&["predict", "--mc", "5", "--reads", reads, "--json", &out, &path])).unwrap();
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            (v[0]["time_s"]["nominal"].as_f64().unwrap(), v[0]["peak_rss_bytes"].as_f64().unwrap())
+        };
+        let (t1, rss1) = predicted("1000000");
+        let (t10, rss10) = predicted("10000000");
+        assert!((t1 / p.run.wall_s - 1.0).abs() < 1e-6, "the profiled size reproduces the run");
+        assert!(t10 > 10.0 * t1, "ten times the reads spill past the budget: {t1} -> {t10}");
+        assert!(rss1 < rss10 && rss10 <= 1e9);
+        let bad = run(&s(&["predict", "--reads", "-5", &path])).unwrap_err();
+        assert!(bad.to_string().contains("--reads"), "{bad}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -33,6 +33,7 @@ pub mod report;
 pub mod s0;
 pub mod s2;
 pub mod sched;
+pub mod size;
 pub mod validate;
 pub mod work;
 

@@ -38,6 +38,8 @@ pub struct Prediction {
     pub energy_j: Interval,
     pub bound: Bound,
     pub links: Links,
+    /// The profiled run's peak RSS, or its projection under `--reads`.
+    pub peak_rss_bytes: f64,
     pub phases: Vec<PhasePrediction>,
     pub warnings: Vec<String>,
 }
@@ -163,6 +165,7 @@ pub fn predict(
         energy_j: Interval::from_samples(e_nominal, es),
         bound: nominal.bound,
         links: nominal.links,
+        peak_rss_bytes: profile.run.peak_rss_bytes,
         phases: nominal
             .phases
             .iter()

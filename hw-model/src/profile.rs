@@ -37,6 +37,8 @@ pub struct Run {
     pub wall_s: f64,
     pub cpu_s: f64,
     pub peak_rss_bytes: f64,
+    /// The budget past which the command spills to temporary files; 0: it never spills.
+    pub memory_budget_bytes: f64,
     pub host: Host,
     pub calibration: Option<Calibration>,
 }

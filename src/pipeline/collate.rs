@@ -128,12 +128,15 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
     crate::io::recycle::keep_at_most_for_budget(opts.memory);
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece_bytes(opts.memory, opts.threads))?;
-    profile::describe(RunInfo::staged(
-        opts.threads,
-        opts.level,
-        (&opts.input, &opts.output),
-        (reader.format_name(), opts.format.name()),
-    ));
+    profile::describe(
+        RunInfo::staged(
+            opts.threads,
+            opts.level,
+            (&opts.input, &opts.output),
+            (reader.format_name(), opts.format.name()),
+        )
+        .budgeted(Some(opts.memory)),
+    );
     let mut header = input_header;
     header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
     if let Some(pg) = &opts.pg {

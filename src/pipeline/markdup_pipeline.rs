@@ -305,12 +305,15 @@ pub fn run(mut opts: PipelineOptions) -> Result<(), Error> {
             );
             Error::Failed
         })?;
-    profile::describe(RunInfo::staged(
-        md.threads,
-        md.level,
-        (&md.input, &md.output),
-        (reader.format_name(), md.format.name()),
-    ));
+    profile::describe(
+        RunInfo::staged(
+            md.threads,
+            md.level,
+            (&md.input, &md.output),
+            (reader.format_name(), md.format.name()),
+        )
+        .budgeted(opts.memory),
+    );
     // Load: one inflate, one parse; past the budget, into collate's bins.
     let mut store = RecordStore::default();
     let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "markdup-pipeline");

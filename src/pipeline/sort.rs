@@ -290,12 +290,15 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let piece = piece_bytes(opts.memory, opts.threads);
     let Opened { mut reader, header: input_header, .. } =
         open::open_with_piece(&opts.input, opts.threads, piece)?;
-    profile::describe(RunInfo::staged(
-        opts.threads,
-        opts.level,
-        (&opts.input, &opts.output),
-        (reader.format_name(), opts.format.name()),
-    ));
+    profile::describe(
+        RunInfo::staged(
+            opts.threads,
+            opts.level,
+            (&opts.input, &opts.output),
+            (reader.format_name(), opts.format.name()),
+        )
+        .budgeted(Some(opts.memory)),
+    );
     // samtools sort refuses BAM output up front when a reference is longer than 2^31 - 1.
     let large_refs = input_header.has_very_large_references();
     if large_refs && opts.format == OutputFormat::Bam {
