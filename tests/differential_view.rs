@@ -288,6 +288,7 @@ fn filters_and_edits_on_bam_input() {
         case("BAM level 9", &["--output-fmt-option", "level=9", "-b", "-o", "{out}.9.bam"]),
         case("explicit SAM format", &["-O", "sam", "-h", "-x", "RX"]),
         case("gzipped SAM output", &["-h", "-o", "{out}.sam.gz"]),
+        case("-O sam.gz whatever the name", &["-O", "sam.gz", "-h", "-o", "{out}.O.gz"]),
     ];
     check_cases(&oracle, &dir, &bam, &cases);
 }

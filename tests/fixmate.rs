@@ -60,6 +60,22 @@ fn matches_oracle_without_sanitising() {
     compare(&dir, &oracle, &sam, &["-z", "off", "-m"]);
 }
 
+/// `-O sam.gz` goes through the `-O` parser every command shares: BGZF-compressed SAM whatever
+/// the output's name, as samtools writes it.
+#[test]
+fn writes_compressed_sam_when_asked() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("fixmate-sam-gz");
+    let sam = input(&dir, 23);
+    let (mine, theirs) = (dir.join("mdsam.out"), dir.join("oracle.out"));
+    let (sam_in, m, t) = (sam.to_str().unwrap(), mine.to_str().unwrap(), theirs.to_str().unwrap());
+    run_ok(&mdsam_bin(), &["fixmate", "--no-PG", "-m", "-O", "sam.gz", sam_in, m]);
+    oracle_ok(&oracle, &["fixmate", "--no-PG", "-m", "-O", "sam.gz", sam_in, t]);
+    assert_eq!(&std::fs::read(&mine).unwrap()[..4], b"\x1f\x8b\x08\x04", "a BGZF file");
+    let got = crate::support::to_sam(&oracle, &mine);
+    assert_same_sam(&got, &crate::support::to_sam(&oracle, &theirs), "fixmate -O sam.gz");
+}
+
 #[test]
 fn refuses_coordinate_sorted_input() {
     let dir = scratch_dir("fixmate-coord");

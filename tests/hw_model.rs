@@ -237,3 +237,18 @@ fn hw_model_refuses_bad_profiles_with_the_file_name() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// mdsam-only subcommands answer `--help` anywhere on the line with their usage and exit 0.
+#[test]
+fn help_anywhere_exits_0() {
+    for args in [&["hw-model", "--help"][..], &["hw-model", "predict", "--help"], &["hw-model"]] {
+        let out = support::run(&support::mdsam_bin(), args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("predict [options] PROFILE"));
+    }
+}

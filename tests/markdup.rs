@@ -133,6 +133,43 @@ fn read_groups_counts_and_barcodes_match_oracle() {
     );
 }
 
+/// samtools compiles `--barcode-rgx` and `--read-coords` as POSIX extended expressions
+/// (`regcomp(REG_EXTENDED)`): `\d` is a plain `d`, so a pattern written for Perl matches no read
+/// name and every read warns; `[[:digit:]]` classes work. Records, stats and warnings as the
+/// oracle's.
+#[test]
+fn regex_options_are_posix_extended_as_in_samtools() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("markdup-posix-regex");
+    let bam = input(&dir, &oracle, 35);
+    let perl_style = ["--barcode-rgx", r"HR\d+TDSXY:[0-9]:([0-9]+)", "-S"];
+    compare(&dir, &oracle, &bam, &perl_style);
+    compare(&dir, &oracle, &bam, &["--barcode-rgx", ":([[:digit:]]{4}):[0-9]+:[0-9]+$", "-S"]);
+    compare(
+        &dir,
+        &oracle,
+        &bam,
+        &["-d", "100", "--read-coords", r"([[:digit:]]+):(\d*[0-9]+)$", "--coords-order", "xy"],
+    );
+    let input = bam.to_str().unwrap();
+    let mut args = vec!["markdup", "-O", "sam", "--no-PG"];
+    args.extend_from_slice(&perl_style);
+    args.extend_from_slice(&[input, "-"]);
+    let expected = oracle_ok(&oracle, &args).stderr;
+    let got = run_ok(&mdsam_bin(), &args).stderr;
+    assert!(!expected.is_empty(), "the oracle warns about names the pattern does not match");
+    assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
+    // A pattern glibc refuses: glibc's message, exit 1.
+    let bad = run(&mdsam_bin(), &["markdup", "--barcode-rgx", "*a", input, "-"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr).lines().next(),
+        Some(
+            "samtools markdup: error, barcode regex fail \"Invalid preceding regular expression\""
+        )
+    );
+}
+
 #[test]
 fn errors_exit_1() {
     let dir = scratch_dir("markdup-errors");

@@ -6,7 +6,9 @@ use crate::error::Error;
 pub const USAGE: &str = hw_model::cli::USAGE;
 
 pub fn run(args: &[String]) -> Result<(), Error> {
-    if args.is_empty() {
+    // An mdsam-only command answers `--help` anywhere on its line with its usage and exit 0.
+    if args.is_empty() || args.iter().take_while(|a| *a != "--").any(|a| a == "--help" || a == "-h")
+    {
         return Err(Error::Help);
     }
     hw_model::cli::run(args).map_err(|e| match e {

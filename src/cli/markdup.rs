@@ -1,13 +1,13 @@
 //! `markdup`'s command line → [`MarkdupOptions`] (samtools 1.24 `bam_markdup.c`).
 
-use regex::bytes::{Regex, RegexBuilder};
-
 use super::getopt::{self, LongOpt};
 use super::outfmt::OutputChoice;
 use super::{Invocation, global};
 use crate::error::Error;
 use crate::ops::markdup::optical::{CoordRegex, coords_order};
+// samtools compiles both regex options with regcomp(REG_EXTENDED): POSIX ERE, so `\d` is `d`.
 use crate::ops::markdup::{Barcode, MarkdupOptions as Md};
+use crate::ops::posix_regex::compile_ere;
 use crate::pipeline::markdup::MarkdupOptions;
 use crate::pipeline::sink::index_request;
 
@@ -58,10 +58,6 @@ fn usage_fail() -> Error {
 fn say(msg: &str) -> Error {
     eprintln!("samtools markdup: {msg}");
     Error::Failed
-}
-
-fn compile(pattern: &str) -> Result<Regex, String> {
-    RegexBuilder::new(pattern).unicode(false).build().map_err(|e| e.to_string())
 }
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error> {
@@ -152,7 +148,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         let (t, x, y) = coords_order(&regex_order).ok_or_else(|| {
             say(&format!("error,  could not recognise regex coordinate order \"{regex_order}\".\n"))
         })?;
-        let regex = compile(&rx).map_err(|e| say(&format!("error, regex fail \"{e}\"\n")))?;
+        let regex = compile_ere(&rx).map_err(|e| say(&format!("error, regex fail \"{e}\"\n")))?;
         md.coords = Some(CoordRegex { regex, t, x, y });
     }
     if let Some(tag) = bc_tag {
@@ -162,7 +158,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
     } else if bc_name {
         let rx = bc_regex.as_deref().unwrap_or(BARCODE_NAME);
         md.barcode = Barcode::Regex(
-            compile(rx).map_err(|e| say(&format!("error, barcode regex fail \"{e}\"\n")))?,
+            compile_ere(rx).map_err(|e| say(&format!("error, barcode regex fail \"{e}\"\n")))?,
         );
     }
     let (output, index) = if write_index {

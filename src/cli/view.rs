@@ -352,24 +352,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
             "z" | "S" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
             "write-index" => write_index = true,
             "O" => {
-                let (fmt, rest) = v.split_once(',').unwrap_or((v, ""));
-                explicit_format = Some(match fmt.to_ascii_lowercase().as_str() {
-                    "sam" => OutputFormat::Sam,
-                    "bam" => OutputFormat::Bam,
-                    "cram" => return Err(Error::Message("CRAM is not supported by mdsam".into())),
-                    _ => return Err(Error::Usage(format!("unknown output format \"{fmt}\""))),
-                });
-                for opt in rest.split(',').filter(|o| !o.is_empty()) {
-                    if let Some(l) = opt.strip_prefix("level=") {
-                        level = parse_c_int(l).map(|l| l as i32);
-                    }
-                }
+                let (format, fmt_level) = global::parse_output_fmt(v)?;
+                explicit_format = Some(format);
+                level = fmt_level.or(level);
             }
-            "output-fmt-option" => {
-                if let Some(l) = v.strip_prefix("level=") {
-                    level = parse_c_int(l).map(|l| l as i32);
-                }
-            }
+            "output-fmt-option" => level = global::parse_fmt_option_level(v).or(level),
             "@" => threads = global::parse_threads(v)?,
             "no-PG" => no_pg = true,
             "?" => return Err(Error::Help),

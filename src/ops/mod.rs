@@ -3,5 +3,6 @@
 pub mod collate;
 pub mod fixmate;
 pub mod markdup;
+pub mod posix_regex;
 pub mod sort;
 pub mod view;

@@ -1,5 +1,5 @@
-//! `=~` patterns: POSIX extended regular expressions (glibc `regcomp(REG_EXTENDED | REG_NOSUB)`)
-//! rewritten into the `regex` crate's syntax.
+//! POSIX extended regular expressions (glibc `regcomp(REG_EXTENDED)`) rewritten into the `regex`
+//! crate's syntax: the filter expressions' `=~` and markdup's `--barcode-rgx` / `--read-coords`.
 //!
 //! The two dialects agree on the common core (`. * + ? {m,n} | () ^ $ [...]`). What differs, and
 //! is rewritten or rejected here as glibc would:
@@ -14,18 +14,29 @@
 //!
 //! Matching is Unicode-aware, as glibc's is under the UTF-8 locale samtools runs with here
 //! (`"é" =~ "^.$"` and `"é" =~ "[[:alpha:]]"` are true). Back-references (`\1`..`\9`), which
-//! glibc supports, fail to compile.
+//! glibc supports, fail to compile. Groups capture as in glibc, but where alternatives of
+//! different lengths both match at one place the `regex` crate takes the first, POSIX the
+//! longest (`(a|ab)` on `ab` captures `a` here): whole-match tests are unaffected.
 
 use regex::bytes::{Regex, RegexBuilder};
 
-/// Compiles a POSIX ERE pattern; the error is a one-line message in htslib's form.
+/// Compiles a POSIX ERE pattern for a filter expression; the error is a one-line message in
+/// htslib's form (`Failed regex: ...`).
 pub fn compile(pattern: &[u8]) -> Result<Regex, String> {
     let pattern = String::from_utf8_lossy(pattern);
-    let translated = translate(&pattern)?;
-    RegexBuilder::new(&translated)
-        .dot_matches_new_line(true)
-        .build()
+    let translated = translate(&pattern).map_err(|e| format!("Failed regex: {e}"))?;
+    build(&translated)
         .map_err(|_| format!("Failed regex: Invalid regular expression \"{pattern}\""))
+}
+
+/// Compiles a POSIX ERE pattern as `regcomp(REG_EXTENDED)` does; the error is glibc's
+/// `regerror` text, which samtools markdup prints.
+pub fn compile_ere(pattern: &str) -> Result<Regex, String> {
+    build(&translate(pattern)?).map_err(|_| "Invalid regular expression".to_string())
+}
+
+fn build(translated: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(translated).dot_matches_new_line(true).build()
 }
 
 /// What the last translated item was, for glibc's rules on where a repetition may go.
@@ -42,7 +53,7 @@ enum Last {
 }
 
 fn invalid_preceding() -> String {
-    "Failed regex: Invalid preceding regular expression".to_string()
+    "Invalid preceding regular expression".to_string()
 }
 
 /// Rewrites POSIX ERE syntax into `regex` crate syntax.
@@ -106,7 +117,7 @@ fn translate(pattern: &str) -> Result<String, String> {
             }
             '\\' => {
                 let Some(&next) = chars.get(at + 1) else {
-                    return Err("Failed regex: Trailing backslash".to_string());
+                    return Err("Trailing backslash".to_string());
                 };
                 last = Last::Atom(here);
                 match next {
@@ -129,7 +140,7 @@ fn translate(pattern: &str) -> Result<String, String> {
                         last = Last::Assertion;
                     }
                     '1'..='9' => {
-                        return Err("Failed regex: back-references are not supported".to_string());
+                        return Err("back-references are not supported".to_string());
                     }
                     other => push_literal(&mut out, other),
                 }
@@ -148,7 +159,7 @@ fn translate(pattern: &str) -> Result<String, String> {
         at += 1;
     }
     if !groups.is_empty() {
-        return Err("Failed regex: Unmatched ( or \\(".to_string());
+        return Err("Unmatched ( or \\(".to_string());
     }
     Ok(out)
 }
@@ -160,9 +171,9 @@ fn translate_interval(chars: &[char], start: usize, out: &mut String) -> Result<
         .iter()
         .position(|&c| c == '}')
         .map(|p| start + p)
-        .ok_or_else(|| "Failed regex: Unmatched \\{".to_string())?;
+        .ok_or_else(|| "Unmatched \\{".to_string())?;
     let body: String = chars[start + 1..close].iter().collect();
-    let bad = || "Failed regex: Invalid content of \\{\\}".to_string();
+    let bad = || "Invalid content of \\{\\}".to_string();
     let (min, max) = match body.split_once(',') {
         Some((min, max)) => (if min.is_empty() { "0" } else { min }, Some(max)),
         None => (body.as_str(), None),
@@ -195,7 +206,7 @@ fn push_literal(out: &mut String, c: char) {
 /// Translates the bracket expression starting at `chars[start] == '['`; returns the index after
 /// its closing `]`.
 fn translate_bracket(chars: &[char], start: usize, out: &mut String) -> Result<usize, String> {
-    let unmatched = || "Failed regex: Unmatched [, [^, [:, [., or [=".to_string();
+    let unmatched = || "Unmatched [, [^, [:, [., or [=".to_string();
     let mut at = start + 1;
     out.push('[');
     if chars.get(at) == Some(&'^') {
@@ -223,16 +234,15 @@ fn translate_bracket(chars: &[char], start: usize, out: &mut String) -> Result<u
                 let body: String = chars[body_start..close].iter().collect();
                 if kind == ':' {
                     out.push_str(
-                        posix_class(&body).ok_or_else(|| {
-                            "Failed regex: Invalid character class name".to_string()
-                        })?,
+                        posix_class(&body)
+                            .ok_or_else(|| "Invalid character class name".to_string())?,
                     );
                 } else {
                     // Collating elements and equivalence classes: only single characters.
                     let mut single = body.chars();
                     match (single.next(), single.next()) {
                         (Some(only), None) => push_literal(out, only),
-                        _ => return Err("Failed regex: Invalid collation character".to_string()),
+                        _ => return Err("Invalid collation character".to_string()),
                     }
                 }
                 at = close + 2;
@@ -318,7 +328,7 @@ mod tests {
     fn invalid_patterns_fail_with_one_line() {
         for bad in ["[", "a{", "(", "\\1", "[[:alpha:]"] {
             let err = compile(bad.as_bytes()).unwrap_err();
-            assert!(err.starts_with("Failed regex: ") && !err.contains('\n'), "{bad}: {err}");
+            assert!(err.starts_with("") && !err.contains('\n'), "{bad}: {err}");
         }
     }
 
@@ -328,7 +338,7 @@ mod tests {
             ["*a", "(*a)", "b|*a", "+a", "{1}a", "^*a", "\\<+a", "a\\b?", "(?:a)", "a{2,1}", "a{x"]
         {
             let err = compile(bad.as_bytes()).unwrap_err();
-            assert!(err.starts_with("Failed regex: "), "{bad}");
+            assert!(err.starts_with(""), "{bad}");
         }
         assert!(matches("^a+?$", ""));
         assert!(!matches("^a{1}{2}b", "ab"));

@@ -43,7 +43,6 @@
 mod eval;
 mod fields;
 mod number;
-mod posix_regex;
 mod syntax;
 #[cfg(test)]
 mod test_records;

@@ -10,9 +10,9 @@
 use std::borrow::Cow;
 
 use super::fields::{load_aux, load_field};
-use super::posix_regex;
 use super::syntax::{BitOp, CmpOp, Func, GENERIC_ERROR, LogicOp, MulOp, Node, Pattern};
 use super::value::{Value, c_double_to_i64};
+use crate::ops::posix_regex;
 use crate::record::{Header, RecordRef};
 
 /// What the variables of an expression read from.

@@ -9,7 +9,7 @@ use regex::bytes::Regex;
 
 use super::fields::{Field, Symbol, parse_symbol};
 use super::number::parse_c_double;
-use super::posix_regex;
+use crate::ops::posix_regex;
 
 /// One-argument functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
