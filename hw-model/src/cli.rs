@@ -238,7 +238,7 @@ fn predict_cmd(args: &[String]) -> Result<(), Error> {
         for note in &projection.notes {
             println!("[size] {note}");
         }
-        println!("[size] peak RSS {:.0} MB", projection.peak_rss_bytes / 1e6);
+        println!("[size] peak RSS {:.0} MB", projection.profile.run.peak_rss_bytes / 1e6);
         profile = projection.profile;
     }
     let targets =

@@ -50,9 +50,8 @@ pub const MERGE_NS_PER_RECORD_LEVEL: f64 = 10.0;
 /// A profile projected to another size, with what changed besides scale.
 #[derive(Clone, Debug)]
 pub struct Projection {
+    /// The projected run; its `run.peak_rss_bytes` is the projected peak resident memory.
     pub profile: Profile,
-    /// The run's projected peak resident memory.
-    pub peak_rss_bytes: f64,
     /// The projection spills where the profiled run did not.
     pub spills: bool,
     pub notes: Vec<String>,
@@ -80,7 +79,7 @@ pub fn project(p: &Profile, reads: f64) -> Result<Projection, Error> {
     if p.run.composition == Composition::Streaming {
         profile.run.peak_rss_bytes = measured_peak;
         notes.push("streaming: peak RSS stays the profiled run's".into());
-        return Ok(Projection { profile, peak_rss_bytes: measured_peak, spills: false, notes });
+        return Ok(Projection { profile, spills: false, notes });
     }
     let base = PROCESS_BASE.min(measured_peak);
     let mut peak = base + (measured_peak - base) * factor;
@@ -92,9 +91,8 @@ pub fn project(p: &Profile, reads: f64) -> Result<Projection, Error> {
         let share = (budget - PROCESS_BASE.min(budget / 8.0)) * DATA_SHARE;
         if data > share {
             peak = peak.min(budget);
-            if !spilled {
-                let runs = (data / share).ceil().max(2.0);
-                add_spill(&mut profile, p.run.command.as_str(), runs);
+            let runs = (data / share).ceil().max(2.0);
+            if !spilled && add_spill(&mut profile, p.run.command.as_str(), runs) {
                 spills = true;
                 notes.push(format!(
                     "{:.2} GB of records pass the {:.2} GB budget's data share: {runs:.0} \
@@ -106,7 +104,7 @@ pub fn project(p: &Profile, reads: f64) -> Result<Projection, Error> {
         }
     }
     profile.run.peak_rss_bytes = peak;
-    Ok(Projection { profile, peak_rss_bytes: peak, spills, notes })
+    Ok(Projection { profile, spills, notes })
 }
 
 /// The bytes the profiled run's records held in memory: their BAM bytes and per-record structures.
@@ -132,12 +130,13 @@ fn spill_passes(command: &str) -> f64 {
     if command == "markdup-pipeline" { 2.0 } else { 1.0 }
 }
 
-/// Adds the spill and merge phases of `runs` temporary runs to a scaled profile.
-fn add_spill(profile: &mut Profile, command: &str, runs: f64) {
+/// Adds the spill and merge phases of `runs` temporary runs to a scaled profile; false when it
+/// has no read and write phase to take their work from.
+fn add_spill(profile: &mut Profile, command: &str, runs: f64) -> bool {
     let (Some(read), Some(write)) =
         (profile.phase("read").cloned(), profile.phase("write").cloned())
     else {
-        return;
+        return false;
     };
     let level = spill_level(command);
     let passes = spill_passes(command);
@@ -171,6 +170,7 @@ fn add_spill(profile: &mut Profile, command: &str, runs: f64) {
     let at = profile.phases.iter().position(|ph| ph.name == "write").unwrap_or(0);
     profile.phases.insert(at, merge);
     profile.phases.insert(at, spill);
+    true
 }
 
 /// `ph` with its times multiplied by `k`, counters kept.
@@ -212,7 +212,10 @@ mod tests {
         assert!((q.profile.run.wall_s / p.run.wall_s - 4.0).abs() < 1e-9);
         assert_eq!(q.profile.phases.len(), p.phases.len());
         // Memory: the process base stays, the records grow.
-        assert!((q.peak_rss_bytes - (PROCESS_BASE + (500e6 - PROCESS_BASE) * 4.0)).abs() < 1.0);
+        assert!(
+            (q.profile.run.peak_rss_bytes - (PROCESS_BASE + (500e6 - PROCESS_BASE) * 4.0)).abs()
+                < 1.0
+        );
     }
 
     #[test]
@@ -220,7 +223,7 @@ mod tests {
         let mut p = staged("markdup", 0.0);
         p.run.composition = Composition::Streaming;
         let q = project(&p, measured_reads(&p).unwrap() * 20.0).unwrap();
-        assert_eq!(q.peak_rss_bytes, 500e6);
+        assert_eq!(q.profile.run.peak_rss_bytes, 500e6);
         assert!((q.profile.run.wall_s / p.run.wall_s - 20.0).abs() < 1e-9);
     }
 
@@ -234,7 +237,7 @@ mod tests {
         assert!(!fits.spills, "{:?}", fits.notes);
         let over = project(&p, reads * 10.0).unwrap();
         assert!(over.spills);
-        assert!(over.peak_rss_bytes <= 1e9);
+        assert!(over.profile.run.peak_rss_bytes <= 1e9);
         let names: Vec<&str> = over.profile.phases.iter().map(|ph| ph.name.as_str()).collect();
         assert_eq!(names, ["read", "sort", "spill", "merge", "write"]);
         let linear = p.run.wall_s * 10.0;
@@ -252,7 +255,7 @@ mod tests {
         let q = project(&p, measured_reads(&p).unwrap() * 3.0).unwrap();
         assert!(!q.spills);
         assert_eq!(q.profile.phases.len(), p.phases.len());
-        assert!(q.peak_rss_bytes <= 1e8);
+        assert!(q.profile.run.peak_rss_bytes <= 1e8);
     }
 
     #[test]

@@ -5,8 +5,8 @@ use super::outfmt::OutputChoice;
 use super::{Invocation, global};
 use crate::error::Error;
 use crate::ops::markdup::optical::{CoordRegex, coords_order};
-// samtools compiles both regex options with regcomp(REG_EXTENDED): POSIX ERE, so `\d` is `d`.
 use crate::ops::markdup::{Barcode, MarkdupOptions as Md};
+// samtools compiles both regex options with regcomp(REG_EXTENDED): POSIX ERE, so `\d` is `d`.
 use crate::ops::posix_regex::compile_ere;
 use crate::pipeline::markdup::MarkdupOptions;
 use crate::pipeline::sink::index_request;

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use super::flags::{parse_c_int, parse_flags};
 use super::getopt::{self, LongOpt};
+use super::outfmt::OutputChoice;
 use super::{Invocation, global};
 use crate::error::Error;
 use crate::ops::view::edit::{RecordEdit, TagEdit};
@@ -214,8 +215,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
     let mut filter = Filter::default();
     let mut edit = RecordEdit::default();
     let mut out_bam = false;
-    let mut level: Option<i32> = None;
-    let mut explicit_format: Option<OutputFormat> = None;
+    // -O and --output-fmt-option as every command parses them; -1 and -u set the level too.
+    let mut out_fmt = OutputChoice::default();
     let mut header = HeaderMode::Without;
     let mut count = false;
     let mut output = "-".to_string();
@@ -246,8 +247,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         match o.key.as_str() {
             "b" => out_bam = true,
             "C" => return Err(Error::Message("CRAM is not supported by mdsam".into())),
-            "1" => level = Some(1),
-            "u" => level = Some(0),
+            "1" => out_fmt.level = Some(1),
+            "u" => out_fmt.level = Some(0),
             "h" => header = HeaderMode::With,
             "H" => header = HeaderMode::Only,
             "no-header" => header = HeaderMode::Without,
@@ -351,12 +352,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
             "save-counts" => save_counts = Some(v.to_string()),
             "z" | "S" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
             "write-index" => write_index = true,
-            "O" => {
-                let (format, fmt_level) = global::parse_output_fmt(v)?;
-                explicit_format = Some(format);
-                level = fmt_level.or(level);
-            }
-            "output-fmt-option" => level = global::parse_fmt_option_level(v).or(level),
+            "O" => out_fmt.set_format(v)?,
+            "output-fmt-option" => out_fmt.set_option(v),
             "@" => threads = global::parse_threads(v)?,
             "no-PG" => no_pg = true,
             "?" => return Err(Error::Help),
@@ -390,11 +387,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         None
     };
     let ext = OutputFormat::from_path(&output);
-    let format = explicit_format.unwrap_or(if out_bam {
+    let format = out_fmt.explicit.unwrap_or(if out_bam {
         OutputFormat::Bam
     } else if let Some(e) = ext {
         e
-    } else if level.is_some() {
+    } else if out_fmt.level.is_some() {
         OutputFormat::Bam
     } else {
         OutputFormat::Sam
@@ -414,7 +411,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
         regions,
         output,
         format,
-        level: level.unwrap_or(-1),
+        level: out_fmt.level.unwrap_or(-1),
         header,
         count,
         unselected,
