@@ -590,16 +590,8 @@ mod tests {
     use crate::record::Batch;
 
     fn rec(name: &str, tid: i32, pos: i32, flag: u16) -> Vec<u8> {
-        let mut b = vec![0u8; 32];
-        b[0..4].copy_from_slice(&tid.to_le_bytes());
-        b[4..8].copy_from_slice(&pos.to_le_bytes());
-        b[8] = name.len() as u8 + 1;
-        b[14..16].copy_from_slice(&flag.to_le_bytes());
-        b[20..24].copy_from_slice(&(-1i32).to_le_bytes());
-        b[24..28].copy_from_slice(&(-1i32).to_le_bytes());
-        b.extend_from_slice(name.as_bytes());
-        b.push(0);
-        b
+        let r = crate::record::build::RecordBuilder::new(name.as_bytes()).tid(tid).pos(pos);
+        r.flag(flag).mate(-1, -1).build()
     }
 
     fn store(recs: &[Vec<u8>]) -> RecordStore {

@@ -281,11 +281,7 @@ mod tests {
     use super::*;
 
     fn rec(aux: &[u8]) -> Vec<u8> {
-        let mut b = vec![0u8; 32];
-        b[8] = 2;
-        b.extend_from_slice(b"r\0");
-        b.extend_from_slice(aux);
-        b
+        crate::record::build::RecordBuilder::new(b"r").aux(aux).build()
     }
 
     #[test]

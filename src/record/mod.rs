@@ -2,6 +2,8 @@
 //! the arena store. Uses nothing else in mdsam; no I/O, no threads.
 
 pub mod aux;
+#[cfg(test)]
+pub mod build;
 pub mod cigar;
 pub mod edit;
 pub mod find;

@@ -166,11 +166,7 @@ mod tests {
     use super::*;
 
     fn rec(name: &[u8]) -> Vec<u8> {
-        let mut b = vec![0u8; 32];
-        b[8] = name.len() as u8 + 1;
-        b.extend_from_slice(name);
-        b.push(0);
-        b
+        crate::record::build::RecordBuilder::new(name).build()
     }
 
     #[test]

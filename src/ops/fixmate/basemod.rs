@@ -137,11 +137,16 @@ const SEQI_RC: [usize; 16] = [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 
 /// htslib's `bam_parse_basemod` followed by a `bam_next_basemod` walk: true when the tags are
 /// usable.
 fn valid(b: &[u8]) -> bool {
-    let r = RecordRef::new(b);
     let Some(mm) = first_field(b, &[*b"MM", *b"Mm"]) else { return true };
+    mods_are_usable(b, mm).is_some()
+}
+
+/// [`valid`] for a record whose `MM` field starts at `mm`; `None` at the first failure.
+fn mods_are_usable(b: &[u8], mm: usize) -> Option<()> {
     if b[mm + 2] != b'Z' {
-        return false;
+        return None;
     }
+    let r = RecordRef::new(b);
     let l_seq = r.l_seq();
     if let Some(mn) = edit::find_tag(b, *b"MN").map(|(at, _)| at) {
         // bam_aux2i: 0 for a field that is not an integer.
@@ -151,165 +156,206 @@ fn valid(b: &[u8]) -> bool {
             0
         };
         if v != l_seq as i64 && l_seq != 0 {
-            return false;
+            return None;
         }
     }
     let ml_len = match first_field(b, &[*b"ML", *b"Ml"]) {
-        Some(at) => {
-            if b[at + 2] != b'B' || b[at + 3] != b'C' {
-                return false;
-            }
-            Some(u32::from_le_bytes([b[at + 4], b[at + 5], b[at + 6], b[at + 7]]) as usize)
-        }
+        Some(at) if b[at + 2] != b'B' || b[at + 3] != b'C' => return None,
+        Some(at) => Some(u32::from_le_bytes([b[at + 4], b[at + 5], b[at + 6], b[at + 7]]) as usize),
         None => None,
     };
-    let rev = r.flag() & flags::REVERSE != 0;
     let mut freq = [0i64; 16];
     for i in 0..l_seq {
         freq[r.base_code(i) as usize] += 1;
     }
     let mut s: Vec<u8> = b[mm + 3..].split(|&c| c == 0).next().unwrap_or(&[]).to_vec();
     s.extend_from_slice(&[0, 0]);
-    let mut cp = 0usize;
-    let mut ml = 0usize;
-    let mut nmods = 0usize;
-    // Forward strand: (canonical, bases the deltas consume) per chain, checked after the walk.
-    let mut need: Vec<(usize, i64)> = Vec::new();
-    while s[cp] != 0 {
-        while s[cp] != 0 {
-            let mut btype = s[cp];
-            cp += 1;
-            if !matches!(btype, b'A' | b'C' | b'G' | b'T' | b'U' | b'N') {
-                return false;
+    let rev = r.flag() & flags::REVERSE != 0;
+    let mut walk =
+        ModWalk { s, cp: 0, ml: 0, nmods: 0, need: Vec::new(), rev, l_seq, freq, ml_len };
+    while walk.s[walk.cp] != 0 {
+        walk.chain()?;
+    }
+    walk.finish()
+}
+
+/// The walk over an `MM` string (NUL-terminated twice): one modification chain at a time.
+struct ModWalk {
+    s: Vec<u8>,
+    cp: usize,
+    /// `ML` values the chains so far use.
+    ml: usize,
+    nmods: usize,
+    /// Forward strand: (canonical, bases the deltas consume) per chain, checked at the end.
+    need: Vec<(usize, i64)>,
+    rev: bool,
+    l_seq: usize,
+    freq: [i64; 16],
+    ml_len: Option<usize>,
+}
+
+impl ModWalk {
+    /// One chain: `C+m.,1,2;`.
+    fn chain(&mut self) -> Option<()> {
+        let (code, stride, cp_end) = self.head()?;
+        let (delta, ndelta, cp_end) = self.deltas(code, stride, cp_end)?;
+        for _ in 0..stride {
+            if delta < 0 {
+                return None;
             }
-            if btype == b'U' {
-                btype = b'T';
+            self.nmods += 1;
+            if self.nmods >= 256 {
+                return None;
             }
-            let code = SEQ_NT16[btype as usize] as usize;
-            if s[cp] != b'+' && s[cp] != b'-' {
-                return false;
+        }
+        self.count_ml(stride, ndelta, cp_end)?;
+        if self.s[self.cp] == 0 {
+            return None;
+        }
+        self.cp += 1;
+        Some(())
+    }
+
+    /// The base, the strand and the modification codes (letters or one ChEBI number), then
+    /// `.`/`?`: the base's nt16 code, how many modifications, and where a number ended.
+    fn head(&mut self) -> Option<(usize, usize, Option<usize>)> {
+        let s = &self.s;
+        let mut btype = s[self.cp];
+        self.cp += 1;
+        if !matches!(btype, b'A' | b'C' | b'G' | b'T' | b'U' | b'N') {
+            return None;
+        }
+        if btype == b'U' {
+            btype = b'T';
+        }
+        let code = SEQ_NT16[btype as usize] as usize;
+        if s[self.cp] != b'+' && s[self.cp] != b'-' {
+            return None;
+        }
+        self.cp += 1;
+        let ms;
+        let mut cp_end = None;
+        if s[self.cp].is_ascii_digit() {
+            let (_, e) = strtol(s, self.cp);
+            cp_end = Some(e);
+            self.cp = e;
+            ms = self.cp - 1;
+        } else {
+            ms = self.cp;
+            while s[self.cp] != 0 && s[self.cp].is_ascii_alphabetic() {
+                self.cp += 1;
             }
-            cp += 1;
-            let (ms, me);
-            let mut cp_end: Option<usize> = None;
-            if s[cp].is_ascii_digit() {
-                let (_, e) = strtol(&s, cp);
+            if s[self.cp] == 0 {
+                return None;
+            }
+        }
+        let me = self.cp;
+        if s[self.cp] == b'.' || s[self.cp] == b'?' {
+            self.cp += 1;
+        } else if s[self.cp] != b',' && s[self.cp] != b';' {
+            return None;
+        }
+        Some((code, me - ms, cp_end))
+    }
+
+    /// The delta list: the first delta (reverse strand: the bases left before the first
+    /// modification), how many deltas were read, and where the list ended.
+    fn deltas(
+        &mut self,
+        code: usize,
+        stride: usize,
+        mut cp_end: Option<usize>,
+    ) -> Option<(i64, usize, Option<usize>)> {
+        let s = &self.s;
+        let mut ndelta = 0usize;
+        let delta;
+        if self.rev {
+            let mut total = 0i64;
+            loop {
+                if s[self.cp] == b',' {
+                    self.cp += 1;
+                }
+                if s[self.cp] == 0 || s[self.cp] == b';' {
+                    break;
+                }
+                let (d, e) = strtol(s, self.cp);
+                if e == self.cp {
+                    return None;
+                }
+                self.cp = e;
+                total += d + 1;
+                ndelta += 1;
+            }
+            let avail = if code == 15 { self.l_seq as i64 } else { self.freq[SEQI_RC[code]] };
+            delta = avail - total;
+            cp_end = Some(self.cp);
+        } else {
+            if s[self.cp] == b',' {
+                let (d, e) = strtol(s, self.cp + 1);
+                delta = d;
                 cp_end = Some(e);
-                cp = e;
-                ms = cp - 1;
             } else {
-                ms = cp;
-                while s[cp] != 0 && s[cp].is_ascii_alphabetic() {
-                    cp += 1;
-                }
-                if s[cp] == 0 {
-                    return false;
-                }
+                delta = if cp_end.is_none() { i64::from(i32::MAX) } else { 0 };
             }
-            me = cp;
-            if s[cp] == b'.' || s[cp] == b'?' {
-                cp += 1;
-            } else if s[cp] != b',' && s[cp] != b';' {
-                return false;
+            // The bases consumed by the whole list.
+            let mut k = self.cp;
+            let mut total = 0i64;
+            while s[k] == b',' {
+                let (d, e) = strtol(s, k + 1);
+                total += d + 1;
+                k = e;
             }
-            let stride = me - ms;
-            let mut ndelta = 0usize;
-            let delta;
-            if rev {
-                let mut total = 0i64;
-                loop {
-                    if s[cp] == b',' {
-                        cp += 1;
-                    }
-                    if s[cp] == 0 || s[cp] == b';' {
-                        break;
-                    }
-                    let (d, e) = strtol(&s, cp);
-                    if e == cp {
-                        return false;
-                    }
-                    cp = e;
-                    total += d + 1;
-                    ndelta += 1;
-                }
-                let avail = if code == 15 { l_seq as i64 } else { freq[SEQI_RC[code]] };
-                delta = avail - total;
-                cp_end = Some(cp);
-            } else {
-                if s[cp] == b',' {
-                    let (d, e) = strtol(&s, cp + 1);
-                    delta = d;
-                    cp_end = Some(e);
+            if stride > 0 {
+                self.need.push((code, total));
+            }
+        }
+        Some((delta, ndelta, cp_end))
+    }
+
+    /// Moves to the chain's end, counting the `ML` values it uses against `ML`'s length.
+    fn count_ml(&mut self, stride: usize, ndelta: usize, cp_end: Option<usize>) -> Option<()> {
+        let s = &self.s;
+        match self.ml_len {
+            Some(len) => {
+                if self.rev {
+                    self.ml += ndelta * stride;
                 } else {
-                    delta = if cp_end.is_none() { i64::from(i32::MAX) } else { 0 };
-                }
-                // The bases consumed by the whole list.
-                let mut k = cp;
-                let mut total = 0i64;
-                while s[k] == b',' {
-                    let (d, e) = strtol(&s, k + 1);
-                    total += d + 1;
-                    k = e;
-                }
-                if stride > 0 {
-                    need.push((code, total));
-                }
-            }
-            for _ in 0..stride {
-                if delta < 0 {
-                    return false;
-                }
-                nmods += 1;
-                if nmods >= 256 {
-                    return false;
-                }
-            }
-            match ml_len {
-                Some(len) => {
-                    if rev {
-                        ml += ndelta * stride;
-                    } else {
-                        while s[cp] != 0 && s[cp] != b';' {
-                            if s[cp] == b',' {
-                                ml += stride;
-                            }
-                            cp += 1;
+                    while s[self.cp] != 0 && s[self.cp] != b';' {
+                        if s[self.cp] == b',' {
+                            self.ml += stride;
                         }
-                    }
-                    if ml > len {
-                        return false;
+                        self.cp += 1;
                     }
                 }
-                None => {
-                    if rev {
-                        cp = cp_end.unwrap_or(cp);
-                    } else {
-                        while s[cp] != 0 && s[cp] != b';' {
-                            cp += 1;
-                        }
-                    }
+                if self.ml > len {
+                    return None;
                 }
             }
-            if s[cp] == 0 {
-                return false;
-            }
-            cp += 1;
-        }
-    }
-    if let Some(len) = ml_len
-        && ml != len
-    {
-        return false;
-    }
-    if !rev && l_seq > 0 {
-        for (code, total) in need {
-            let avail = if code == 15 { l_seq as i64 } else { freq[code] };
-            if total > avail {
-                return false;
+            None if self.rev => self.cp = cp_end.unwrap_or(self.cp),
+            None => {
+                while s[self.cp] != 0 && s[self.cp] != b';' {
+                    self.cp += 1;
+                }
             }
         }
+        Some(())
     }
-    true
+
+    /// After the last chain: `ML` used exactly, and no forward chain ran past its bases.
+    fn finish(&self) -> Option<()> {
+        if self.ml_len.is_some_and(|len| self.ml != len) {
+            return None;
+        }
+        if !self.rev && self.l_seq > 0 {
+            for &(code, total) in &self.need {
+                let avail = if code == 15 { self.l_seq as i64 } else { self.freq[code] };
+                if total > avail {
+                    return None;
+                }
+            }
+        }
+        Some(())
+    }
 }
 
 /// `trim_MM`: cuts `end5`/`end3` bases off `cur`'s MM/ML using `pre`'s sequence for the counts;
@@ -507,22 +553,8 @@ mod tests {
 
     /// A forward record with `seq`, a CIGAR of `ops` and the aux bytes `aux`.
     fn mk(flag: u16, ops: &[u32], seq: &[u8], aux: &[u8]) -> Vec<u8> {
-        let mut b = vec![0u8; 32];
-        b[8] = 2;
-        b[12..14].copy_from_slice(&(ops.len() as u16).to_le_bytes());
-        b[14..16].copy_from_slice(&flag.to_le_bytes());
-        b[16..20].copy_from_slice(&(seq.len() as i32).to_le_bytes());
-        b.extend_from_slice(b"r\0");
-        for o in ops {
-            b.extend_from_slice(&o.to_le_bytes());
-        }
-        let codes: Vec<u8> = seq.iter().map(|&c| SEQ_NT16[c as usize]).collect();
-        for p in codes.chunks(2) {
-            b.push(p[0] << 4 | p.get(1).copied().unwrap_or(0));
-        }
-        b.extend(std::iter::repeat_n(30, seq.len()));
-        b.extend_from_slice(aux);
-        b
+        let r = crate::record::build::RecordBuilder::new(b"r").flag(flag).cigar(ops).seq(seq);
+        r.qual(&vec![30; seq.len()]).aux(aux).build()
     }
 
     fn aux(mm: &str, ml: &[u8]) -> Vec<u8> {

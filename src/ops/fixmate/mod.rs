@@ -317,22 +317,8 @@ mod tests {
 
     /// A record: tid, pos, flag, CIGAR ops, qualities.
     fn mk(name: &[u8], tid: i32, pos: i32, flag: u16, cig: &[u32], qual: &[u8]) -> Vec<u8> {
-        let mut b = vec![0u8; 32];
-        b[0..4].copy_from_slice(&tid.to_le_bytes());
-        b[4..8].copy_from_slice(&pos.to_le_bytes());
-        b[8] = name.len() as u8 + 1;
-        b[9] = 30;
-        b[12..14].copy_from_slice(&(cig.len() as u16).to_le_bytes());
-        b[14..16].copy_from_slice(&flag.to_le_bytes());
-        b[16..20].copy_from_slice(&(qual.len() as i32).to_le_bytes());
-        b.extend_from_slice(name);
-        b.push(0);
-        for c in cig {
-            b.extend_from_slice(&c.to_le_bytes());
-        }
-        b.extend(std::iter::repeat_n(0x11, qual.len().div_ceil(2)));
-        b.extend_from_slice(qual);
-        b
+        let r = crate::record::build::RecordBuilder::new(name).tid(tid).pos(pos).mapq(30);
+        r.flag(flag).cigar(cig).seq_fill(0x11, qual.len()).qual(qual).build()
     }
 
     #[test]

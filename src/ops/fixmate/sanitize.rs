@@ -196,18 +196,8 @@ mod tests {
     use super::*;
 
     fn rec(pos: i32, cig: &[u32], l_seq: usize) -> Vec<u8> {
-        let mut b = vec![0u8; 32];
-        b[4..8].copy_from_slice(&pos.to_le_bytes());
-        b[8] = 2;
-        b[12..14].copy_from_slice(&(cig.len() as u16).to_le_bytes());
-        b[16..20].copy_from_slice(&(l_seq as i32).to_le_bytes());
-        b.extend_from_slice(b"r\0");
-        for c in cig {
-            b.extend_from_slice(&c.to_le_bytes());
-        }
-        b.extend(std::iter::repeat_n(0x11, l_seq.div_ceil(2)));
-        b.extend(std::iter::repeat_n(30, l_seq));
-        b
+        let r = crate::record::build::RecordBuilder::new(b"r").pos(pos).cigar(cig);
+        r.seq_fill(0x11, l_seq).qual(&vec![30; l_seq]).build()
     }
 
     #[test]

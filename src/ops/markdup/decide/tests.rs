@@ -1,32 +1,25 @@
 use super::*;
+use crate::record::build::RecordBuilder;
 use crate::record::view::RecordRef;
 
 /// A mapped, paired record with `MC` and `ms`: tid, pos, flag, soft clip, mate pos.
 #[allow(clippy::too_many_arguments)]
 fn rec(name: &[u8], tid: i32, pos: i32, flag: u16, clip: u32, mpos: i32, qual: u8) -> Vec<u8> {
-    let mut b = vec![0u8; 32];
-    b[0..4].copy_from_slice(&tid.to_le_bytes());
-    b[4..8].copy_from_slice(&pos.to_le_bytes());
-    b[8] = name.len() as u8 + 1;
-    b[9] = 30;
     let cig: Vec<u32> = if clip > 0 { vec![clip << 4 | 4, 50 << 4] } else { vec![50 << 4] };
     let l = 50 + clip as usize;
-    b[12..14].copy_from_slice(&(cig.len() as u16).to_le_bytes());
-    b[14..16].copy_from_slice(&flag.to_le_bytes());
-    b[16..20].copy_from_slice(&(l as i32).to_le_bytes());
-    b[20..24].copy_from_slice(&tid.to_le_bytes());
-    b[24..28].copy_from_slice(&mpos.to_le_bytes());
-    b.extend_from_slice(name);
-    b.push(0);
-    for c in cig {
-        b.extend_from_slice(&c.to_le_bytes());
-    }
-    b.extend(std::iter::repeat_n(0x12, l.div_ceil(2)));
-    b.extend(std::iter::repeat_n(qual, l));
-    b.extend_from_slice(b"MCZ50M\0");
-    b.extend_from_slice(b"msi");
-    b.extend_from_slice(&(qual as i32 * 50).to_le_bytes());
-    b
+    let mut aux = b"MCZ50M\0msi".to_vec();
+    aux.extend_from_slice(&(qual as i32 * 50).to_le_bytes());
+    RecordBuilder::new(name)
+        .tid(tid)
+        .pos(pos)
+        .mapq(30)
+        .flag(flag)
+        .mate(tid, mpos)
+        .cigar(&cig)
+        .seq_fill(0x12, l)
+        .qual(&vec![qual; l])
+        .aux(&aux)
+        .build()
 }
 
 /// Pairs on three references in clusters (duplicates, ties, soft clips), coordinate sorted.
