@@ -15,6 +15,9 @@ pub enum Error {
     /// A complete line printed as it is (no `samtools <cmd>: ` prefix), as htslib-style logs.
     #[error("{0}")]
     Bare(String),
+    /// A complete line as [`Error::Bare`] (if any), then the command's usage on stderr.
+    #[error("{}", .0.as_deref().unwrap_or("usage"))]
+    ShowUsage(Option<String>),
     /// Failure already reported on stderr: exit 1 without another message.
     #[error("failed")]
     Failed,

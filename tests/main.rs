@@ -13,6 +13,9 @@ mod allocator;
 /// `view` against the samtools 1.24 oracle on simulated data.
 mod differential_view;
 
+/// Global options and getopt's messages against the oracle.
+mod command_line;
+
 /// Every command on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
 /// `fixmate` against the oracle.

@@ -1,9 +1,11 @@
-//! Every command's name, one-line summary and `--help` text: the one definition that the man
-//! pages ([`super::manpage`]) and shell completions ([`super::completion`]) are generated from,
-//! so they cannot drift from what `mdsam CMD --help` prints.
+//! Every command's name, one-line summary, `--help` text and option table: the one definition
+//! that the man pages ([`super::manpage`]) and shell completions ([`super::completion`]) are
+//! generated from, so they cannot drift from what `mdsam CMD --help` prints or what it parses.
 //!
 //! Options are read back out of the usage texts (samtools' layout: an option line starts with
-//! `-x`, `--long` or `-x, --long`), so adding an option to a usage text adds it everywhere.
+//! `-x`, `--long` or `-x, --long`); a test checks them against each command's table both ways.
+
+use super::options::OptionTable;
 
 /// One command: its name, what it does, its usage text.
 pub struct CommandDoc {
@@ -12,6 +14,8 @@ pub struct CommandDoc {
     pub usage: &'static str,
     /// samtools has this command (else it is an mdsam addition).
     pub from_samtools: bool,
+    /// The options it parses (`None`: positionals only).
+    pub options: Option<&'static OptionTable>,
 }
 
 /// The commands in `mdsam help` order.
@@ -21,66 +25,77 @@ pub const COMMANDS: &[CommandDoc] = &[
         summary: "index alignment",
         usage: super::index::USAGE,
         from_samtools: true,
+        options: Some(&super::index::OPTIONS),
     },
     CommandDoc {
         name: "fixmate",
         summary: "fix mate information",
         usage: super::fixmate::USAGE,
         from_samtools: true,
+        options: Some(&super::fixmate::OPTIONS),
     },
     CommandDoc {
         name: "markdup",
         summary: "mark duplicates",
         usage: super::markdup::USAGE,
         from_samtools: true,
+        options: Some(&super::markdup::OPTIONS),
     },
     CommandDoc {
         name: "collate",
         summary: "shuffle and group alignments by name",
         usage: super::collate::USAGE,
         from_samtools: true,
+        options: Some(&super::collate::OPTIONS),
     },
     CommandDoc {
         name: "sort",
         summary: "sort alignment file",
         usage: super::sort::USAGE,
         from_samtools: true,
+        options: Some(&super::sort::OPTIONS),
     },
     CommandDoc {
         name: "view",
         summary: "SAM<->BAM conversion",
         usage: super::view::USAGE,
         from_samtools: true,
+        options: Some(&super::view::OPTIONS),
     },
     CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,
         from_samtools: false,
+        options: Some(&super::markdup_pipeline::OPTIONS),
     },
     CommandDoc {
         name: "simulate",
         summary: "write realistic simulated alignments (SAM/BAM)",
         usage: super::simulate::USAGE,
         from_samtools: false,
+        options: Some(&super::simulate::OPTIONS),
     },
     CommandDoc {
         name: "install-shim",
         summary: "put a samtools that is mdsam into a directory",
         usage: super::install_shim::USAGE,
         from_samtools: false,
+        options: None,
     },
     CommandDoc {
         name: "man",
         summary: "write the man pages into a directory",
         usage: super::manpage::USAGE,
         from_samtools: false,
+        options: None,
     },
     CommandDoc {
         name: "completion",
         summary: "print a shell completion script",
         usage: super::completion::USAGE,
         from_samtools: false,
+        options: None,
     },
 ];
 
@@ -95,19 +110,31 @@ pub fn options(usage: &str) -> Vec<String> {
         if !rest.starts_with('-') || line.len() == rest.len() {
             continue;
         }
-        for token in rest.split_whitespace() {
-            let token = token.trim_end_matches(',');
+        for raw in rest.split_whitespace() {
+            let token = raw.trim_end_matches(',');
             if !token.starts_with('-') || token == "-" {
+                // "-U, --unoutput FILE, --output-unselected FILE": a comma goes on to the next.
+                if raw.ends_with(',') {
+                    continue;
+                }
                 break;
             }
-            // "--region[s]-file" names both spellings; "--opt=VAL" and "--opt[=VAL]" name --opt.
-            let names = match token.split_once('[') {
-                Some((head, tail)) if tail.starts_with("s]") => {
-                    vec![format!("{head}{}", &tail[2..]), format!("{head}s{}", &tail[2..])]
+            // "--region[s]-file" and "--excl[ude]-flags" name both spellings; "--opt=VAL" and
+            // "--opt[=VAL]" name --opt.
+            let spellings = match token.split_once('[').map(|(h, t)| (h, t.split_once(']'))) {
+                Some((head, Some((inner, rest)))) => {
+                    vec![format!("{head}{rest}"), format!("{head}{inner}{rest}")]
                 }
-                Some((head, _)) => vec![head.to_string()],
-                None => vec![token.split('=').next().unwrap_or(token).to_string()],
+                Some((head, None)) => vec![head.to_string()],
+                None => vec![token.to_string()],
             };
+            let mut names: Vec<String> = Vec::new();
+            for s in spellings {
+                let name = s.split('=').next().unwrap_or(&s).to_string();
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
             for name in names {
                 let valid = name.len() >= 2
                     && name[1..]
@@ -134,7 +161,7 @@ mod tests {
 
     #[test]
     fn options_are_read_from_samtools_layout() {
-        let usage = "Usage: x\nOptions:\n  -l INT     level\n  -@, --threads INT  threads\n      --region[s]-file FILE  regions\n  -m --mode TYPE   mode\n      --input-fmt-option OPT[=VAL]\n not -an option line\n";
+        let usage = "Usage: x\nOptions:\n  -l INT     level\n  -@, --threads INT  threads\n      --region[s]-file FILE  regions\n  -F, --excl[ude]-flags FLAG  flags\n  -m --mode TYPE   mode\n      --input-fmt-option OPT[=VAL]\n not -an option line\n";
         assert_eq!(
             options(usage),
             [
@@ -143,6 +170,9 @@ mod tests {
                 "--threads",
                 "--region-file",
                 "--regions-file",
+                "-F",
+                "--excl-flags",
+                "--exclude-flags",
                 "-m",
                 "--mode",
                 "--input-fmt-option"
@@ -159,5 +189,34 @@ mod tests {
             }
         }
         assert!(options(find("markdup").unwrap().usage).contains(&"--metrics".to_string()));
+    }
+
+    /// The usage text names only options the table parses, and the table parses only options
+    /// the usage names or lists as unlisted.
+    #[test]
+    fn usage_texts_and_option_tables_name_the_same_options() {
+        let mut wrong = Vec::new();
+        for c in COMMANDS {
+            let documented = options(c.usage);
+            let Some(table) = c.options else {
+                if !documented.is_empty() {
+                    wrong.push(format!("{}: documents options it cannot parse", c.name));
+                }
+                continue;
+            };
+            let parsed = table.names();
+            for o in documented.iter().filter(|o| !parsed.contains(o)) {
+                wrong.push(format!("{}: usage names {o}, which it does not parse", c.name));
+            }
+            for o in parsed.iter().filter(|o| !documented.contains(o)) {
+                if !table.unlisted.contains(&o.as_str()) {
+                    wrong.push(format!("{}: parses {o}, which its usage does not name", c.name));
+                }
+            }
+            for o in table.unlisted.iter().filter(|o| !parsed.iter().any(|p| p == *o)) {
+                wrong.push(format!("{}: unlisted {o} is not parsed", c.name));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

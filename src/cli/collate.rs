@@ -4,7 +4,10 @@
 //! for an unknown one, as htslib's mode without a format letter); otherwise `<prefix>.bam`, or
 //! `<prefix>.<ext>` for `--output-fmt`. The default level is 1; `-u` is level 0.
 
-use super::getopt::{self, LongOpt};
+use super::common::CommonOptions;
+use super::getopt::LongOpt;
+use super::global::{Globals, Take};
+use super::options::OptionTable;
 use super::{Invocation, global};
 use crate::error::Error;
 use crate::pipeline::collate::CollateOptions;
@@ -12,20 +15,17 @@ use crate::pipeline::sink::OutputFormat;
 
 pub const USAGE: &str = include_str!("usage/collate.txt");
 
-const SHORT: &str = "n:l:uOo:@:fr:T:";
-
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "input-fmt", has_arg: true, key: "input-fmt" },
-    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
-    LongOpt { name: "output-fmt", has_arg: true, key: "output-fmt" },
-    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
-    LongOpt { name: "reference", has_arg: true, key: "reference" },
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
-    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
-    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
-    LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "collate",
+    short: "n:l:uOo:@:fr:T:",
+    long: &[
+        LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+        LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
+    ],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 0, 0, 0, '@')
+    globals: Some(Globals { input_fmt: Take::Refused, threads: Take::Short("@"), ..Globals::LONG }),
+    unlisted: &["--write-index"],
+};
 
 /// C `atoi`: leading whitespace, sign, digits; 0 when none.
 fn atoi(v: &str) -> i64 {
@@ -40,8 +40,7 @@ fn atoi(v: &str) -> i64 {
 }
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error> {
-    let (opts, positionals) =
-        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut bins = 64i64;
     let mut level = 1i64;
     let mut uncompressed = false;
@@ -49,12 +48,14 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
     let mut output: Option<String> = None;
     let mut fast = false;
     let mut store = 10000i64;
-    let mut threads = 0usize;
-    let mut no_pg = false;
+    let mut common = CommonOptions::default();
     let mut out_fmt: Option<OutputFormat> = None;
     let mut memory: Option<u64> = None;
     let mut tmp_prefix: Option<String> = None;
     for o in &opts {
+        if common.take(&o.key, o.value.as_deref())? {
+            continue;
+        }
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "n" => bins = atoi(v),
@@ -64,8 +65,6 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
             "o" => output = Some(v.to_string()),
             "f" => fast = true,
             "r" => store = atoi(v),
-            "@" => threads = global::parse_threads(v)?,
-            "no-PG" => no_pg = true,
             "output-fmt" => out_fmt = Some(global::parse_output_fmt(v)?.0),
             "T" => tmp_prefix = Some(v.to_string()),
             "max-memory" => {
@@ -74,8 +73,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
                     return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
                 }
             }
-            "input-fmt" | "input-fmt-option" | "output-fmt-option" | "reference"
-            | "write-index" | "verbosity" => {}
+            // collate's level is -l/-u only, and it writes no index.
+            "output-fmt-option" => {}
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }
@@ -85,20 +84,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
     let level = if (0..=9).contains(&level) { level as i32 } else { 1 };
     let mut positionals = positionals.into_iter();
     let Some(input) = positionals.next() else {
-        eprintln!("collate: no input filename specified.");
-        eprint!("{USAGE}");
-        return Err(Error::Failed);
+        return Err(Error::ShowUsage(Some("collate: no input filename specified.".into())));
     };
     let prefix = positionals.next();
     let tmp_prefix = tmp_prefix.or_else(|| prefix.clone());
     if prefix.is_none() && !to_stdout && output.is_none() {
-        eprint!("{USAGE}");
-        return Err(Error::Failed);
+        return Err(Error::ShowUsage(None));
     }
     if to_stdout && output.is_some() {
-        eprintln!("collate: -o and -O options cannot be used together.");
-        eprint!("{USAGE}");
-        return Err(Error::Failed);
+        let line = "collate: -o and -O options cannot be used together.";
+        return Err(Error::ShowUsage(Some(line.into())));
     }
     let (output, format) = if to_stdout {
         ("-".to_string(), out_fmt.unwrap_or(OutputFormat::Bam))
@@ -118,12 +113,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         output,
         format,
         level,
-        threads: threads + 1,
+        threads: common.threads + 1,
         bins: bins.max(1) as usize,
         fast: fast.then_some(store.max(2) as usize),
-        pg: (!no_pg).then(|| inv.pg_fields(args)),
+        pg: common.pg(inv, args),
         // As sort's default: 768M for each thread.
-        memory: memory.unwrap_or((768u64 << 20) * threads.max(1) as u64),
+        memory: memory.unwrap_or((768u64 << 20) * common.threads.max(1) as u64),
         tmp_prefix,
     })
 }

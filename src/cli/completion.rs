@@ -1,5 +1,5 @@
 //! `mdsam completion bash`: a bash completion script for `mdsam` and `samtools` (the drop-in
-//! name), generated from the commands and usage texts in [`super::catalog`].
+//! name), generated from the commands and option tables in [`super::catalog`].
 //!
 //! It completes the command name in first position, then that command's options (with the
 //! options every command takes); anything else falls back to file names.
@@ -44,7 +44,8 @@ pub fn bash() -> String {
     t.push_str("        return\n    fi\n");
     t.push_str("    local opts\n    case \"${COMP_WORDS[1]}\" in\n");
     for c in COMMANDS {
-        let mut opts = options(c.usage);
+        // The table's names include the options samtools accepts without documenting them.
+        let mut opts = c.options.map_or_else(|| options(c.usage), |t| t.names());
         opts.extend(GLOBAL_OPTIONS.iter().map(|o| o.to_string()));
         t.push_str(&format!("        {}) opts='{}' ;;\n", c.name, opts.join(" ")));
     }

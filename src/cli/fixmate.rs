@@ -1,8 +1,11 @@
 //! `fixmate`'s command line → [`FixmateOptions`] (samtools 1.24 `bam_mate.c`).
 
-use super::getopt::{self, LongOpt};
+use super::Invocation;
+use super::common::CommonOptions;
+use super::getopt::LongOpt;
+use super::global::{Globals, Take};
+use super::options::OptionTable;
 use super::outfmt::OutputChoice;
-use super::{Invocation, global};
 use crate::error::Error;
 use crate::ops::fixmate::{FixmateOptions as Fix, sanitize};
 use crate::pipeline::fixmate::FixmateOptions;
@@ -10,28 +13,33 @@ use crate::pipeline::sink::OutputFormat;
 
 pub const USAGE: &str = include_str!("usage/fixmate.txt");
 
-const SHORT: &str = "rpcmMO:@:uz:";
-
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "sanitize", has_arg: true, key: "z" },
-    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
-    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
-    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
-    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
-    LongOpt { name: "reference", has_arg: true, key: "reference" },
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "fixmate",
+    short: "rpcmMO:@:uz:",
+    long: &[
+        LongOpt { name: "sanitize", has_arg: true, key: "z" },
+        LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+    ],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    unlisted: &["--write-index"],
+};
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error> {
-    let (opts, positionals) =
-        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut fix = Fix::default();
     let mut out = OutputChoice::default();
     let mut uncompressed = false;
-    let mut threads = 0;
-    let mut no_pg = false;
+    let mut common = CommonOptions::default();
     for o in &opts {
+        if common.take(&o.key, o.value.as_deref())? {
+            continue;
+        }
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "r" => fix.remove = true,
@@ -41,22 +49,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
             "M" => fix.base_mods = true,
             "u" => uncompressed = true,
             "z" => {
-                fix.sanitize = sanitize::parse_options(v).map_err(|e| {
-                    eprintln!("samtools sanitize: {e}");
-                    Error::Failed
-                })?
+                fix.sanitize = sanitize::parse_options(v)
+                    .map_err(|e| Error::Bare(format!("samtools sanitize: {e}")))?
             }
             "O" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
-            "@" => threads = global::parse_threads(v)?,
-            "no-PG" => no_pg = true,
-            "input-fmt-option" | "reference" | "verbosity" => {}
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }
     if positionals.len() < 2 {
-        eprint!("{USAGE}");
-        return Err(Error::Failed);
+        return Err(Error::ShowUsage(None));
     }
     let output = positionals[1].clone();
     let format = out.format(&output);
@@ -71,8 +73,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
         output,
         format,
         level,
-        threads: threads + 1,
-        pg: (!no_pg).then(|| inv.pg_fields(args)),
+        threads: common.threads + 1,
+        // fixmate writes no index: samtools takes --write-index and ignores it.
+        pg: common.pg(inv, args),
         fix,
     })
 }

@@ -6,11 +6,15 @@
 //! error texts, so this small parser is ours.)
 
 /// A long option: its name, whether it takes an argument, and the key it reports.
+#[derive(Clone, Copy)]
 pub struct LongOpt {
     pub name: &'static str,
     pub has_arg: bool,
     pub key: &'static str,
 }
+
+/// The key of a long option getopt knows but the command refuses (samtools maps it to `'?'`).
+pub const REFUSED: &str = "?refused";
 
 /// One parsed option: the key (the short letter as a string, or a long option's key) and value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,21 +25,36 @@ pub struct Opt {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GetoptError {
+    /// A short option letter, or a long option as typed (`--foo=3`).
     Unknown(String),
+    /// A short option letter, or a long option's name.
     MissingArgument(String),
-    Ambiguous(String),
+    /// The long option as typed, and the names it could be, in table order.
+    Ambiguous { option: String, candidates: Vec<String> },
+    /// `--name=value` for an option without an argument.
+    ArgumentNotAllowed(String),
+    /// A [`REFUSED`] option, as typed (`--input-fmt` or `--input-fmt=bam`); getopt itself
+    /// prints nothing for it, so the command decides what to say.
+    Refused { option: String, value_attached: bool },
 }
 
 impl std::fmt::Display for GetoptError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             GetoptError::Unknown(o) if o.len() == 1 => write!(f, "invalid option -- '{o}'"),
-            GetoptError::Unknown(o) => write!(f, "unrecognized option '--{o}'"),
+            GetoptError::Unknown(o) => write!(f, "unrecognized option '{o}'"),
             GetoptError::MissingArgument(o) if o.len() == 1 => {
                 write!(f, "option requires an argument -- '{o}'")
             }
             GetoptError::MissingArgument(o) => write!(f, "option '--{o}' requires an argument"),
-            GetoptError::Ambiguous(o) => write!(f, "option '--{o}' is ambiguous"),
+            GetoptError::Ambiguous { option, candidates } => {
+                write!(f, "option '{option}' is ambiguous; possibilities:")?;
+                candidates.iter().try_for_each(|c| write!(f, " '--{c}'"))
+            }
+            GetoptError::ArgumentNotAllowed(o) => {
+                write!(f, "option '--{o}' doesn't allow an argument")
+            }
+            GetoptError::Refused { option, .. } => write!(f, "unrecognised option '{option}'"),
         }
     }
 }
@@ -62,7 +81,13 @@ pub fn parse(
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (body, None),
             };
-            let lo = find_long(long, name)?;
+            let lo = find_long(long, name).map_err(|e| e.typed_as(arg))?;
+            if lo.key == REFUSED {
+                return Err(GetoptError::Refused {
+                    option: arg.clone(),
+                    value_attached: inline.is_some(),
+                });
+            }
             let value = if lo.has_arg {
                 match inline {
                     Some(v) => Some(v),
@@ -72,6 +97,8 @@ pub fn parse(
                     }
                     None => return Err(GetoptError::MissingArgument(lo.name.to_string())),
                 }
+            } else if inline.is_some() {
+                return Err(GetoptError::ArgumentNotAllowed(lo.name.to_string()));
             } else {
                 None
             };
@@ -125,7 +152,23 @@ fn find_long<'a>(long: &'a [LongOpt], name: &str) -> Result<&'a LongOpt, GetoptE
         {
             Ok(first)
         }
-        _ => Err(GetoptError::Ambiguous(name.to_string())),
+        _ => Err(GetoptError::Ambiguous {
+            option: name.to_string(),
+            candidates: matches.iter().map(|l| l.name.to_string()).collect(),
+        }),
+    }
+}
+
+impl GetoptError {
+    /// glibc names an unknown or ambiguous long option as it was typed, `=value` included.
+    fn typed_as(self, arg: &str) -> Self {
+        match self {
+            GetoptError::Unknown(_) => GetoptError::Unknown(arg.to_string()),
+            GetoptError::Ambiguous { candidates, .. } => {
+                GetoptError::Ambiguous { option: arg.to_string(), candidates }
+            }
+            e => e,
+        }
     }
 }
 
@@ -168,7 +211,15 @@ mod tests {
         assert_eq!(o[0].value.as_deref(), Some("x"));
         assert_eq!(o[1].key, "O");
         assert_eq!(o[2].key, "no-PG");
-        assert_eq!(parse(&args("--out x"), "", LONG), Err(GetoptError::Ambiguous("out".into())));
+        let ambiguous = parse(&args("--out=x"), "", LONG).unwrap_err();
+        assert_eq!(
+            ambiguous.to_string(),
+            "option '--out=x' is ambiguous; possibilities: '--output' '--output-fmt'"
+        );
+        let unknown = parse(&args("--foo=3"), "", LONG).unwrap_err();
+        assert_eq!(unknown.to_string(), "unrecognized option '--foo=3'");
+        let with_value = parse(&args("--no-PG=1"), "", LONG).unwrap_err();
+        assert_eq!(with_value.to_string(), "option '--no-PG' doesn't allow an argument");
         assert_eq!(parse(&args("-Z"), "b", LONG), Err(GetoptError::Unknown("Z".into())));
         assert_eq!(parse(&args("-o"), "o:", LONG), Err(GetoptError::MissingArgument("o".into())));
         let (_, p) = parse(&args("-b -- -x"), "b", LONG).unwrap();

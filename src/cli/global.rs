@@ -1,6 +1,70 @@
 //! Options every command shares (htslib's `sam_global_args`).
 
+use super::getopt::{LongOpt, REFUSED};
 use crate::error::Error;
+
+/// How a command takes one of samtools' global long options: one argument of
+/// `SAM_OPT_GLOBAL_OPTIONS(o1, …, o6)` in samtools' `sam_opts.h`.
+#[derive(Clone, Copy)]
+pub enum Take {
+    /// `'-'`: getopt knows the option and the command refuses it (its usage, exit 1).
+    Refused,
+    /// `0`: a long option only, reported under its own name.
+    Long,
+    /// A letter: the long option is another name for that short option.
+    Short(&'static str),
+}
+
+/// The global long options one command takes; `..Globals::LONG` for those it takes long.
+#[derive(Clone, Copy)]
+pub struct Globals {
+    pub input_fmt: Take,
+    pub input_fmt_option: Take,
+    pub output_fmt: Take,
+    pub output_fmt_option: Take,
+    pub reference: Take,
+    pub threads: Take,
+    /// Always long in samtools; refused by commands that do not pass it to
+    /// `parse_sam_global_opt` (index).
+    pub write_index: Take,
+    pub verbosity: Take,
+}
+
+impl Globals {
+    /// Every option taken as a long option.
+    pub const LONG: Globals = Globals {
+        input_fmt: Take::Long,
+        input_fmt_option: Take::Long,
+        output_fmt: Take::Long,
+        output_fmt_option: Take::Long,
+        reference: Take::Long,
+        threads: Take::Long,
+        write_index: Take::Long,
+        verbosity: Take::Long,
+    };
+
+    /// The getopt entries, in samtools' order.
+    pub fn long_options(&self) -> Vec<LongOpt> {
+        let entry = |name: &'static str, has_arg: bool, take: Take| {
+            let key = match take {
+                Take::Refused => REFUSED,
+                Take::Long => name,
+                Take::Short(letter) => letter,
+            };
+            LongOpt { name, has_arg, key }
+        };
+        vec![
+            entry("input-fmt", true, self.input_fmt),
+            entry("input-fmt-option", true, self.input_fmt_option),
+            entry("output-fmt", true, self.output_fmt),
+            entry("output-fmt-option", true, self.output_fmt_option),
+            entry("reference", true, self.reference),
+            entry("threads", true, self.threads),
+            entry("write-index", false, self.write_index),
+            entry("verbosity", true, self.verbosity),
+        ]
+    }
+}
 
 /// `-@ N`: extra threads, as samtools counts them.
 pub fn parse_threads(v: &str) -> Result<usize, Error> {

@@ -2,8 +2,10 @@
 //! `samtools index` (the builder is [`crate::io::index::IndexBuilder`]; the BAM reader reports
 //! each record's virtual offset as htslib's `bgzf_tell` would).
 
-use super::getopt::{self, LongOpt};
+use super::getopt::LongOpt;
 use super::global;
+use super::global::{Globals, Take};
+use super::options::OptionTable;
 use crate::error::Error;
 use crate::io::index::{Format, IndexBuilder, IndexedRecord};
 use crate::io::open::{self, Opened, RecordReader};
@@ -11,22 +13,28 @@ use crate::record::layout::flags;
 
 pub const USAGE: &str = include_str!("usage/index.txt");
 
-const SHORT: &str = "bcm:Mo:@:";
-
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "input-fmt", has_arg: true, key: "input-fmt" },
-    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
-    LongOpt { name: "output-fmt", has_arg: true, key: "output-fmt" },
-    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
-    LongOpt { name: "reference", has_arg: true, key: "reference" },
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
-    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
-    LongOpt { name: "output", has_arg: true, key: "o" },
-    LongOpt { name: "bai", has_arg: false, key: "b" },
-    LongOpt { name: "csi", has_arg: false, key: "c" },
-    LongOpt { name: "min-shift", has_arg: true, key: "m" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "index",
+    short: "bcm:Mo:@:",
+    long: &[
+        LongOpt { name: "output", has_arg: true, key: "o" },
+        LongOpt { name: "bai", has_arg: false, key: "b" },
+        LongOpt { name: "csi", has_arg: false, key: "c" },
+        LongOpt { name: "min-shift", has_arg: true, key: "m" },
+    ],
+    // SAM_OPT_GLOBAL_OPTIONS('-', '-', '-', '-', '-', '@'); index refuses the other two too
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        input_fmt_option: Take::Refused,
+        output_fmt: Take::Refused,
+        output_fmt_option: Take::Refused,
+        reference: Take::Refused,
+        threads: Take::Short("@"),
+        write_index: Take::Refused,
+        verbosity: Take::Refused,
+    }),
+    unlisted: &[],
+};
 
 pub struct IndexOptions {
     pub inputs: Vec<String>,
@@ -45,8 +53,7 @@ fn nonexistent_or_index(path: &str) -> bool {
 }
 
 pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
-    let (opts, positionals) =
-        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let (mut csi, mut min_shift, mut multiple, mut output, mut threads) =
         (false, 14i64, false, None, 0usize);
     for o in &opts {

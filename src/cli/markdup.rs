@@ -1,8 +1,11 @@
 //! `markdup`'s command line → [`MarkdupOptions`] (samtools 1.24 `bam_markdup.c`).
 
-use super::getopt::{self, LongOpt};
+use super::Invocation;
+use super::common::CommonOptions;
+use super::getopt::LongOpt;
+use super::global::{Globals, Take};
+use super::options::OptionTable;
 use super::outfmt::OutputChoice;
-use super::{Invocation, global};
 use crate::error::Error;
 use crate::ops::markdup::optical::{CoordRegex, coords_order};
 use crate::ops::markdup::{Barcode, MarkdupOptions as Md};
@@ -13,32 +16,35 @@ use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/markdup.txt");
 
-const SHORT: &str = "rsl:StT:O:@:f:d:cm:u";
-
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "include-fails", has_arg: false, key: "include-fails" },
-    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
-    LongOpt { name: "mode", has_arg: true, key: "m" },
-    LongOpt { name: "no-multi-dup", has_arg: false, key: "no-multi-dup" },
-    LongOpt { name: "read-coords", has_arg: true, key: "read-coords" },
-    LongOpt { name: "coords-order", has_arg: true, key: "coords-order" },
-    LongOpt { name: "barcode-tag", has_arg: true, key: "barcode-tag" },
-    LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
-    LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
-    LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
-    LongOpt { name: "json", has_arg: false, key: "json" },
-    LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
-    LongOpt { name: "move-umi-to-tag", has_arg: false, key: "move-umi-to-tag" },
-    LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
-    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
-    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
-    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
-    LongOpt { name: "reference", has_arg: true, key: "reference" },
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
-    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
-    LongOpt { name: "metrics", has_arg: true, key: "metrics" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "markdup",
+    short: "rsl:StT:O:@:f:d:cm:u",
+    long: &[
+        LongOpt { name: "include-fails", has_arg: false, key: "include-fails" },
+        LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+        LongOpt { name: "mode", has_arg: true, key: "m" },
+        LongOpt { name: "no-multi-dup", has_arg: false, key: "no-multi-dup" },
+        LongOpt { name: "read-coords", has_arg: true, key: "read-coords" },
+        LongOpt { name: "coords-order", has_arg: true, key: "coords-order" },
+        LongOpt { name: "barcode-tag", has_arg: true, key: "barcode-tag" },
+        LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
+        LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
+        LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
+        LongOpt { name: "json", has_arg: false, key: "json" },
+        LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
+        LongOpt { name: "move-umi-to-tag", has_arg: false, key: "move-umi-to-tag" },
+        LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
+        LongOpt { name: "metrics", has_arg: true, key: "metrics" },
+    ],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    unlisted: &[],
+};
 
 /// The Illumina UMI regex of `--barcode-name` (1.17+).
 const BARCODE_NAME: &str = "[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:([!-?A-~]+)";
@@ -51,31 +57,28 @@ fn atoi(s: &str) -> i64 {
 }
 
 fn usage_fail() -> Error {
-    eprint!("{USAGE}");
-    Error::Failed
+    Error::ShowUsage(None)
 }
 
 fn say(msg: &str) -> Error {
-    eprintln!("samtools markdup: {msg}");
-    Error::Failed
+    Error::Bare(format!("samtools markdup: {msg}"))
 }
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error> {
-    let (opts, positionals) = getopt::parse(args, SHORT, LONG).map_err(|e| {
-        eprintln!("samtools markdup: {e}");
-        usage_fail()
-    })?;
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut md = Md::default();
     let mut out = OutputChoice::default();
     let mut uncompressed = false;
-    let mut threads = 0;
-    let mut no_pg = false;
-    let (mut write_index, mut metrics) = (false, None);
+    let mut common = CommonOptions::default();
+    let mut metrics = None;
     let mut tmp_prefix = None;
     let (mut stats, mut stats_file, mut json) = (false, None, false);
     let (mut regex, mut regex_order) = (None::<String>, "txy".to_string());
     let (mut bc_tag, mut bc_name, mut bc_regex) = (None::<String>, false, None::<String>);
     for o in &opts {
+        if common.take(&o.key, o.value.as_deref())? {
+            continue;
+        }
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "r" => md.remove = true,
@@ -94,13 +97,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
                 "t" => md.sequence_mode = false,
                 "s" => md.sequence_mode = true,
                 _ => {
-                    eprint!("samtools markdup: error, unknown mode '{v}'.\n\n");
-                    return Err(usage_fail());
+                    let line = format!("samtools markdup: error, unknown mode '{v}'.\n");
+                    return Err(Error::ShowUsage(Some(line)));
                 }
             },
             "u" => uncompressed = true,
             "include-fails" => md.include_fails = true,
-            "no-PG" => no_pg = true,
             "no-multi-dup" => md.check_chain = false,
             "read-coords" => regex = Some(v.to_string()),
             "coords-order" => regex_order = v.to_string(),
@@ -120,10 +122,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
             "umi-separator" => md.umi_sep = v.bytes().next().unwrap_or(0),
             "O" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
-            "@" => threads = global::parse_threads(v)?,
-            "write-index" => write_index = true,
             "metrics" => metrics = Some(v.to_string()),
-            "input-fmt-option" | "reference" | "verbosity" => {}
             _ => return Err(usage_fail()),
         }
     }
@@ -161,7 +160,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
             compile_ere(rx).map_err(|e| say(&format!("error, barcode regex fail \"{e}\"\n")))?,
         );
     }
-    let (output, index) = if write_index {
+    let (output, index) = if common.write_index {
         let (out, idx, bai) = index_request(&positionals[1]);
         if out == "-" {
             return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
@@ -184,8 +183,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         output,
         format,
         level,
-        threads: threads + 1,
-        pg: (!no_pg).then_some(pg_fields),
+        threads: common.threads + 1,
+        pg: (!common.no_pg).then_some(pg_fields),
         command,
         stats,
         stats_file,

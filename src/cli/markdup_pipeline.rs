@@ -7,9 +7,12 @@
 //! `-l` (maximum read length) is `--max-read-length`. markdup's options are checked by
 //! markdup's own parser.
 
-use super::getopt::{self, LongOpt};
+use super::Invocation;
+use super::common::CommonOptions;
+use super::getopt::LongOpt;
+use super::global::{Globals, Take};
+use super::options::OptionTable;
 use super::outfmt::OutputChoice;
-use super::{Invocation, global};
 use crate::error::Error;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::pipeline::markdup_pipeline::PipelineOptions;
@@ -17,37 +20,40 @@ use crate::pipeline::sink::{OutputFormat, index_request};
 
 pub const USAGE: &str = include_str!("usage/markdup-pipeline.txt");
 
-const SHORT: &str = "@:O:ul:rpcsSf:d:m:tT:";
-
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
-    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
-    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
-    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
-    LongOpt { name: "verify", has_arg: false, key: "verify" },
-    LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
-    LongOpt { name: "fixmate-remove", has_arg: false, key: "fixmate-remove" },
-    LongOpt { name: "fixmate-cigar", has_arg: false, key: "fixmate-cigar" },
-    LongOpt { name: "max-read-length", has_arg: true, key: "max-read-length" },
-    LongOpt { name: "include-fails", has_arg: false, key: "include-fails" },
-    LongOpt { name: "mode", has_arg: true, key: "m" },
-    LongOpt { name: "no-multi-dup", has_arg: false, key: "no-multi-dup" },
-    LongOpt { name: "read-coords", has_arg: true, key: "read-coords" },
-    LongOpt { name: "coords-order", has_arg: true, key: "coords-order" },
-    LongOpt { name: "barcode-tag", has_arg: true, key: "barcode-tag" },
-    LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
-    LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
-    LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
-    LongOpt { name: "move-umi-to-tag", has_arg: false, key: "move-umi-to-tag" },
-    LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
-    LongOpt { name: "json", has_arg: false, key: "json" },
-    LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
-    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
-    LongOpt { name: "reference", has_arg: true, key: "reference" },
-    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
-    LongOpt { name: "metrics", has_arg: true, key: "metrics" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "markdup-pipeline",
+    short: "@:O:ul:rpcsSf:d:m:tT:",
+    long: &[
+        LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+        LongOpt { name: "verify", has_arg: false, key: "verify" },
+        LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
+        LongOpt { name: "fixmate-remove", has_arg: false, key: "fixmate-remove" },
+        LongOpt { name: "fixmate-cigar", has_arg: false, key: "fixmate-cigar" },
+        LongOpt { name: "max-read-length", has_arg: true, key: "max-read-length" },
+        LongOpt { name: "include-fails", has_arg: false, key: "include-fails" },
+        LongOpt { name: "mode", has_arg: true, key: "m" },
+        LongOpt { name: "no-multi-dup", has_arg: false, key: "no-multi-dup" },
+        LongOpt { name: "read-coords", has_arg: true, key: "read-coords" },
+        LongOpt { name: "coords-order", has_arg: true, key: "coords-order" },
+        LongOpt { name: "barcode-tag", has_arg: true, key: "barcode-tag" },
+        LongOpt { name: "barcode-name", has_arg: false, key: "barcode-name" },
+        LongOpt { name: "barcode-rgx", has_arg: true, key: "barcode-rgx" },
+        LongOpt { name: "use-read-groups", has_arg: false, key: "use-read-groups" },
+        LongOpt { name: "move-umi-to-tag", has_arg: false, key: "move-umi-to-tag" },
+        LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
+        LongOpt { name: "json", has_arg: false, key: "json" },
+        LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
+        LongOpt { name: "metrics", has_arg: true, key: "metrics" },
+    ],
+    // as markdup: SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    unlisted: &[],
+};
 
 fn step_pg(inv: &Invocation, step: &str, cl: &[String], whole: &str) -> Vec<(String, String)> {
     let mut fields = inv.pg_fields(&[]);
@@ -61,27 +67,26 @@ fn step_pg(inv: &Invocation, step: &str, cl: &[String], whole: &str) -> Vec<(Str
 }
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error> {
-    let (opts, positionals) =
-        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut out = OutputChoice::default();
     let mut uncompressed = false;
-    let mut threads = 0;
-    let (mut no_pg, mut write_index, mut verify) = (false, false, false);
+    let mut common = CommonOptions::default();
+    let mut verify = false;
     let mut fix = Fix { mate_score: true, ..Fix::default() };
     let mut fix_args: Vec<String> = vec!["-m".into()];
     // markdup's own arguments, for its parser and its @PG line.
     let mut md_args: Vec<String> = Vec::new();
     let (mut memory, mut tmp_prefix) = (None, None);
     for o in &opts {
+        if common.take(&o.key, o.value.as_deref())? {
+            continue;
+        }
         let v = o.value.clone().unwrap_or_default();
         match o.key.as_str() {
-            "@" => threads = global::parse_threads(&v)?,
             "O" => out.set_format(&v)?,
             "output-fmt-option" => out.set_option(&v),
             "u" => uncompressed = true,
             "l" => out.level = Some(super::flags::parse_c_int(&v).unwrap_or(-1) as i32),
-            "write-index" => write_index = true,
-            "no-PG" => no_pg = true,
             "verify" => verify = true,
             "p" => {
                 fix.proper_pair_check = false;
@@ -103,7 +108,6 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
                 }
                 memory = Some(m);
             }
-            "input-fmt-option" | "reference" | "verbosity" => {}
             "max-read-length" => md_args.extend(["-l".to_string(), v]),
             "r" | "s" | "S" | "c" | "t" => md_args.push(format!("-{}", o.key)),
             "f" | "d" | "m" => md_args.extend([format!("-{}", o.key), v]),
@@ -115,8 +119,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
         }
     }
     if positionals.len() < 2 {
-        eprint!("{USAGE}");
-        return Err(Error::Failed);
+        return Err(Error::ShowUsage(None));
     }
     let (input, output) = (positionals[0].clone(), positionals[1].clone());
     let whole = inv.pg_fields(args).into_iter().find(|(k, _)| k == "CL").map(|(_, v)| v);
@@ -125,7 +128,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
     md_full.extend(["-".to_string(), "-".to_string()]);
     let md_inv = Invocation { argv0: inv.argv0.clone(), command: "markdup".into() };
     let mut markdup = super::markdup::parse(&md_inv, &md_full)?;
-    let (output, index) = if write_index {
+    let (output, index) = if common.write_index {
         let (o, idx, bai) = index_request(&output);
         (o, Some((idx, bai)))
     } else {
@@ -139,7 +142,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
         Some(l) => l,
         None => -1,
     };
-    markdup.threads = threads + 1;
+    markdup.threads = common.threads + 1;
     markdup.command = whole.clone();
     markdup.pg = None;
     let index = match index {
@@ -149,7 +152,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
         }
         other => other,
     };
-    let pg = (!no_pg).then(|| {
+    let pg = (!common.no_pg).then(|| {
         let mut md_cl = md_args.clone();
         md_cl.extend(["-".to_string(), output.clone()]);
         let mut fix_cl = fix_args.clone();

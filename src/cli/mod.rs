@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod collate;
+pub mod common;
 pub mod completion;
 pub mod fixmate;
 pub mod flags;
@@ -14,6 +15,7 @@ pub mod install_shim;
 pub mod manpage;
 pub mod markdup;
 pub mod markdup_pipeline;
+pub mod options;
 pub mod outfmt;
 pub mod simulate;
 pub mod sort;
@@ -180,7 +182,8 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 print!("{}", view::USAGE);
                 return 0;
             }
-            (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
+            let run = view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool);
+            (view::error_usage(), run)
         }
         "load" => (LOAD_USAGE, load(args)),
         "hw-model" => (hw_model::USAGE, hw_model::run(args)),
@@ -244,7 +247,8 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
     match result {
         Ok(()) => 0,
         Err(Error::Help) => {
-            print!("{usage}");
+            // The whole text (view's usage after a mistake is shorter).
+            print!("{}", catalog::find(cmd).map_or(usage, |c| c.usage));
             0
         }
         Err(Error::BrokenPipe) => 0,
@@ -252,6 +256,14 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         Err(Error::Bare(msg)) => {
             let _ = std::io::stdout().flush();
             eprintln!("{msg}");
+            1
+        }
+        Err(Error::ShowUsage(line)) => {
+            let _ = std::io::stdout().flush();
+            if let Some(line) = line {
+                eprintln!("{line}");
+            }
+            eprint!("{usage}");
             1
         }
         Err(Error::Usage(msg)) => {

@@ -1,6 +1,7 @@
 //! `mdsam simulate`: realistic aligned test data (an mdsam addition, not a samtools command).
 
-use super::getopt::{self, LongOpt};
+use super::getopt::LongOpt;
+use super::options::OptionTable;
 use crate::error::Error;
 use crate::simulate::{Order, SimulateOptions};
 
@@ -26,21 +27,27 @@ Options:
   -@, --threads INT       additional threads [0]
 ";
 
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "pairs", has_arg: true, key: "n" },
-    LongOpt { name: "seed", has_arg: true, key: "s" },
-    LongOpt { name: "order", has_arg: true, key: "order" },
-    LongOpt { name: "read-length", has_arg: true, key: "read-length" },
-    LongOpt { name: "refs", has_arg: true, key: "refs" },
-    LongOpt { name: "ref-length", has_arg: true, key: "ref-length" },
-    LongOpt { name: "dup-rate", has_arg: true, key: "dup-rate" },
-    LongOpt { name: "optical-rate", has_arg: true, key: "optical-rate" },
-    LongOpt { name: "read-groups", has_arg: true, key: "read-groups" },
-    LongOpt { name: "fasta", has_arg: true, key: "fasta" },
-    LongOpt { name: "output", has_arg: true, key: "o" },
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "help", has_arg: false, key: "?" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "simulate",
+    short: "n:s:o:@:?",
+    long: &[
+        LongOpt { name: "pairs", has_arg: true, key: "n" },
+        LongOpt { name: "seed", has_arg: true, key: "s" },
+        LongOpt { name: "order", has_arg: true, key: "order" },
+        LongOpt { name: "read-length", has_arg: true, key: "read-length" },
+        LongOpt { name: "refs", has_arg: true, key: "refs" },
+        LongOpt { name: "ref-length", has_arg: true, key: "ref-length" },
+        LongOpt { name: "dup-rate", has_arg: true, key: "dup-rate" },
+        LongOpt { name: "optical-rate", has_arg: true, key: "optical-rate" },
+        LongOpt { name: "read-groups", has_arg: true, key: "read-groups" },
+        LongOpt { name: "fasta", has_arg: true, key: "fasta" },
+        LongOpt { name: "output", has_arg: true, key: "o" },
+        LongOpt { name: "threads", has_arg: true, key: "@" },
+        LongOpt { name: "help", has_arg: false, key: "?" },
+    ],
+    globals: None,
+    unlisted: &["-?", "--help"],
+};
 
 pub struct SimulateCommand {
     pub options: SimulateOptions,
@@ -53,8 +60,7 @@ fn number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, Error> {
 }
 
 pub fn parse(args: &[String]) -> Result<SimulateCommand, Error> {
-    let (opts, positionals) =
-        getopt::parse(args, "n:s:o:@:?", LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     if let Some(p) = positionals.first() {
         return Err(Error::Usage(format!("unexpected argument \"{p}\"")));
     }

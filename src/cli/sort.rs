@@ -2,32 +2,38 @@
 
 use std::io::IsTerminal;
 
+use super::Invocation;
+use super::common::CommonOptions;
 use super::flags::parse_c_int;
-use super::getopt::{self, LongOpt};
-use super::{Invocation, global};
+use super::getopt::LongOpt;
+use super::global::{Globals, Take};
+use super::options::OptionTable;
+use super::outfmt::OutputChoice;
 use crate::error::Error;
 use crate::ops::sort::minhash::Minimiser;
 use crate::ops::sort::{NameOrder, SortOrder};
-use crate::pipeline::sink::{OutputFormat, index_request};
+use crate::pipeline::sink::index_request;
 use crate::pipeline::sort::SortOptions;
 
 pub const USAGE: &str = include_str!("usage/sort.txt");
 
-const SHORT: &str = "l:m:nNo:O:T:@:t:MI:K:uRw:H";
-
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "input-fmt", has_arg: true, key: "input-fmt" },
-    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
-    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
-    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
-    LongOpt { name: "reference", has_arg: true, key: "reference" },
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
-    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
-    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
-    LongOpt { name: "template-coordinate", has_arg: false, key: "template-coordinate" },
-    LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "sort",
+    short: "l:m:nNo:O:T:@:t:MI:K:uRw:H",
+    long: &[
+        LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+        LongOpt { name: "template-coordinate", has_arg: false, key: "template-coordinate" },
+        LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
+    ],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    unlisted: &[],
+};
 
 /// `-m`: `strtol(.., 0)` (hex `0x`, octal leading `0`, else decimal) with an optional K/M/G suffix.
 pub(crate) fn parse_memory(v: &str) -> u64 {
@@ -85,8 +91,7 @@ is at least the minimum above, and much higher if you are sorting a large file."
 
 /// Parses `sort`'s arguments.
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
-    let (opts, positionals) =
-        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut output = "-".to_string();
     let mut name: Option<NameOrder> = None;
     let mut tag: Option<[u8; 2]> = None;
@@ -96,15 +101,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     let mut tmp_prefix: Option<String> = None;
     let mut minimiser_ref: Option<String> = None;
     let mut window = 100usize;
-    let mut level: Option<i32> = None;
-    let mut explicit_format: Option<OutputFormat> = None;
-    let mut threads = 0usize;
-    let mut no_pg = false;
-    let mut write_index = false;
+    // -O, --output-fmt-option, -l and -u all set the level; the last one wins.
+    let mut out = OutputChoice::default();
+    let mut common = CommonOptions::default();
     let int = |v: &str, what: &str| -> Result<i64, Error> {
         parse_c_int(v.trim()).ok_or_else(|| Error::Usage(what.to_string()))
     };
     for o in &opts {
+        if common.take(&o.key, o.value.as_deref())? {
+            continue;
+        }
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "o" => output = v.to_string(),
@@ -122,28 +128,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
                     return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
                 }
             }
-            "reference" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
-            "l" => level = Some(int(v, "Invalid compression level")? as i32),
-            "u" => level = Some(0),
-            "no-PG" => no_pg = true,
+            "l" => out.level = Some(int(v, "Invalid compression level")? as i32),
+            "u" => out.level = Some(0),
             "template-coordinate" | "M" => {}
             "I" => minimiser_ref = Some(v.to_string()),
             "w" => window = int(v, "Invalid window")?.max(0) as usize,
             "H" => minimiser.squash = true,
             "R" => minimiser.try_rev = false,
             "K" => minimiser.kmer = int(v, "Invalid kmer")?.clamp(1, 31) as u32,
-            "O" => {
-                let (f, l) = global::parse_output_fmt(v)?;
-                explicit_format = Some(f);
-                level = l.or(level);
-            }
-            "output-fmt-option" => {
-                if let Some(l) = global::parse_fmt_option_level(v) {
-                    level = Some(l);
-                }
-            }
-            "@" => threads = global::parse_threads(v)?,
-            "write-index" => write_index = true,
+            "O" => out.set_format(v)?,
+            "output-fmt-option" => out.set_option(v),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }
@@ -170,24 +164,19 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         return Err(Error::Help);
     }
     if positionals.len() >= 2 {
-        if positionals.len() == 2 {
-            eprintln!(
-                "[bam_sort] Use -T PREFIX / -o FILE to specify temporary and final output files"
-            );
-        }
-        eprint!("{USAGE}");
-        return Err(Error::Failed);
+        let hint = "[bam_sort] Use -T PREFIX / -o FILE to specify temporary and final output files";
+        return Err(Error::ShowUsage((positionals.len() == 2).then(|| hint.to_string())));
     }
-    if write_index && !order.is_positional() {
+    if common.write_index && !order.is_positional() {
         eprintln!(
             "[W::bam_sort] Ignoring --write-index as it only works for position sorted files."
         );
-        write_index = false;
+        common.write_index = false;
     }
     if max_mem < 1 << 20 {
         return Err(complain_about_memory(max_mem));
     }
-    let (output, index) = if write_index {
+    let (output, index) = if common.write_index {
         let (out, idx, bai) = index_request(&output);
         if out == "-" {
             return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
@@ -196,20 +185,19 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     } else {
         (output, None)
     };
-    let format =
-        explicit_format.or_else(|| OutputFormat::from_path(&output)).unwrap_or(OutputFormat::Bam);
+    let format = out.format(&output);
     Ok(SortOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
         format,
-        level: level.map_or(-1, |l| l.min(9)),
-        threads: threads + 1,
+        level: out.level.map_or(-1, |l| l.min(9)),
+        threads: common.threads + 1,
         // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
-        memory: total_mem.unwrap_or_else(|| max_mem.saturating_mul(threads.max(1) as u64)),
+        memory: total_mem.unwrap_or_else(|| max_mem.saturating_mul(common.threads.max(1) as u64)),
         tmp_prefix,
         minimiser_ref: minimiser_ref.map(|r| (r, window)),
         order,
-        pg: (!no_pg).then(|| inv.pg_fields(args)),
+        pg: common.pg(inv, args),
         index,
     })
 }

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 
 use super::flags::{parse_c_int, parse_flags};
-use super::getopt::{self, LongOpt};
+use super::getopt::{GetoptError, LongOpt};
+use super::global::{Globals, Take};
+use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use super::{Invocation, global};
 use crate::error::Error;
@@ -16,72 +18,84 @@ use crate::record::header::Reference;
 
 pub const USAGE: &str = include_str!("usage/view.txt");
 
-const SHORT: &str = "SbBcCt:h1Ho:O:q:f:F:G:ul:r:T:R:N:d:D:L:s:@:m:x:U:MXe:pPz:n?";
-
-const LONG: &[LongOpt] = &[
-    LongOpt { name: "add-flags", has_arg: true, key: "add-flags" },
-    LongOpt { name: "bam", has_arg: false, key: "b" },
-    LongOpt { name: "count", has_arg: false, key: "c" },
-    LongOpt { name: "cram", has_arg: false, key: "C" },
-    LongOpt { name: "customized-index", has_arg: false, key: "X" },
-    LongOpt { name: "excl-flags", has_arg: true, key: "F" },
-    LongOpt { name: "exclude-flags", has_arg: true, key: "F" },
-    LongOpt { name: "exclude-no-read-group", has_arg: false, key: "n" },
-    LongOpt { name: "expr", has_arg: true, key: "e" },
-    LongOpt { name: "expression", has_arg: true, key: "e" },
-    LongOpt { name: "fai-reference", has_arg: true, key: "t" },
-    LongOpt { name: "fast", has_arg: false, key: "1" },
-    LongOpt { name: "fetch-pairs", has_arg: false, key: "P" },
-    LongOpt { name: "header-only", has_arg: false, key: "H" },
-    LongOpt { name: "help", has_arg: false, key: "?" },
-    LongOpt { name: "incl-flags", has_arg: true, key: "rf" },
-    LongOpt { name: "include-flags", has_arg: true, key: "rf" },
-    LongOpt { name: "rf", has_arg: true, key: "rf" },
-    LongOpt { name: "keep-tag", has_arg: true, key: "keep-tag" },
-    LongOpt { name: "library", has_arg: true, key: "l" },
-    LongOpt { name: "min-mapq", has_arg: true, key: "q" },
-    LongOpt { name: "min-MQ", has_arg: true, key: "q" },
-    LongOpt { name: "min-mq", has_arg: true, key: "q" },
-    LongOpt { name: "min-qlen", has_arg: true, key: "m" },
-    LongOpt { name: "no-header", has_arg: false, key: "no-header" },
-    LongOpt { name: "output", has_arg: true, key: "o" },
-    LongOpt { name: "output-unselected", has_arg: true, key: "U" },
-    LongOpt { name: "QNAME-file", has_arg: true, key: "N" },
-    LongOpt { name: "qname-file", has_arg: true, key: "N" },
-    LongOpt { name: "read-group", has_arg: true, key: "r" },
-    LongOpt { name: "read-group-file", has_arg: true, key: "R" },
-    LongOpt { name: "readgroup", has_arg: true, key: "r" },
-    LongOpt { name: "readgroup-file", has_arg: true, key: "R" },
-    LongOpt { name: "region-file", has_arg: true, key: "region-file" },
-    LongOpt { name: "regions-file", has_arg: true, key: "region-file" },
-    LongOpt { name: "remove-B", has_arg: false, key: "B" },
-    LongOpt { name: "remove-flags", has_arg: true, key: "remove-flags" },
-    LongOpt { name: "remove-tag", has_arg: true, key: "x" },
-    LongOpt { name: "require-flags", has_arg: true, key: "f" },
-    LongOpt { name: "sanitize", has_arg: true, key: "z" },
-    LongOpt { name: "save-counts", has_arg: true, key: "save-counts" },
-    LongOpt { name: "subsample", has_arg: true, key: "subsample" },
-    LongOpt { name: "subsample-seed", has_arg: true, key: "subsample-seed" },
-    LongOpt { name: "tag", has_arg: true, key: "d" },
-    LongOpt { name: "tag-file", has_arg: true, key: "D" },
-    LongOpt { name: "target-file", has_arg: true, key: "L" },
-    LongOpt { name: "targets-file", has_arg: true, key: "L" },
-    LongOpt { name: "uncompressed", has_arg: false, key: "u" },
-    LongOpt { name: "unmap", has_arg: false, key: "p" },
-    LongOpt { name: "unoutput", has_arg: true, key: "U" },
-    LongOpt { name: "use-index", has_arg: false, key: "M" },
-    LongOpt { name: "with-header", has_arg: false, key: "h" },
-    // sam_global_args
-    LongOpt { name: "input-fmt", has_arg: true, key: "input-fmt" },
-    LongOpt { name: "input-fmt-option", has_arg: true, key: "input-fmt-option" },
-    LongOpt { name: "output-fmt", has_arg: true, key: "O" },
-    LongOpt { name: "output-fmt-option", has_arg: true, key: "output-fmt-option" },
-    LongOpt { name: "reference", has_arg: true, key: "T" },
-    LongOpt { name: "threads", has_arg: true, key: "@" },
-    LongOpt { name: "write-index", has_arg: false, key: "write-index" },
-    LongOpt { name: "verbosity", has_arg: true, key: "verbosity" },
-    LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
-];
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "view",
+    short: "SbBcCt:h1Ho:O:q:f:F:G:ul:r:T:R:N:d:D:L:s:@:m:x:U:MXe:pPz:n?",
+    long: &[
+        LongOpt { name: "add-flags", has_arg: true, key: "add-flags" },
+        LongOpt { name: "bam", has_arg: false, key: "b" },
+        LongOpt { name: "count", has_arg: false, key: "c" },
+        LongOpt { name: "cram", has_arg: false, key: "C" },
+        LongOpt { name: "customized-index", has_arg: false, key: "X" },
+        LongOpt { name: "excl-flags", has_arg: true, key: "F" },
+        LongOpt { name: "exclude-flags", has_arg: true, key: "F" },
+        LongOpt { name: "exclude-no-read-group", has_arg: false, key: "n" },
+        LongOpt { name: "expr", has_arg: true, key: "e" },
+        LongOpt { name: "expression", has_arg: true, key: "e" },
+        LongOpt { name: "fai-reference", has_arg: true, key: "t" },
+        LongOpt { name: "fast", has_arg: false, key: "1" },
+        LongOpt { name: "fetch-pairs", has_arg: false, key: "P" },
+        LongOpt { name: "header-only", has_arg: false, key: "H" },
+        LongOpt { name: "help", has_arg: false, key: "?" },
+        LongOpt { name: "incl-flags", has_arg: true, key: "rf" },
+        LongOpt { name: "include-flags", has_arg: true, key: "rf" },
+        LongOpt { name: "rf", has_arg: true, key: "rf" },
+        LongOpt { name: "keep-tag", has_arg: true, key: "keep-tag" },
+        LongOpt { name: "library", has_arg: true, key: "l" },
+        LongOpt { name: "min-mapq", has_arg: true, key: "q" },
+        LongOpt { name: "min-MQ", has_arg: true, key: "q" },
+        LongOpt { name: "min-mq", has_arg: true, key: "q" },
+        LongOpt { name: "min-qlen", has_arg: true, key: "m" },
+        LongOpt { name: "no-header", has_arg: false, key: "no-header" },
+        LongOpt { name: "output", has_arg: true, key: "o" },
+        LongOpt { name: "output-unselected", has_arg: true, key: "U" },
+        LongOpt { name: "QNAME-file", has_arg: true, key: "N" },
+        LongOpt { name: "qname-file", has_arg: true, key: "N" },
+        LongOpt { name: "read-group", has_arg: true, key: "r" },
+        LongOpt { name: "read-group-file", has_arg: true, key: "R" },
+        LongOpt { name: "readgroup", has_arg: true, key: "r" },
+        LongOpt { name: "readgroup-file", has_arg: true, key: "R" },
+        LongOpt { name: "region-file", has_arg: true, key: "region-file" },
+        LongOpt { name: "regions-file", has_arg: true, key: "region-file" },
+        LongOpt { name: "remove-B", has_arg: false, key: "B" },
+        LongOpt { name: "remove-flags", has_arg: true, key: "remove-flags" },
+        LongOpt { name: "remove-tag", has_arg: true, key: "x" },
+        LongOpt { name: "require-flags", has_arg: true, key: "f" },
+        LongOpt { name: "sanitize", has_arg: true, key: "z" },
+        LongOpt { name: "save-counts", has_arg: true, key: "save-counts" },
+        LongOpt { name: "subsample", has_arg: true, key: "subsample" },
+        LongOpt { name: "subsample-seed", has_arg: true, key: "subsample-seed" },
+        LongOpt { name: "tag", has_arg: true, key: "d" },
+        LongOpt { name: "tag-file", has_arg: true, key: "D" },
+        LongOpt { name: "target-file", has_arg: true, key: "L" },
+        LongOpt { name: "targets-file", has_arg: true, key: "L" },
+        LongOpt { name: "uncompressed", has_arg: false, key: "u" },
+        LongOpt { name: "unmap", has_arg: false, key: "p" },
+        LongOpt { name: "unoutput", has_arg: true, key: "U" },
+        LongOpt { name: "use-index", has_arg: false, key: "M" },
+        LongOpt { name: "with-header", has_arg: false, key: "h" },
+        LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
+    ],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 'T', '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        reference: Take::Short("T"),
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    // samtools' usage spells -n's long name "--exclude-no-read_group", which it does not accept.
+    unlisted: &[
+        "-?",
+        "--exclude-no-read-group",
+        "--expression",
+        "--min-mapq",
+        "--min-mq",
+        "--QNAME-file",
+        "--readgroup",
+        "--readgroup-file",
+    ],
+};
 
 fn read_list(path: &str) -> Result<Vec<Vec<u8>>, Error> {
     let text =
@@ -209,9 +223,37 @@ fn parse_bed(path: &str) -> Result<Vec<(Vec<u8>, i64, i64)>, Error> {
 }
 
 /// Parses `view`'s arguments. `header_for` opens the input's header when BED targets need it.
+/// view's usage after a mistake: the `--help` text without its notes.
+pub fn error_usage() -> &'static str {
+    USAGE.split_once("Notes:\n").map_or(USAGE, |(head, _)| head)
+}
+
+/// view's `case '?'` with getopt's own messages off: a short option (a missing argument too) is
+/// "invalid option", a long one "unrecognised option" as typed; a refused option is named only
+/// when its value was attached (`--input-fmt=bam`; `--input-fmt bam` gets the usage alone).
+fn view_usage_error(e: GetoptError) -> Error {
+    let line = match e {
+        GetoptError::Refused { value_attached: false, .. } => return Error::ShowUsage(None),
+        GetoptError::Unknown(c) | GetoptError::MissingArgument(c) if c.chars().count() == 1 => {
+            format!("invalid option -- '{c}'")
+        }
+        GetoptError::MissingArgument(name) => {
+            let long = OPTIONS.long_options();
+            match long.iter().find(|l| l.name == name).map(|l| l.key) {
+                Some(key) if key.chars().count() == 1 => format!("invalid option -- '{key}'"),
+                _ => format!("unrecognised option '--{name}'"),
+            }
+        }
+        GetoptError::ArgumentNotAllowed(name) => format!("unrecognised option '--{name}'"),
+        GetoptError::Unknown(option)
+        | GetoptError::Ambiguous { option, .. }
+        | GetoptError::Refused { option, .. } => format!("unrecognised option '{option}'"),
+    };
+    Error::Usage(line)
+}
+
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
-    let (opts, positionals) =
-        getopt::parse(args, SHORT, LONG).map_err(|e| Error::Usage(e.to_string()))?;
+    let (opts, positionals) = OPTIONS.parse(args).map_err(view_usage_error)?;
     let mut filter = Filter::default();
     let mut edit = RecordEdit::default();
     let mut out_bam = false;
@@ -350,7 +392,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
                 });
             }
             "save-counts" => save_counts = Some(v.to_string()),
-            "z" | "S" | "input-fmt" | "input-fmt-option" | "verbosity" => {}
+            "z" | "S" | "input-fmt-option" | "verbosity" => {}
             "write-index" => write_index = true,
             "O" => out_fmt.set_format(v)?,
             "output-fmt-option" => out_fmt.set_option(v),

@@ -132,10 +132,10 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         (reader.format_name(), opts.format.name()),
     ));
     if sort_order(&input_header).as_deref() == Some(b"coordinate") {
-        eprintln!(
+        return Err(Error::Bare(
             "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."
-        );
-        return Err(Error::Failed);
+                .into(),
+        ));
     }
     let mut header = input_header.clone();
     if let Some(pg) = &opts.pg {

@@ -71,8 +71,7 @@ const STREAM_PIECE_BYTES_PER_THREAD: usize = 1 << 20;
 const KEY_BLOCK: usize = 8 * decide::WINDOW_MIN;
 
 pub(crate) fn say(msg: &str) -> Error {
-    eprintln!("samtools markdup: {msg}");
-    Error::Failed
+    Error::Bare(format!("samtools markdup: {msg}"))
 }
 
 /// `@RG` IDs in header order → 1-based index; `None` (after samtools' messages) when unusable.
@@ -115,11 +114,7 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
                 Error::File { what, .. } => what.clone(),
                 other => other.to_string(),
             };
-            eprintln!(
-                "samtools markdup: error, failed to open \"{}\" for input: {why}",
-                opts.input
-            );
-            Error::Failed
+            say(&format!("error, failed to open \"{}\" for input: {why}", opts.input))
         })?;
     if sort_order(&input_header).as_deref() == Some(b"queryname") {
         return Err(say("error, queryname sorted, must be sorted by coordinate.\n"));

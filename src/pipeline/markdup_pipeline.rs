@@ -299,11 +299,10 @@ pub fn run(mut opts: PipelineOptions) -> Result<(), Error> {
                 Error::File { what, .. } => what.clone(),
                 other => other.to_string(),
             };
-            eprintln!(
+            Error::Bare(format!(
                 "samtools markdup-pipeline: error, failed to open \"{}\" for input: {why}",
                 md.input
-            );
-            Error::Failed
+            ))
         })?;
     profile::describe(
         RunInfo::staged(
@@ -322,10 +321,10 @@ pub fn run(mut opts: PipelineOptions) -> Result<(), Error> {
     let mut input_sum = Checksum::default();
     let hash = verify_hash(&md.md);
     let large_refs = input_header.has_very_large_references();
-    while let Some((batches, warnings)) = reader.read_batches(&md.input).map_err(|e| {
-        eprintln!("samtools markdup-pipeline: error reading input: {e}");
-        Error::Failed
-    })? {
+    while let Some((batches, warnings)) = reader
+        .read_batches(&md.input)
+        .map_err(|e| Error::Bare(format!("samtools markdup-pipeline: error reading input: {e}")))?
+    {
         for w in warnings {
             eprintln!("{w}");
         }
@@ -433,7 +432,10 @@ fn check(
 ) -> Result<(), Error> {
     let accounted = written.merge(fix_removed).merge(md_removed);
     if accounted != input_sum {
-        eprintln!(
+        if output != "-" {
+            let _ = std::fs::remove_file(output);
+        }
+        return Err(Error::Bare(format!(
             "samtools markdup-pipeline: verify FAILED: {} input records (checksum {:016x}), \
              {} written + {} removed by fixmate -r + {} removed by markdup -r (checksum {:016x})",
             input_sum.count,
@@ -442,11 +444,7 @@ fn check(
             fix_removed.count,
             md_removed.count,
             accounted.sum
-        );
-        if output != "-" {
-            let _ = std::fs::remove_file(output);
-        }
-        return Err(Error::Failed);
+        )));
     }
     eprintln!(
         "[markdup-pipeline] verify OK: {} input records = {} written + {} removed by fixmate -r + {} removed by markdup -r",
@@ -466,21 +464,8 @@ mod tests {
 
     /// A minimal BAM record: name, flag, sequence (4-bit codes) and qualities.
     fn rec(name: &[u8], flag: u16, seq: &[u8], qual: &[u8]) -> Vec<u8> {
-        let mut b = vec![0u8; 32];
-        b[0..4].copy_from_slice(&(-1i32).to_le_bytes());
-        b[4..8].copy_from_slice(&(-1i32).to_le_bytes());
-        b[8] = name.len() as u8 + 1;
-        b[14..16].copy_from_slice(&flag.to_le_bytes());
-        b[16..20].copy_from_slice(&(seq.len() as u32).to_le_bytes());
-        b[20..24].copy_from_slice(&(-1i32).to_le_bytes());
-        b[24..28].copy_from_slice(&(-1i32).to_le_bytes());
-        b.extend_from_slice(name);
-        b.push(0);
-        for pair in seq.chunks(2) {
-            b.push(pair[0] << 4 | pair.get(1).copied().unwrap_or(0));
-        }
-        b.extend_from_slice(qual);
-        b
+        let r = crate::record::build::RecordBuilder::new(name).tid(-1).pos(-1).mate(-1, -1);
+        r.flag(flag).seq_codes(seq).qual(qual).build()
     }
 
     fn store(recs: &[Vec<u8>]) -> RecordStore {

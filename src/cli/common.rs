@@ -1,0 +1,49 @@
+//! The options most commands share, taken in one place: `-@`/`--threads`, `--no-PG`,
+//! `--write-index`, and the global options mdsam accepts and ignores (`--input-fmt-option`,
+//! `--reference`, `--verbosity`: SAM and BAM need no reference, and mdsam has no log levels).
+
+use super::{Invocation, global};
+use crate::error::Error;
+
+#[derive(Default)]
+pub struct CommonOptions {
+    /// `-@`: extra threads, as samtools counts them.
+    pub threads: usize,
+    pub no_pg: bool,
+    pub write_index: bool,
+}
+
+impl CommonOptions {
+    /// Takes the option `key` if it is a shared one; `false` leaves it to the command.
+    pub fn take(&mut self, key: &str, value: Option<&str>) -> Result<bool, Error> {
+        match key {
+            "@" => self.threads = global::parse_threads(value.unwrap_or(""))?,
+            "no-PG" => self.no_pg = true,
+            "write-index" => self.write_index = true,
+            "input-fmt-option" | "reference" | "verbosity" => {}
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The `@PG` fields to add, unless `--no-PG`.
+    pub fn pg(&self, inv: &Invocation, args: &[String]) -> Option<Vec<(String, String)>> {
+        (!self.no_pg).then(|| inv.pg_fields(args))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_options_are_taken_and_others_left() {
+        let mut c = CommonOptions::default();
+        assert!(c.take("@", Some("3")).unwrap());
+        assert!(c.take("no-PG", None).unwrap());
+        assert!(c.take("verbosity", Some("8")).unwrap());
+        assert!(!c.take("l", Some("1")).unwrap());
+        assert!(c.take("@", Some("x")).is_err());
+        assert_eq!((c.threads, c.no_pg, c.write_index), (3, true, false));
+    }
+}
