@@ -62,8 +62,9 @@ static CHOICE: AtomicU8 = AtomicU8::new(0);
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+// Declared here because neither libc nor the `mimalloc` crate exports it (libmimalloc-sys does
+// only behind its `extended` feature, and without the option numbers used below).
 unsafe extern "C" {
-    fn getenv(name: *const std::ffi::c_char) -> *const std::ffi::c_char;
     /// mimalloc's option setter (exported by the static library the `mimalloc` crate links).
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
 }
@@ -88,7 +89,7 @@ fn env_bytes(name: &std::ffi::CStr) -> Option<&'static [u8]> {
     // SAFETY: getenv returns NULL or a NUL-terminated string owned by the environment, which
     // mdsam never modifies while running.
     unsafe {
-        let p = getenv(name.as_ptr());
+        let p = libc::getenv(name.as_ptr());
         (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_bytes())
     }
 }

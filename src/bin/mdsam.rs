@@ -52,14 +52,9 @@ fn reexec_with(choice: Choice, argv: &[String]) -> ! {
 
 #[cfg(unix)]
 fn reset_sigpipe() {
-    unsafe extern "C" {
-        fn signal(signum: i32, handler: usize) -> usize;
-    }
-    const SIGPIPE: i32 = 13;
-    const SIG_DFL: usize = 0;
     // SAFETY: called once at start-up before any thread exists; `signal` with SIG_DFL only
     // resets a signal action.
     unsafe {
-        signal(SIGPIPE, SIG_DFL);
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
