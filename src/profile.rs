@@ -437,6 +437,7 @@ fn host() -> schema::Host {
     }
 }
 
+#[allow(unsafe_code)] // clock_gettime
 fn cpu_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; the clocks used exist on Linux.
@@ -447,9 +448,11 @@ fn cpu_ns(clock: libc::clockid_t) -> u64 {
 }
 
 /// The process's peak resident set size so far.
+#[allow(unsafe_code)] // getrusage
 fn peak_rss_bytes() -> u64 {
-    // SAFETY: getrusage fills the zeroed struct it is given.
+    // SAFETY: rusage is integers and timevals, for which all-zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the valid struct it is lent.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
         return 0;
     }

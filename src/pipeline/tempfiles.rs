@@ -14,6 +14,7 @@ static INSTALL: Once = Once::new();
 const SIGNAL_LOCK_TRIES: usize = 1 << 20;
 
 #[cfg(unix)]
+#[allow(unsafe_code)] // unlink, signal and raise from the handler
 extern "C" fn on_signal(sig: libc::c_int) {
     // `try_lock`, a bounded number of times: another thread holds the lock only for a push or
     // a removal, so it comes free at once; if the interrupted thread itself holds it, giving up
@@ -50,6 +51,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 /// Installs the handler once (SIGHUP, SIGINT and SIGTERM).
+#[allow(unsafe_code)] // signal
 pub fn install_handler() {
     #[cfg(unix)]
     INSTALL.call_once(|| {
@@ -99,6 +101,7 @@ impl std::ops::DerefMut for Locked {
 }
 
 impl Drop for Locked {
+    #[allow(unsafe_code)] // pthread_sigmask
     fn drop(&mut self) {
         self.guard = None;
         // SAFETY: restores the mask saved by `lock`, for this thread only.
@@ -109,6 +112,7 @@ impl Drop for Locked {
     }
 }
 
+#[allow(unsafe_code)] // sigset_t and pthread_sigmask
 fn lock() -> Locked {
     #[cfg(unix)]
     // SAFETY: plain sigset manipulation and a per-thread mask change.
