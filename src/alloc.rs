@@ -62,8 +62,9 @@ static CHOICE: AtomicU8 = AtomicU8::new(0);
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
+// Declared here because neither libc nor the `mimalloc` crate exports it (libmimalloc-sys does
+// only behind its `extended` feature, and without the option numbers used below).
 unsafe extern "C" {
-    fn getenv(name: *const std::ffi::c_char) -> *const std::ffi::c_char;
     /// mimalloc's option setter (exported by the static library the `mimalloc` crate links).
     fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
 }
@@ -88,7 +89,7 @@ fn env_bytes(name: &std::ffi::CStr) -> Option<&'static [u8]> {
     // SAFETY: getenv returns NULL or a NUL-terminated string owned by the environment, which
     // mdsam never modifies while running.
     unsafe {
-        let p = getenv(name.as_ptr());
+        let p = libc::getenv(name.as_ptr());
         (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_bytes())
     }
 }
@@ -173,6 +174,11 @@ mod bump {
         static CURSOR: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
     }
 
+    /// A block for `layout` from this thread's chunk (never freed).
+    ///
+    /// # Safety
+    ///
+    /// `layout` must have a non-zero size, as for [`GlobalAlloc::alloc`].
     pub unsafe fn alloc(layout: Layout) -> *mut u8 {
         if layout.size() > CHUNK_BYTES / 8 {
             // SAFETY: forwarded with the caller's valid layout.
@@ -182,7 +188,8 @@ mod bump {
             let (mut next, mut end) = c.get();
             let mut start = (next + layout.align() - 1) & !(layout.align() - 1);
             if next == 0 || start + layout.size() > end {
-                // SAFETY: a valid, non-zero layout for a fresh chunk.
+                // SAFETY: CHUNK_BYTES is non-zero and 4096 a power of two, so the layout is
+                // valid and non-zero.
                 let chunk =
                     unsafe { System.alloc(Layout::from_size_align_unchecked(CHUNK_BYTES, 4096)) };
                 if chunk.is_null() {
@@ -269,7 +276,9 @@ unsafe impl GlobalAlloc for Dispatch {
         if COUNTING.load(Ordering::Relaxed) {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
-        // SAFETY: `ptr`/`layout` describe a block from this same allocator.
+        // SAFETY: `ptr`/`layout` describe a block from this same allocator; `new_size` with
+        // `layout`'s alignment is a valid layout (realloc's contract), and bump copies only the
+        // bytes both blocks hold.
         unsafe {
             match choice {
                 2 => mimalloc::MiMalloc.realloc(ptr, layout, new_size),

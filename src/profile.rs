@@ -1,15 +1,16 @@
-//! `--profile FILE`: per-phase counters of one run, written as JSON for `hw-model`
-//! (the format is `hw-model/PROFILE.md`).
+//! `--profile FILE`: per-phase counters of one run, written as JSON for `hw-model` through its own
+//! types (`hw_model::profile`, the one definition of the format in `hw-model/PROFILE.md`).
 //!
 //! Off by default: [`phase`] then returns an inert guard and [`add`] is one relaxed load and a
 //! branch, made per batch or per phase, never per record. On, every phase guard reads two clocks
 //! (the thread's and the process's CPU time) at its start and end, and the counters are atomics
 //! indexed by phase, so worker threads may add to them.
 
-use std::fmt::Write as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
+
+use hw_model::profile as schema;
 
 use crate::error::Error;
 
@@ -89,14 +90,6 @@ pub enum Counter {
 }
 
 const COUNTERS: usize = 6;
-const COUNTER_NAMES: [&str; COUNTERS] = [
-    "bytes_read",
-    "bytes_inflated",
-    "bytes_deflated",
-    "bytes_written",
-    "records",
-    "random_accesses",
-];
 
 /// One phase's totals, summed over every time it was entered.
 struct Slot {
@@ -308,11 +301,12 @@ pub fn finish() -> Result<(), Error> {
     let Some(rec) = RUN.lock().unwrap_or_else(|e| e.into_inner()).take() else {
         return Ok(());
     };
-    let json = render(&rec);
+    let json = render(&rec).to_json();
     crate::io::output::write_file(&rec.path, json.as_bytes()).map_err(|e| Error::io(&rec.path, e))
 }
 
-fn render(rec: &Recording) -> String {
+/// The profile of the run so far, in hw-model's types (the schema of `hw-model/PROFILE.md`).
+fn render(rec: &Recording) -> schema::Profile {
     let run = &rec.run;
     let wall = rec.started.elapsed().as_secs_f64();
     let cpu_total = cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(rec.process_cpu_start);
@@ -331,68 +325,70 @@ fn render(rec: &Recording) -> String {
     } else {
         1.0
     };
-    let mut out = String::new();
-    out.push_str("{\n  \"format\": \"mdsam-profile\",\n  \"version\": 1,\n  \"run\": {\n");
-    let argv: Vec<String> = rec.argv.iter().map(|a| json_string(a)).collect();
-    let fields: Vec<(&str, String)> = vec![
-        ("command", json_string(&rec.command)),
-        ("argv", format!("[{}]", argv.join(", "))),
-        ("mdsam_version", json_string(env!("CARGO_PKG_VERSION"))),
-        ("threads", run.threads.saturating_sub(1).to_string()),
-        ("pool_threads", run.threads.to_string()),
-        ("allocator", json_string(crate::alloc::active().name())),
-        ("level", run.level.to_string()),
-        ("input_format", json_string(run.input_format)),
-        ("output_format", json_string(run.output_format)),
-        ("input_bytes", file_size(&run.input).to_string()),
-        ("output_bytes", file_size(&run.output).to_string()),
-        ("composition", json_string(if run.streaming { "streaming" } else { "staged" })),
-        ("wall_s", seconds(wall)),
-        ("cpu_s", seconds(cpu_total as f64 / 1e9)),
-        ("peak_rss_bytes", peak_rss_bytes().to_string()),
-        ("memory_budget_bytes", run.memory_budget.to_string()),
-        ("host", host_json()),
-        ("calibration", "null".into()),
-    ];
-    write_fields(&mut out, &fields, "    ");
-    out.push_str("  },\n  \"phases\": [\n");
-    for (i, &(_, p)) in entered.iter().enumerate() {
-        let slot = &SLOTS[p as usize];
-        let serial = thread_cpu(p) as f64 / 1e9;
-        let pool = pool_cpu(p) as f64 * pool_scale / 1e9;
-        let mut fields: Vec<(&str, String)> = vec![
-            ("name", json_string(p.name())),
-            ("kind", json_string(p.kind(run))),
-            ("wall_s", seconds(slot.wall_ns.load(Ordering::Relaxed) as f64 / 1e9)),
-            ("cpu_s", seconds(serial + pool)),
-            ("serial_cpu_s", seconds(serial)),
-            ("pool_cpu_s", seconds(pool)),
-        ];
-        let mut counts: [u64; COUNTERS] =
-            std::array::from_fn(|c| slot.counters[c].load(Ordering::Relaxed));
-        // Bytes moved through files are read off the files themselves: the whole input is
-        // read once, the whole output written once.
-        if p == Phase::Read && counts[Counter::BytesRead as usize] == 0 {
-            counts[Counter::BytesRead as usize] = file_size(&run.input);
-        }
-        if p == Phase::Write && counts[Counter::BytesWritten as usize] == 0 {
-            let written = file_size(&run.output);
-            counts[Counter::BytesWritten as usize] = written;
-            if run.output_format == "bam" && run.level != 0 {
-                counts[Counter::BytesDeflated as usize] = written;
-            }
-        }
-        for (c, name) in COUNTER_NAMES.iter().enumerate() {
-            fields.push((name, counts[c].to_string()));
-        }
-        fields.push(("allocations", slot.allocations.load(Ordering::Relaxed).to_string()));
-        fields.push(("peak_rss_bytes", slot.peak_rss.load(Ordering::Relaxed).to_string()));
-        out.push_str("    {\n");
-        write_fields(&mut out, &fields, "      ");
-        out.push_str(if i + 1 < entered.len() { "    },\n" } else { "    }\n" });
+    let header = schema::Run {
+        command: rec.command.clone(),
+        argv: rec.argv.clone(),
+        mdsam_version: env!("CARGO_PKG_VERSION").to_string(),
+        threads: run.threads.saturating_sub(1) as u32,
+        pool_threads: run.threads as u32,
+        allocator: crate::alloc::active().name().to_string(),
+        level: run.level,
+        input_format: run.input_format.to_string(),
+        output_format: run.output_format.to_string(),
+        input_bytes: file_size(&run.input) as f64,
+        output_bytes: file_size(&run.output) as f64,
+        composition: if run.streaming {
+            schema::Composition::Streaming
+        } else {
+            schema::Composition::Staged
+        },
+        wall_s: seconds(wall),
+        cpu_s: seconds(cpu_total as f64 / 1e9),
+        peak_rss_bytes: peak_rss_bytes() as f64,
+        memory_budget_bytes: run.memory_budget as f64,
+        host: host(),
+        calibration: None,
+    };
+    let phases = entered.iter().map(|&(_, p)| phase_record(p, run, pool_scale)).collect();
+    schema::Profile { format: "mdsam-profile".to_string(), version: 1, run: header, phases }
+}
+
+/// One phase's totals; `pool_scale` corrects a streaming run's overlapping pool parts.
+fn phase_record(p: Phase, run: &RunInfo, pool_scale: f64) -> schema::Phase {
+    let slot = &SLOTS[p as usize];
+    let serial = thread_cpu(p) as f64 / 1e9;
+    let pool = pool_cpu(p) as f64 * pool_scale / 1e9;
+    let count = |c: Counter| slot.counters[c as usize].load(Ordering::Relaxed);
+    let mut bytes_read = count(Counter::BytesRead);
+    let mut bytes_deflated = count(Counter::BytesDeflated);
+    let mut bytes_written = count(Counter::BytesWritten);
+    // Bytes moved through files are read off the files themselves: the whole input is read
+    // once, the whole output written once.
+    if p == Phase::Read && bytes_read == 0 {
+        bytes_read = file_size(&run.input);
     }
-    out.push_str("  ]\n}\n");
-    out
+    if p == Phase::Write && bytes_written == 0 {
+        bytes_written = file_size(&run.output);
+        if run.output_format == "bam" && run.level != 0 {
+            bytes_deflated = bytes_written;
+        }
+    }
+    schema::Phase {
+        name: p.name().to_string(),
+        kind: p.kind(run).to_string(),
+        wall_s: seconds(slot.wall_ns.load(Ordering::Relaxed) as f64 / 1e9),
+        cpu_s: seconds(serial + pool),
+        serial_cpu_s: seconds(serial),
+        pool_cpu_s: seconds(pool),
+        bytes_read: bytes_read as f64,
+        bytes_inflated: count(Counter::BytesInflated) as f64,
+        bytes_deflated: bytes_deflated as f64,
+        bytes_written: bytes_written as f64,
+        records: count(Counter::Records) as f64,
+        allocations: slot.allocations.load(Ordering::Relaxed) as f64,
+        random_accesses: count(Counter::RandomAccesses) as f64,
+        peak_rss_bytes: slot.peak_rss.load(Ordering::Relaxed) as f64,
+    }
 }
 
 fn thread_cpu(p: Phase) -> u64 {
@@ -404,34 +400,9 @@ fn pool_cpu(p: Phase) -> u64 {
     slot.process_cpu_ns.load(Ordering::Relaxed).saturating_sub(thread_cpu(p))
 }
 
-fn write_fields(out: &mut String, fields: &[(&str, String)], indent: &str) {
-    for (i, (k, v)) in fields.iter().enumerate() {
-        let comma = if i + 1 < fields.len() { "," } else { "" };
-        let _ = writeln!(out, "{indent}\"{k}\": {v}{comma}");
-    }
-}
-
-fn seconds(s: f64) -> String {
-    format!("{s:.6}")
-}
-
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+/// Seconds to the microsecond: finer digits are clock noise.
+fn seconds(s: f64) -> f64 {
+    (s * 1e6).round() / 1e6
 }
 
 /// The size of a regular file, or 0 (stdin, stdout, a pipe, no file).
@@ -442,7 +413,7 @@ fn file_size(path: &str) -> u64 {
     std::fs::metadata(path).map(|m| if m.is_file() { m.len() } else { 0 }).unwrap_or(0)
 }
 
-fn host_json() -> String {
+fn host() -> schema::Host {
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let mem_kb: u64 = meminfo
@@ -458,14 +429,15 @@ fn host_json() -> String {
         .and_then(|v| v.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
         .unwrap_or_default();
-    format!(
-        "{{\"cpus\": {cpus}, \"mem_bytes\": {}, \"cpu_model\": {}, \"os\": {}}}",
-        mem_kb * 1024,
-        json_string(&model),
-        json_string(std::env::consts::OS)
-    )
+    schema::Host {
+        cpus: cpus as u32,
+        mem_bytes: (mem_kb * 1024) as f64,
+        cpu_model: model,
+        os: std::env::consts::OS.to_string(),
+    }
 }
 
+#[allow(unsafe_code)] // clock_gettime
 fn cpu_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec; the clocks used exist on Linux.
@@ -476,9 +448,11 @@ fn cpu_ns(clock: libc::clockid_t) -> u64 {
 }
 
 /// The process's peak resident set size so far.
+#[allow(unsafe_code)] // getrusage
 fn peak_rss_bytes() -> u64 {
-    // SAFETY: getrusage fills the zeroed struct it is given.
+    // SAFETY: rusage is integers and timevals, for which all-zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage only writes into the valid struct it is lent.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
         return 0;
     }
@@ -490,8 +464,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strings_are_escaped_for_json() {
-        assert_eq!(json_string("a\"b\\c\n\t\u{1}"), "\"a\\\"b\\\\c\\n\\t\\u0001\"");
+    fn the_run_header_survives_hw_models_reader_with_every_field_known() {
+        let rec = Recording {
+            path: String::new(),
+            command: "view".into(),
+            argv: vec!["mdsam".into(), "a\"b\\c\n\t\u{1}".into()],
+            started: Instant::now(),
+            process_cpu_start: 0,
+            run: RunInfo::streamed(3, 6, ("", "-"), ("bam", "sam")).budgeted(Some(1 << 20)),
+        };
+        let json = render(&rec).to_json();
+        let written: serde_json::Value = serde_json::from_str(&json).unwrap();
+        // Unknown fields would be dropped and missing ones added by the round trip.
+        let read = hw_model::profile::Profile::parse(&json, "p.json").unwrap();
+        assert_eq!(serde_json::to_value(&read).unwrap(), written);
+        assert_eq!(read.run.argv[1], "a\"b\\c\n\t\u{1}");
+        assert_eq!(
+            (written["run"]["threads"].as_u64(), written["run"]["pool_threads"].as_u64()),
+            (Some(2), Some(3))
+        );
+        assert_eq!(written["run"]["memory_budget_bytes"].as_u64(), Some(1 << 20));
+        assert_eq!(written["run"]["composition"], "streaming");
+        assert!(written["run"]["calibration"].is_null());
     }
 
     #[test]

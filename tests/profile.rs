@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use hw_model::profile::Profile;
 use mdsam::simulate::{Order, SimulateOptions};
 use serde_json::Value;
 
@@ -36,6 +37,10 @@ fn size(path: &Path) -> u64 {
 
 /// The checks every profile passes.
 fn check_common(p: &Value, command: &str, phases: &[&str], input: &Path, output: Option<&Path>) {
+    // One schema: read into hw-model's types and written back, nothing is dropped (a field the
+    // types lack) and nothing added (a field mdsam did not write).
+    let read = Profile::parse(&p.to_string(), command).expect("hw-model reads the profile");
+    assert_eq!(&serde_json::to_value(&read).unwrap(), p, "{command}: the profile's fields");
     assert_eq!(p["format"], "mdsam-profile");
     assert_eq!(p["version"], 1);
     let run = &p["run"];

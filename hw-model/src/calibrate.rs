@@ -19,6 +19,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 /// CPU seconds the calling thread has used.
+#[allow(unsafe_code)] // clock_gettime
 pub fn thread_cpu_s() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes only into the timespec we pass.

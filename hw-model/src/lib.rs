@@ -15,6 +15,11 @@
 //!
 //! What the model may and may not claim is in `README.md` beside this crate.
 
+// Unsafe code is denied but in `calibrate::thread_cpu_s` (clock_gettime: std has no thread CPU
+// clock), whose block says why it is sound.
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod calibrate;
 pub mod cli;
 pub mod csd;

@@ -1,9 +1,11 @@
 //! The `--profile FILE` JSON that every mdsam command writes (format in `PROFILE.md`, version 1).
 //!
-//! Readers accept unknown extra fields and treat missing numbers as 0, as PROFILE.md asks, so a
-//! profile from a newer mdsam still loads.
+//! These types are the schema's one definition: mdsam builds them and writes them with
+//! [`Profile::to_json`], hw-model reads them with [`Profile::parse`]. Readers accept unknown extra
+//! fields and treat missing numbers as 0, as PROFILE.md asks, so a profile from a newer mdsam
+//! still loads.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::calibrate::Calibration;
 use crate::error::Error;
@@ -27,17 +29,23 @@ pub struct Run {
     pub mdsam_version: String,
     /// samtools' `-@`: extra threads. mdsam's pool has `threads + 1` workers.
     pub threads: u32,
+    /// The size of mdsam's worker pool: `threads + 1`, the main thread being a worker too.
+    pub pool_threads: u32,
     pub allocator: String,
     pub level: i32,
     pub input_format: String,
     pub output_format: String,
+    #[serde(serialize_with = "whole_number")]
     pub input_bytes: f64,
+    #[serde(serialize_with = "whole_number")]
     pub output_bytes: f64,
     pub composition: Composition,
     pub wall_s: f64,
     pub cpu_s: f64,
+    #[serde(serialize_with = "whole_number")]
     pub peak_rss_bytes: f64,
     /// The budget past which the command spills to temporary files; 0: it never spills.
+    #[serde(serialize_with = "whole_number")]
     pub memory_budget_bytes: f64,
     pub host: Host,
     pub calibration: Option<Calibration>,
@@ -58,6 +66,7 @@ pub enum Composition {
 #[serde(default)]
 pub struct Host {
     pub cpus: u32,
+    #[serde(serialize_with = "whole_number")]
     pub mem_bytes: f64,
     pub cpu_model: String,
     pub os: String,
@@ -73,17 +82,46 @@ pub struct Phase {
     pub cpu_s: f64,
     pub serial_cpu_s: f64,
     pub pool_cpu_s: f64,
+    #[serde(serialize_with = "whole_number")]
     pub bytes_read: f64,
+    #[serde(serialize_with = "whole_number")]
     pub bytes_inflated: f64,
+    #[serde(serialize_with = "whole_number")]
     pub bytes_deflated: f64,
+    #[serde(serialize_with = "whole_number")]
     pub bytes_written: f64,
+    #[serde(serialize_with = "whole_number")]
     pub records: f64,
+    #[serde(serialize_with = "whole_number")]
     pub allocations: f64,
+    #[serde(serialize_with = "whole_number")]
     pub random_accesses: f64,
+    #[serde(serialize_with = "whole_number")]
     pub peak_rss_bytes: f64,
 }
 
+/// Counts (bytes, records, allocations) are whole numbers held as `f64` for the model's
+/// arithmetic; they are written as JSON integers, as PROFILE.md shows them, unless scaling made
+/// one fractional.
+fn whole_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    // Up to 2^53 every integer is exact in an f64.
+    const EXACT_MAX: f64 = (1u64 << 53) as f64;
+    if value.fract() == 0.0 && (0.0..=EXACT_MAX).contains(value) {
+        serializer.serialize_u64(*value as u64)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}
+
 impl Profile {
+    /// The profile as PROFILE.md's JSON (indented, one trailing newline).
+    pub fn to_json(&self) -> String {
+        // Only strings, numbers, sequences and structs: serde_json cannot fail on them.
+        let mut json = serde_json::to_string_pretty(self).expect("a profile always serializes");
+        json.push('\n');
+        json
+    }
+
     pub fn parse(text: &str, path: &str) -> Result<Profile, Error> {
         let p: Profile = serde_json::from_str(text)
             .map_err(|e| Error::file(path, format!("not an mdsam profile: {e}")))?;
@@ -228,6 +266,17 @@ pub(crate) mod tests {
         assert!(err.to_string().contains("trunc.json"));
         let neg = r#"{"format":"mdsam-profile","version":1,"phases":[{"name":"read","cpu_s":-1}]}"#;
         assert!(Profile::parse(neg, "n.json").is_err());
+    }
+
+    #[test]
+    fn test_to_json_writes_counts_as_integers_and_parses_back() {
+        let p = sample("sort", "staged", &[("sort", "sort", 1.0, 2.0)]);
+        let json = p.to_json();
+        assert!(json.contains("\"records\": 1000000,"), "{json}");
+        assert!(json.contains("\"serial_cpu_s\": 1.0,"), "{json}");
+        assert_eq!(Profile::parse(&json, "p.json").unwrap(), p);
+        let halved = p.scaled(0.5).scaled(0.5).scaled(1.0 / 3.0);
+        assert!(halved.to_json().contains("\"records\": 83333.33"));
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! mdsam's entry point. Installed under the name `samtools` (a symlink), it behaves as samtools:
 //! the subcommand is the first argument either way, and `@PG` lines record argv[0] as invoked.
 
+// Unsafe code only where listed in lib.rs's unsafe policy: here `reset_sigpipe`.
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use mdsam::alloc::{self, Choice, Dispatch};
 
 #[global_allocator]
@@ -51,15 +55,11 @@ fn reexec_with(choice: Choice, argv: &[String]) -> ! {
 }
 
 #[cfg(unix)]
+#[allow(unsafe_code)] // signal
 fn reset_sigpipe() {
-    unsafe extern "C" {
-        fn signal(signum: i32, handler: usize) -> usize;
-    }
-    const SIGPIPE: i32 = 13;
-    const SIG_DFL: usize = 0;
     // SAFETY: called once at start-up before any thread exists; `signal` with SIG_DFL only
     // resets a signal action.
     unsafe {
-        signal(SIGPIPE, SIG_DFL);
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -30,6 +30,7 @@ enum Source {
 
 impl Input {
     /// Opens `path`, or stdin for `-`.
+    #[allow(unsafe_code)] // memory-maps the file
     pub fn open(path: &str) -> std::io::Result<Input> {
         if path == "-" {
             return Ok(Input::from_reader(path, Box::new(std::io::stdin())));
@@ -148,6 +149,7 @@ const RELEASE_EVERY: usize = 4 << 20;
 /// large file sequentially does not grow the resident set by the whole file (what a memory
 /// budget measures). The pages are file-backed and read-only: touching them again (a seek back)
 /// reads them from the file again.
+#[allow(unsafe_code)] // madvise(MADV_DONTNEED) on the map
 fn release_behind(map: &Mmap, pos: usize, released: &mut usize) {
     if pos < *released + 2 * RELEASE_EVERY {
         return;

@@ -47,9 +47,10 @@ pub fn create_direct(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Opti
 struct Stdout;
 
 impl Write for Stdout {
+    #[allow(unsafe_code)] // write(2) to fd 1
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
         // SAFETY: writes from a valid slice to file descriptor 1, which stays open.
-        let n = unsafe { libc::write(1, data.as_ptr().cast(), data.len()) };
+        let n = unsafe { libc::write(libc::STDOUT_FILENO, data.as_ptr().cast(), data.len()) };
         if n < 0 { Err(std::io::Error::last_os_error()) } else { Ok(n as usize) }
     }
 

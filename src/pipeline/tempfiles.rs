@@ -9,27 +9,13 @@ use std::sync::{Mutex, Once};
 static REGISTERED: Mutex<Vec<CString>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
 
-#[cfg(unix)]
-mod sys {
-    use std::ffi::c_char;
-
-    unsafe extern "C" {
-        pub fn signal(signum: i32, handler: usize) -> usize;
-        pub fn unlink(path: *const c_char) -> i32;
-        pub fn raise(sig: i32) -> i32;
-    }
-    pub const SIGHUP: i32 = 1;
-    pub const SIGINT: i32 = 2;
-    pub const SIGTERM: i32 = 15;
-    pub const SIG_DFL: usize = 0;
-}
-
 /// How many times the signal handler tries the registry's lock.
 #[cfg(unix)]
 const SIGNAL_LOCK_TRIES: usize = 1 << 20;
 
 #[cfg(unix)]
-extern "C" fn on_signal(sig: i32) {
+#[allow(unsafe_code)] // unlink, signal and raise from the handler
+extern "C" fn on_signal(sig: libc::c_int) {
     // `try_lock`, a bounded number of times: another thread holds the lock only for a push or
     // a removal, so it comes free at once; if the interrupted thread itself holds it, giving up
     // beats deadlocking. (Giving up at the first try left a sort's run files behind when the
@@ -47,7 +33,7 @@ extern "C" fn on_signal(sig: i32) {
             let ptr: *const c_char = p.as_ptr();
             // SAFETY: `unlink` is async-signal-safe and `ptr` is a NUL-terminated path.
             unsafe {
-                sys::unlink(ptr);
+                libc::unlink(ptr);
             }
         }
     }
@@ -58,21 +44,22 @@ extern "C" fn on_signal(sig: i32) {
     // sort run in that gap (`.run.0004.bam.mdsam-PID.tmp` left by SIGTERM).
     // SAFETY: restoring the default action and re-raising ends the process as the signal would.
     unsafe {
-        sys::signal(sig, sys::SIG_DFL);
-        sys::raise(sig);
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
     }
     std::mem::forget(list);
 }
 
 /// Installs the handler once (SIGHUP, SIGINT and SIGTERM).
+#[allow(unsafe_code)] // signal
 pub fn install_handler() {
     #[cfg(unix)]
     INSTALL.call_once(|| {
-        let handler = on_signal as extern "C" fn(i32) as usize;
+        let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
         // SAFETY: the handler only unlinks registered paths and re-raises the signal.
         unsafe {
-            for sig in [sys::SIGHUP, sys::SIGINT, sys::SIGTERM] {
-                sys::signal(sig, handler);
+            for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+                libc::signal(sig, handler);
             }
         }
     });
@@ -114,6 +101,7 @@ impl std::ops::DerefMut for Locked {
 }
 
 impl Drop for Locked {
+    #[allow(unsafe_code)] // pthread_sigmask
     fn drop(&mut self) {
         self.guard = None;
         // SAFETY: restores the mask saved by `lock`, for this thread only.
@@ -124,6 +112,7 @@ impl Drop for Locked {
     }
 }
 
+#[allow(unsafe_code)] // sigset_t and pthread_sigmask
 fn lock() -> Locked {
     #[cfg(unix)]
     // SAFETY: plain sigset manipulation and a per-thread mask change.

@@ -4,6 +4,7 @@
 
 /// Starts loading the cache line of `data[at]` (nothing past the end), without waiting.
 #[inline]
+#[allow(unsafe_code)] // the prefetch intrinsic
 pub fn prefetch_bytes(data: &[u8], at: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(byte) = data.get(at) {

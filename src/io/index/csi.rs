@@ -16,31 +16,24 @@
 //! | `n_no_coor`  | uint64     | optional: number of unplaced unmapped reads            |
 //!
 //! Decoding follows htslib's `idx_read` / `idx_read_core` (`hts.c`). Encoding writes the payload
-//! and frames it as htslib's `bgzf_write` + `bgzf_close` do: blocks of at most 0xff00 input bytes,
-//! then the 28-byte EOF block. The deflate stream comes from libdeflate at level 7 (samtools'
-//! default level under a libdeflate build), so compressed bytes can differ from a zlib-built
-//! samtools; the decompressed payload is identical.
+//! and frames it as htslib's `bgzf_write` + `bgzf_close` do, with the project's BGZF block writer
+//! ([`crate::io::bgzf::block`]): blocks of at most 0xff00 input bytes, then the 28-byte EOF block.
+//! The deflate stream comes from libdeflate at samtools' default level (libdeflate's 7 under a
+//! libdeflate build), so compressed bytes can differ from a zlib-built samtools; the decompressed
+//! payload is identical.
 
 use std::io::Read;
 
 use super::IndexError;
 use super::binning::Binning;
 use super::reference::{Cursor, ReferenceIndex};
+use crate::io::bgzf::block::{BLOCK_DATA_MAX, Deflater, EOF_BLOCK};
 
 /// The CSI magic number (inside the BGZF stream).
 pub const MAGIC: &[u8; 4] = b"CSI\x01";
 
 /// The largest depth htslib accepts before bin numbers overflow.
 const MAX_DEPTH: i32 = 9;
-
-/// Uncompressed bytes per BGZF block, as htslib (`BGZF_BLOCK_SIZE`).
-const BGZF_BLOCK_INPUT: usize = 0xff00;
-
-/// The standard empty BGZF block that ends every file.
-const BGZF_EOF: [u8; 28] = [
-    0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 0x06, 0, b'B', b'C', 0x02, 0, 0x1b, 0, 0x03, 0, 0,
-    0, 0, 0, 0, 0, 0, 0,
-];
 
 /// A decoded CSI index.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -114,23 +107,13 @@ pub(crate) fn bgzf_decompress(bytes: &[u8]) -> Result<Vec<u8>, IndexError> {
 
 /// Frames `payload` as htslib's BGZF writer does, ending with the EOF block.
 pub(crate) fn bgzf_compress(payload: &[u8]) -> Vec<u8> {
-    let level = libdeflater::CompressionLvl::new(7).expect("level 7 is valid");
-    let mut compressor = libdeflater::Compressor::new(level);
+    // samtools index writes at its default level (-1).
+    let mut deflater = Deflater::new(-1);
     let mut out = Vec::new();
-    for block in payload.chunks(BGZF_BLOCK_INPUT) {
-        let mut deflated = vec![0u8; compressor.deflate_compress_bound(block.len())];
-        let n = compressor.deflate_compress(block, &mut deflated).expect("the bound always fits");
-        deflated.truncate(n);
-        let block_size = 18 + deflated.len() + 8;
-        out.extend_from_slice(&[
-            0x1f, 0x8b, 0x08, 0x04, 0, 0, 0, 0, 0, 0xff, 0x06, 0, b'B', b'C', 0x02, 0,
-        ]);
-        out.extend_from_slice(&((block_size - 1) as u16).to_le_bytes());
-        out.extend_from_slice(&deflated);
-        out.extend_from_slice(&libdeflater::crc32(block).to_le_bytes());
-        out.extend_from_slice(&(block.len() as u32).to_le_bytes());
+    for block in payload.chunks(BLOCK_DATA_MAX) {
+        deflater.deflate_into(block, &mut out);
     }
-    out.extend_from_slice(&BGZF_EOF);
+    out.extend_from_slice(&EOF_BLOCK);
     out
 }
 
@@ -163,8 +146,10 @@ mod tests {
     #[test]
     fn encoded_files_end_with_the_bgzf_eof_block() {
         let csi = Csi::decode(&bgzf_decompress(SMALL_CSI).unwrap()).unwrap();
-        assert!(csi.encode().ends_with(&BGZF_EOF));
-        assert!(SMALL_CSI.ends_with(&BGZF_EOF));
+        assert!(csi.encode().ends_with(&EOF_BLOCK));
+        assert!(SMALL_CSI.ends_with(&EOF_BLOCK));
+        // This fixture's samtools deflated with libdeflate too: the framing matches it byte for byte.
+        assert!(csi.encode() == SMALL_CSI);
     }
 
     #[test]

@@ -5,7 +5,6 @@
 //! parallel by [`super::finalize`].
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use super::keys::Key;
 use super::optical::Coords;
@@ -22,40 +21,8 @@ pub use windowed::{Decider, WINDOW_MIN, decide_in, windows};
 pub const NONE: u32 = u32::MAX;
 const WARNING_MAX: i64 = 10;
 
-/// A small multiplicative hasher for the key tables (keys are plain integers).
-#[derive(Default)]
-pub struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64);
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64);
-    }
-    fn write_i32(&mut self, i: i32) {
-        self.write_u64(i as u32 as u64);
-    }
-    fn write_i64(&mut self, i: i64) {
-        self.write_u64(i as u64);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
+/// The key tables' map: FxHash (rustc's hasher) suits their plain integer keys.
+type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// What happens to one record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
