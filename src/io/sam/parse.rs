@@ -9,7 +9,7 @@
 //! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does, except that an
 //!   RNAME other than `*` is an error when the header has no `@SQ` line at all.
 
-use crate::record::layout::{self, flags};
+use crate::record::layout::{self, SEQ_NT16, flags};
 use crate::record::{Batch, Header, cigar};
 
 /// Why a SAM line cannot be parsed; the reader adds the file name and line number.
@@ -80,21 +80,6 @@ impl std::fmt::Display for Warning {
         }
     }
 }
-
-/// htslib's `seq_nt16_table`: base letter (either case) → 4-bit code; anything else is N (15).
-pub(crate) const SEQ_NT16: [u8; 256] = {
-    let mut t = [15u8; 256];
-    let letters = b"=ACMGRSVTWYHKDBN";
-    let mut i = 0;
-    while i < 16 {
-        t[letters[i] as usize] = i as u8;
-        t[letters[i].to_ascii_lowercase() as usize] = i as u8;
-        i += 1;
-    }
-    t[b'U' as usize] = 8;
-    t[b'u' as usize] = 8;
-    t
-};
 
 /// The largest POS/PNEXT htslib reads (`hts_str2uint(.., 62, ..)`).
 const MAX_POS: i64 = (1 << 62) - 1;
