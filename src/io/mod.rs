@@ -10,5 +10,6 @@ pub mod output;
 pub mod recycle;
 pub mod sam;
 pub mod stream;
+pub mod tempfiles;
 #[cfg(test)]
 pub(crate) mod test_sink;

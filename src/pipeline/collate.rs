@@ -13,11 +13,11 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::open::{self, Opened};
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::collate::{self, Item};
 use crate::pipeline::sink::{OutputFormat, RecordSink};
 use crate::pipeline::sort::write_in_order;
 use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
-use crate::pipeline::tempfiles::{TempFile, TempNamer};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, RecordIdx, RecordStore};
 

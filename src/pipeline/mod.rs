@@ -12,6 +12,5 @@ pub mod region;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
-pub mod tempfiles;
 pub mod threads;
 pub mod view;

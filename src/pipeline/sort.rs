@@ -19,12 +19,12 @@ use crate::error::Error;
 use crate::io::open::RecordReader;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::sort::keys::{self, TagValue, TemplateKey};
 use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
-use crate::pipeline::tempfiles::{TempFile, TempNamer};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
 

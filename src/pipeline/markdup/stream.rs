@@ -15,6 +15,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::open;
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::markdup::decide::stream::{Finished, Released, Streamer};
 use crate::ops::markdup::decide::{Failure, Outcome};
 use crate::ops::markdup::{self as md, Barcode, ReadInfo};
@@ -22,7 +23,6 @@ use crate::pipeline::fixmate::encode;
 use crate::pipeline::markdup::{ReadGroups, say};
 use crate::pipeline::markdup_pipeline::{Checksum, RecordHashFn};
 use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
-use crate::pipeline::tempfiles::{TempFile, TempNamer};
 use crate::profile::{self, Counter, Phase};
 use crate::record::layout::flags;
 use crate::record::{Batch, Header, RecordRef};
