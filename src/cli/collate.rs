@@ -7,8 +7,8 @@
 use super::getopt::{self, LongOpt};
 use super::{Invocation, global};
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::pipeline::collate::CollateOptions;
-use crate::pipeline::sink::OutputFormat;
 
 pub const USAGE: &str = include_str!("usage/collate.txt");
 

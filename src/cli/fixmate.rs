@@ -4,9 +4,9 @@ use super::getopt::{self, LongOpt};
 use super::outfmt::OutputChoice;
 use super::{Invocation, global};
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::ops::fixmate::{FixmateOptions as Fix, sanitize};
 use crate::pipeline::fixmate::FixmateOptions;
-use crate::pipeline::sink::OutputFormat;
 
 pub const USAGE: &str = include_str!("usage/fixmate.txt");
 

@@ -6,9 +6,10 @@ use super::flags::parse_c_int;
 use super::getopt::{self, LongOpt};
 use super::{Invocation, global};
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::ops::sort::minhash::Minimiser;
 use crate::ops::sort::{NameOrder, SortOrder};
-use crate::pipeline::sink::{OutputFormat, index_request};
+use crate::pipeline::sink::index_request;
 use crate::pipeline::sort::SortOptions;
 
 pub const USAGE: &str = include_str!("usage/sort.txt");

@@ -7,10 +7,10 @@ use super::getopt::{self, LongOpt};
 use super::outfmt::OutputChoice;
 use super::{Invocation, global};
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::ops::view::edit::{RecordEdit, TagEdit};
 use crate::ops::view::expr::Expr;
 use crate::ops::view::filter::{Filter, NameSet, TagFilter};
-use crate::pipeline::sink::OutputFormat;
 use crate::pipeline::view::{HeaderMode, ViewOptions};
 use crate::record::header::Reference;
 

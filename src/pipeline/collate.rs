@@ -12,10 +12,11 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
 use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::collate::{self, Item};
-use crate::pipeline::sink::{OutputFormat, RecordSink};
+use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::write_in_order;
 use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
 use crate::profile::{self, Counter, Phase, RunInfo};

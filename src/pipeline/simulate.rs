@@ -3,12 +3,13 @@
 
 use crate::cli::simulate::SimulateCommand;
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::input::Input;
 use crate::io::open::PIECE_BYTES_PER_THREAD;
 use crate::io::output::write_with;
 use crate::io::sam;
 use crate::io::stream::ByteStream;
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::pipeline::sink::{Encoded, RecordSink};
 
 pub fn run(cmd: SimulateCommand) -> Result<(), Error> {
     let threads = cmd.options.threads.max(1);

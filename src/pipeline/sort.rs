@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::open::RecordReader;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
@@ -24,7 +25,7 @@ use crate::ops::sort::keys::{self, TagValue, TemplateKey};
 use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
 

@@ -7,13 +7,14 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::index::Region;
 use crate::io::open::{self, Opened, RecordReader};
 use crate::io::sam::format::format_record;
 use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
 use crate::pipeline::region;
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::Reference;
 use crate::record::{Batch, Header, RecordRef};
