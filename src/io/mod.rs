@@ -3,6 +3,7 @@
 pub mod background;
 pub mod bam;
 pub mod bgzf;
+pub mod fasta;
 pub mod format;
 pub mod index;
 pub mod input;

@@ -277,11 +277,11 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let index = match (&opts.minimiser_ref, opts.order) {
         (Some((path, window)), SortOrder::MinHash(m)) => {
             eprint!("Building index ... ");
-            let text = std::fs::read(path).map_err(|e| {
+            let seqs = crate::io::fasta::read_sequence_codes(path).map_err(|e| {
                 eprintln!();
                 Error::Message(format!("{path}: {e}"))
             })?;
-            let ix = minhash::KmerIndex::from_fasta(&text, m.kmer, *window, m.squash);
+            let ix = minhash::KmerIndex::from_sequences(&seqs, m.kmer, *window, m.squash);
             eprintln!("done");
             Some(ix)
         }
