@@ -102,15 +102,8 @@ pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
         .and_then(|mut f| f.read_to_end(&mut data))
         .map_err(|e| Error::io(&path, e))?;
     drop(t);
-    let mut batch = Batch { data, starts: Vec::new() };
-    let mut at = 0usize;
-    while at + 4 <= batch.data.len() {
-        batch.starts.push(at as u32);
-        let size = u32::from_le_bytes(batch.data[at..at + 4].try_into().unwrap_or([0; 4]));
-        at += 4 + size as usize;
-    }
     let mut store = RecordStore::default();
-    store.push_batch(batch);
+    store.push_batch(Batch::from_framed(data));
     let batch = &store.batches[0];
     let mut items: Vec<Item<'_>> = (0..batch.len())
         .map(|i| {

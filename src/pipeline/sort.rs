@@ -234,17 +234,7 @@ fn apply_minhash(
         .batches
         .par_iter_mut()
         .map(|batch| {
-            let starts = batch.starts.clone();
-            let data = &mut batch.data;
-            starts
-                .iter()
-                .map(|&at| {
-                    let at = at as usize;
-                    let size =
-                        u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
-                    minhash::apply(&mut data[at + 4..at + 4 + size], m, index)
-                })
-                .collect()
+            (0..batch.len()).map(|i| minhash::apply(batch.record_mut(i), m, index)).collect()
         })
         .collect()
 }
