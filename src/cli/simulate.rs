@@ -2,6 +2,7 @@
 
 use super::getopt::{self, LongOpt};
 use crate::error::Error;
+use crate::pipeline::simulate::SimulateCommand;
 use crate::simulate::{Order, SimulateOptions};
 
 pub const USAGE: &str = "
@@ -41,12 +42,6 @@ const LONG: &[LongOpt] = &[
     LongOpt { name: "threads", has_arg: true, key: "@" },
     LongOpt { name: "help", has_arg: false, key: "?" },
 ];
-
-pub struct SimulateCommand {
-    pub options: SimulateOptions,
-    pub output: String,
-    pub fasta: Option<String>,
-}
 
 fn number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, Error> {
     v.parse().map_err(|_| Error::Usage(format!("invalid value \"{v}\" for {key}")))
