@@ -207,7 +207,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 print!("{}", index::USAGE);
                 return 0;
             }
-            (index::USAGE, index::parse(args).and_then(index::run))
+            (index::USAGE, index::parse(args).and_then(crate::pipeline::index::run))
         }
         "fixmate" => {
             if args.is_empty() {
