@@ -180,7 +180,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 print!("{}", view::USAGE);
                 return 0;
             }
-            (view::USAGE, view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool))
+            (view::USAGE, crate::pipeline::view::run_request(view::parse(&inv, args)))
         }
         "load" => (LOAD_USAGE, load(args)),
         "hw-model" => (hw_model::USAGE, hw_model::run(args)),

@@ -1,12 +1,16 @@
-//! Bytes ⇄ records: BGZF, BAM, SAM, indexes, and opening inputs and outputs.
+//! Bytes ⇄ records: BGZF, BAM, SAM, indexes, and opening inputs and outputs; and the side files
+//! commands read (FASTA references, `.fai` lists, BED intervals, word lists).
 
 pub mod background;
 pub mod bam;
+pub mod bed;
 pub mod bgzf;
+pub mod fai;
 pub mod fasta;
 pub mod format;
 pub mod index;
 pub mod input;
+pub mod lists;
 pub mod open;
 pub mod output;
 pub mod recycle;

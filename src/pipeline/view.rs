@@ -15,12 +15,16 @@ use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
 use crate::pipeline::region;
 use crate::pipeline::sink::{Encoded, RecordSink};
+use crate::pipeline::view::request::ViewRequest;
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::Reference;
 use crate::record::{Batch, Header, RecordRef};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub mod request;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HeaderMode {
+    #[default]
     Without,
     With,
     Only,
@@ -424,9 +428,52 @@ pub fn run_on_pool(opts: ViewOptions) -> Result<(), Error> {
     pool.install(|| run(opts, &pool))
 }
 
+/// Reads the files `request` names, then runs `view` on a pool of `opts.threads` threads.
+pub fn run_request(request: ViewRequest) -> Result<(), Error> {
+    run_on_pool(request::resolve(request)?)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::request::ListFile;
     use super::*;
+    use crate::ops::view::filter::TagFilter;
+
+    /// Options for `view x.bam` as the command line leaves them, for the tests to adjust.
+    fn options() -> ViewOptions {
+        ViewOptions {
+            input: "x.bam".into(),
+            regions: Vec::new(),
+            output: "-".into(),
+            format: OutputFormat::Sam,
+            level: -1,
+            header: HeaderMode::Without,
+            count: false,
+            unselected: None,
+            unmap_rejected: false,
+            filter: Filter::default(),
+            edit: RecordEdit::default(),
+            threads: 1,
+            fai_refs: None,
+            keep_read_groups: None,
+            pg: None,
+            save_counts: None,
+            subsample: None,
+            index_path: None,
+            multi_region: false,
+            fetch_pairs: false,
+            remove_back: false,
+            bed: None,
+            library: None,
+            index: None,
+        }
+    }
+
+    fn list_file(name: &str, text: &str) -> String {
+        let path = std::env::temp_dir().join(format!("mdsam-view-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    }
 
     /// `-R ^FILE` drops the listed groups' records but, as in samtools 1.24, keeps exactly the
     /// listed `@RG` lines in the header.
@@ -434,15 +481,47 @@ mod tests {
     fn negated_read_group_list_keeps_listed_header_lines() {
         let text = b"@HD\tVN:1.6\n@RG\tID:a\n@RG\tID:b\n@RG\tID:c\n".to_vec();
         let input = Header::from_sam_text(text).unwrap();
-        let args = ["--no-PG", "-R", "^list", "x.bam"];
-        let inv = crate::cli::Invocation { argv0: "samtools".into(), command: "view".into() };
-        let list = std::env::temp_dir().join(format!("mdsam-rg-header-{}", std::process::id()));
-        std::fs::write(&list, "b\n").unwrap();
-        let args: Vec<String> =
-            args.iter().map(|a| a.replace("list", list.to_str().unwrap())).collect();
-        let opts = crate::cli::view::parse(&inv, &args).unwrap();
+        let mut opts = options();
+        let excluded = NameSet { names: Default::default(), negate: true };
+        (opts.filter.read_groups, opts.keep_read_groups) = (Some(excluded.clone()), Some(excluded));
+        let lists = vec![ListFile::ReadGroups(list_file("rg-header", "b\n"))];
+        let request = ViewRequest { lists, options: Ok(opts), fai: None, bed: None };
+        let opts = request::resolve(request).unwrap();
         assert!(opts.keep_read_groups.as_ref().unwrap().negate);
+        assert_eq!(opts.filter.read_groups.as_ref().unwrap().names.len(), 1);
         let (header, _) = output_header(&opts, &input);
         assert_eq!(header.sam_text(), b"@HD\tVN:1.6\n@RG\tID:b\n");
+    }
+
+    /// The list files add to the sets the command line began, in order; an unreadable one is
+    /// reported before the command line's own error.
+    #[test]
+    fn list_files_fill_the_sets_and_fail_first() {
+        let groups = list_file("rg", "g2\ng3\n");
+        let names = list_file("names", "a\nb\n");
+        let values = list_file("values", "x;y z\n");
+        let mut opts = options();
+        let included = NameSet { names: [b"g1".to_vec()].into(), negate: false };
+        (opts.filter.read_groups, opts.keep_read_groups) = (Some(included.clone()), Some(included));
+        opts.filter.read_names = Some(NameSet { names: Default::default(), negate: false });
+        opts.filter.tag = Some(TagFilter { tag: *b"XY", values: Some(Default::default()) });
+        let lists = vec![
+            ListFile::ReadGroups(groups),
+            ListFile::ReadNames(names.clone()),
+            ListFile::ReadNames(names),
+            ListFile::TagValues(values),
+        ];
+        let request = ViewRequest { lists, options: Ok(opts), fai: None, bed: None };
+        let opts = request::resolve(request).unwrap();
+        assert_eq!(opts.keep_read_groups.unwrap().names.len(), 3);
+        assert_eq!(opts.filter.read_groups.unwrap().names.len(), 3);
+        assert_eq!(opts.filter.read_names.unwrap().names.len(), 2);
+        assert_eq!(opts.filter.tag.unwrap().values.unwrap().len(), 3);
+
+        let missing = ListFile::ReadNames("/nonexistent/mdsam-names".into());
+        let failed = Err(Error::Message("a later error".into()));
+        let request = ViewRequest { lists: vec![missing], options: failed, fai: None, bed: None };
+        let err = request::resolve(request).err().unwrap().to_string();
+        assert!(err.starts_with("/nonexistent/mdsam-names: could not read"), "{err}");
     }
 }
