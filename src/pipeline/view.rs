@@ -223,23 +223,11 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
     crate::io::output::write_file(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }
 
-/// Runs `view` on the current thread pool.
-pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
-    crate::alloc::keep_freed_memory();
-    let Opened { mut reader, header: input_header, is_bgzf, .. } =
-        open::open(&opts.input, opts.threads)?;
-    profile::describe(RunInfo::streamed(
-        opts.threads,
-        opts.level,
-        (&opts.input, &opts.output),
-        (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
-    ));
-    let (header, seed) = output_header(&opts, &input_header);
+/// Completes the filter with what needs the output header: the subsample seed, the BED targets
+/// by reference id, the `-l` library's read groups.
+fn complete_filter(opts: &mut ViewOptions, header: &Header, seed: Option<u32>) {
     if let (Some((fraction, _)), Some(seed)) = (opts.subsample, seed) {
         opts.filter.subsample = Some(crate::ops::view::subsample::Subsample::new(fraction, seed));
-    }
-    if opts.fai_refs.is_some() {
-        reader.set_header(&header);
     }
     if let Some(bed) = &opts.bed {
         let mut t = Targets::default();
@@ -252,18 +240,12 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         opts.filter.targets = Some(t);
     }
     if let Some(lib) = &opts.library {
-        opts.filter.set_library(lib, &header);
+        opts.filter.set_library(lib, header);
     }
-    let _ = is_bgzf;
-    if opts.header == HeaderMode::Only {
-        if opts.count {
-            return write_count_line(&opts.output, 0);
-        }
-        let sink =
-            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
-        return sink.finish();
-    }
-    // With -M, BED intervals become regions instead of a filter.
+}
+
+/// With -M, BED intervals become regions instead of a filter: takes them out of the filter.
+fn take_bed_regions(opts: &mut ViewOptions) -> Vec<Region> {
     let mut bed_regions = Vec::new();
     if opts.multi_region
         && let Some(t) = opts.filter.targets.take()
@@ -272,49 +254,55 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             bed_regions.extend(ivs.into_iter().map(|(beg, end)| Region { tid, beg, end }));
         }
     }
-    let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
-    let mut main = if opts.count {
-        None
-    } else {
-        let mut sink = RecordSink::create(
-            &opts.output,
-            opts.format,
-            opts.level,
-            opts.threads,
-            &header,
-            write_header,
-        )?;
-        if let Some((path, bai)) = &opts.index {
-            sink.write_index(path, *bai, &header)?;
-        }
-        Some(sink)
-    };
-    let mut unselected = match &opts.unselected {
-        Some(p) => {
-            let f = OutputFormat::from_path(p).unwrap_or(opts.format);
-            Some(RecordSink::create(
-                p,
-                f,
+    bed_regions
+}
+
+/// Where the filtered records go (none with `-c`), and the counts so far.
+struct Outputs {
+    main: Option<RecordSink>,
+    unselected: Option<RecordSink>,
+    counts: Counts,
+}
+
+impl Outputs {
+    /// Opens the output and the `-U` output and writes their headers.
+    fn open(opts: &ViewOptions, header: &Header) -> Result<Outputs, Error> {
+        let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
+        let main = if opts.count {
+            None
+        } else {
+            let mut sink = RecordSink::create(
+                &opts.output,
+                opts.format,
                 opts.level,
                 opts.threads,
-                &header,
-                write_header || f == OutputFormat::Bam,
-            )?)
-        }
-        _ => None,
-    };
-    let plan = Plan {
-        opts: &opts,
-        header: &header,
-        main_format: main.as_ref().map(RecordSink::format),
-        unselected_format: unselected.as_ref().map(RecordSink::format),
-        passthrough: main.as_ref().is_some_and(|s| s.format() == OutputFormat::Bam)
-            && !opts.edit.is_active()
-            && !opts.remove_back
-            && !opts.unmap_rejected,
-    };
-    let mut counts = Counts::default();
-    let mut handle = |batch: &Batch| -> Result<(), Error> {
+                header,
+                write_header,
+            )?;
+            if let Some((path, bai)) = &opts.index {
+                sink.write_index(path, *bai, header)?;
+            }
+            Some(sink)
+        };
+        let unselected = match &opts.unselected {
+            Some(p) => {
+                let f = OutputFormat::from_path(p).unwrap_or(opts.format);
+                Some(RecordSink::create(
+                    p,
+                    f,
+                    opts.level,
+                    opts.threads,
+                    header,
+                    write_header || f == OutputFormat::Bam,
+                )?)
+            }
+            _ => None,
+        };
+        Ok(Outputs { main, unselected, counts: Counts::default() })
+    }
+
+    /// Filters one batch through `plan` and writes it.
+    fn write_batch(&mut self, plan: &Plan<'_>, batch: &Batch) -> Result<(), Error> {
         let chunks = {
             let _phase = profile::phase(Phase::Filter);
             profile::add(Phase::Filter, Counter::Records, batch.len() as u64);
@@ -322,9 +310,9 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         };
         let _phase = profile::phase(Phase::Write);
         for chunk in chunks {
-            counts.processed += chunk.counts.processed;
-            counts.accepted += chunk.counts.accepted;
-            if let Some(s) = main.as_mut() {
+            self.counts.processed += chunk.counts.processed;
+            self.counts.accepted += chunk.counts.accepted;
+            if let Some(s) = self.main.as_mut() {
                 if plan.passthrough {
                     let framed: Vec<&[u8]> =
                         chunk.passed.iter().map(|&i| batch.framed(i as usize)).collect();
@@ -333,12 +321,119 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
                     s.write_owned(chunk.main)?;
                 }
             }
-            if let Some(s) = unselected.as_mut() {
+            if let Some(s) = self.unselected.as_mut() {
                 s.write(&chunk.unselected)?;
             }
         }
         Ok(())
+    }
+
+    /// Finishes the outputs, then writes the `-c` count and the `--save-counts` file.
+    fn finish(self, opts: &ViewOptions) -> Result<(), Error> {
+        {
+            let _phase = profile::phase(Phase::Write);
+            if let Some(s) = self.main {
+                s.finish()?;
+            }
+            if let Some(s) = self.unselected {
+                s.finish()?;
+            }
+        }
+        if opts.count {
+            write_count_line(&opts.output, self.counts.accepted)?;
+        }
+        if let Some(p) = &opts.save_counts {
+            write_counts(p, self.counts)?;
+        }
+        Ok(())
+    }
+}
+
+/// Feeds the records of the regions (and of `-M`'s BED intervals) to `handle`, through the
+/// input's index; with `-P`, their mates too.
+fn for_each_region_batch(
+    reader: &mut RecordReader,
+    opts: &ViewOptions,
+    header: &Header,
+    bed_regions: Vec<Region>,
+    handle: &mut dyn FnMut(&Batch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let RecordReader::Bam(bam_reader) = reader else {
+        return Err(Error::Message(
+            "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
+        ));
     };
+    let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
+    let mut regions = region::parse_regions(&opts.regions, header);
+    regions = if regions.is_empty() {
+        bed_regions
+    } else if bed_regions.is_empty() {
+        regions
+    } else {
+        region::intersect(&regions, &bed_regions)
+    };
+    if !opts.fetch_pairs {
+        return region::for_each_region_batch(
+            bam_reader,
+            &index,
+            &opts.input,
+            &regions,
+            opts.multi_region,
+            handle,
+        );
+    }
+    let (names, mates) = region::collect_mates(bam_reader, &index, &opts.input, &regions, &|r| {
+        opts.filter.accepts(r, header).map_err(Error::Message)
+    })?;
+    let mut union = regions.clone();
+    union.extend(mates);
+    region::for_each_region_batch(bam_reader, &index, &opts.input, &union, true, &mut |batch| {
+        let mut wanted = Batch::default();
+        for r in batch.iter() {
+            if names.contains(r.read_name()) || regions.iter().any(|g| region::overlaps(&r, g)) {
+                wanted.push(r.bytes());
+            }
+        }
+        handle(&wanted)
+    })
+}
+
+/// Runs `view` on the current thread pool.
+pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
+    crate::alloc::keep_freed_memory();
+    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
+    profile::describe(RunInfo::streamed(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
+    ));
+    let (header, seed) = output_header(&opts, &input_header);
+    if opts.fai_refs.is_some() {
+        reader.set_header(&header);
+    }
+    complete_filter(&mut opts, &header, seed);
+    if opts.header == HeaderMode::Only {
+        if opts.count {
+            return write_count_line(&opts.output, 0);
+        }
+        let sink =
+            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+        return sink.finish();
+    }
+    let bed_regions = take_bed_regions(&mut opts);
+    let mut outputs = Outputs::open(&opts, &header)?;
+    let plan = Plan {
+        opts: &opts,
+        header: &header,
+        main_format: outputs.main.as_ref().map(RecordSink::format),
+        unselected_format: outputs.unselected.as_ref().map(RecordSink::format),
+        passthrough: outputs.main.as_ref().is_some_and(|s| s.format() == OutputFormat::Bam)
+            && !opts.edit.is_active()
+            && !opts.remove_back
+            && !opts.unmap_rejected,
+    };
+    let mut handle = |batch: &Batch| outputs.write_batch(&plan, batch);
     if opts.regions.is_empty() && !opts.multi_region {
         crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
             for batch in batches {
@@ -348,73 +443,9 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             Ok(())
         })?;
     } else {
-        let RecordReader::Bam(bam_reader) = &mut reader else {
-            return Err(Error::Message(
-                "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files."
-                    .into(),
-            ));
-        };
-        let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
-        let mut regions = region::parse_regions(&opts.regions, &header);
-        regions = if regions.is_empty() {
-            bed_regions
-        } else if bed_regions.is_empty() {
-            regions
-        } else {
-            region::intersect(&regions, &bed_regions)
-        };
-        if opts.fetch_pairs {
-            let (names, mates) =
-                region::collect_mates(bam_reader, &index, &opts.input, &regions, &|r| {
-                    opts.filter.accepts(r, &header).map_err(Error::Message)
-                })?;
-            let mut union = regions.clone();
-            union.extend(mates);
-            region::for_each_region_batch(
-                bam_reader,
-                &index,
-                &opts.input,
-                &union,
-                true,
-                &mut |batch: &Batch| {
-                    let mut wanted = Batch::default();
-                    for r in batch.iter() {
-                        if names.contains(r.read_name())
-                            || regions.iter().any(|g| region::overlaps(&r, g))
-                        {
-                            wanted.push(r.bytes());
-                        }
-                    }
-                    handle(&wanted)
-                },
-            )?;
-        } else {
-            region::for_each_region_batch(
-                bam_reader,
-                &index,
-                &opts.input,
-                &regions,
-                opts.multi_region,
-                &mut handle,
-            )?;
-        }
+        for_each_region_batch(&mut reader, &opts, &header, bed_regions, &mut handle)?;
     }
-    {
-        let _phase = profile::phase(Phase::Write);
-        if let Some(s) = main {
-            s.finish()?;
-        }
-        if let Some(s) = unselected {
-            s.finish()?;
-        }
-    }
-    if opts.count {
-        write_count_line(&opts.output, counts.accepted)?;
-    }
-    if let Some(p) = &opts.save_counts {
-        write_counts(p, counts)?;
-    }
-    Ok(())
+    outputs.finish(&opts)
 }
 
 fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
