@@ -162,153 +162,234 @@ fn valid(b: &[u8]) -> bool {
         }
         None => None,
     };
-    let rev = r.flag() & flags::REVERSE != 0;
     let mut freq = [0i64; 16];
     for i in 0..l_seq {
         freq[r.base_code(i) as usize] += 1;
     }
     let mut s: Vec<u8> = b[mm + 3..].split(|&c| c == 0).next().unwrap_or(&[]).to_vec();
     s.extend_from_slice(&[0, 0]);
-    let mut cp = 0usize;
-    let mut ml = 0usize;
-    let mut nmods = 0usize;
-    // Forward strand: (canonical, bases the deltas consume) per chain, checked after the walk.
-    let mut need: Vec<(usize, i64)> = Vec::new();
-    while s[cp] != 0 {
-        while s[cp] != 0 {
-            let mut btype = s[cp];
-            cp += 1;
-            if !matches!(btype, b'A' | b'C' | b'G' | b'T' | b'U' | b'N') {
-                return false;
-            }
-            if btype == b'U' {
-                btype = b'T';
-            }
-            let code = SEQ_NT16[btype as usize] as usize;
-            if s[cp] != b'+' && s[cp] != b'-' {
-                return false;
-            }
-            cp += 1;
-            let (ms, me);
-            let mut cp_end: Option<usize> = None;
-            if s[cp].is_ascii_digit() {
-                let (_, e) = strtol(&s, cp);
-                cp_end = Some(e);
-                cp = e;
-                ms = cp - 1;
-            } else {
-                ms = cp;
-                while s[cp] != 0 && s[cp].is_ascii_alphabetic() {
-                    cp += 1;
-                }
-                if s[cp] == 0 {
-                    return false;
-                }
-            }
-            me = cp;
-            if s[cp] == b'.' || s[cp] == b'?' {
+    let mut walk = ChainWalk {
+        s,
+        cp: 0,
+        ml: 0,
+        nmods: 0,
+        need: Vec::new(),
+        rev: r.flag() & flags::REVERSE != 0,
+        l_seq,
+        freq,
+        ml_len,
+    };
+    while walk.s[walk.cp] != 0 {
+        if !walk.chain() {
+            return false;
+        }
+    }
+    walk.finished()
+}
+
+/// [`valid`]'s walk over the MM chains (`C+m.,5,12;…`), as `bam_parse_basemod` walks them.
+struct ChainWalk {
+    /// The MM text, two NULs after it.
+    s: Vec<u8>,
+    /// Where the walk is in `s`.
+    cp: usize,
+    /// ML values the chains so far take.
+    ml: usize,
+    /// Modifications so far (htslib allows 255).
+    nmods: usize,
+    /// Forward strand: (canonical, bases the deltas consume) per chain, checked after the walk.
+    need: Vec<(usize, i64)>,
+    /// The record is on the reverse strand.
+    rev: bool,
+    l_seq: usize,
+    /// Bases of each 4-bit code in the sequence.
+    freq: [i64; 16],
+    /// The number of ML values, when there is an ML tag.
+    ml_len: Option<usize>,
+}
+
+impl ChainWalk {
+    /// Walks one chain from `cp` up to and past its `;`: false when htslib refuses it.
+    fn chain(&mut self) -> bool {
+        let s = &self.s;
+        let mut cp = self.cp;
+        let mut btype = s[cp];
+        cp += 1;
+        if !matches!(btype, b'A' | b'C' | b'G' | b'T' | b'U' | b'N') {
+            return false;
+        }
+        if btype == b'U' {
+            btype = b'T';
+        }
+        let code = SEQ_NT16[btype as usize] as usize;
+        if s[cp] != b'+' && s[cp] != b'-' {
+            return false;
+        }
+        cp += 1;
+        let (ms, me);
+        let mut cp_end: Option<usize> = None;
+        if s[cp].is_ascii_digit() {
+            let (_, e) = strtol(s, cp);
+            cp_end = Some(e);
+            cp = e;
+            ms = cp - 1;
+        } else {
+            ms = cp;
+            while s[cp] != 0 && s[cp].is_ascii_alphabetic() {
                 cp += 1;
-            } else if s[cp] != b',' && s[cp] != b';' {
-                return false;
-            }
-            let stride = me - ms;
-            let mut ndelta = 0usize;
-            let delta;
-            if rev {
-                let mut total = 0i64;
-                loop {
-                    if s[cp] == b',' {
-                        cp += 1;
-                    }
-                    if s[cp] == 0 || s[cp] == b';' {
-                        break;
-                    }
-                    let (d, e) = strtol(&s, cp);
-                    if e == cp {
-                        return false;
-                    }
-                    cp = e;
-                    total += d + 1;
-                    ndelta += 1;
-                }
-                let avail = if code == 15 { l_seq as i64 } else { freq[SEQI_RC[code]] };
-                delta = avail - total;
-                cp_end = Some(cp);
-            } else {
-                if s[cp] == b',' {
-                    let (d, e) = strtol(&s, cp + 1);
-                    delta = d;
-                    cp_end = Some(e);
-                } else {
-                    delta = if cp_end.is_none() { i64::from(i32::MAX) } else { 0 };
-                }
-                // The bases consumed by the whole list.
-                let mut k = cp;
-                let mut total = 0i64;
-                while s[k] == b',' {
-                    let (d, e) = strtol(&s, k + 1);
-                    total += d + 1;
-                    k = e;
-                }
-                if stride > 0 {
-                    need.push((code, total));
-                }
-            }
-            for _ in 0..stride {
-                if delta < 0 {
-                    return false;
-                }
-                nmods += 1;
-                if nmods >= 256 {
-                    return false;
-                }
-            }
-            match ml_len {
-                Some(len) => {
-                    if rev {
-                        ml += ndelta * stride;
-                    } else {
-                        while s[cp] != 0 && s[cp] != b';' {
-                            if s[cp] == b',' {
-                                ml += stride;
-                            }
-                            cp += 1;
-                        }
-                    }
-                    if ml > len {
-                        return false;
-                    }
-                }
-                None => {
-                    if rev {
-                        cp = cp_end.unwrap_or(cp);
-                    } else {
-                        while s[cp] != 0 && s[cp] != b';' {
-                            cp += 1;
-                        }
-                    }
-                }
             }
             if s[cp] == 0 {
                 return false;
             }
-            cp += 1;
         }
-    }
-    if let Some(len) = ml_len
-        && ml != len
-    {
-        return false;
-    }
-    if !rev && l_seq > 0 {
-        for (code, total) in need {
-            let avail = if code == 15 { l_seq as i64 } else { freq[code] };
-            if total > avail {
+        me = cp;
+        if s[cp] == b'.' || s[cp] == b'?' {
+            cp += 1;
+        } else if s[cp] != b',' && s[cp] != b';' {
+            return false;
+        }
+        let stride = me - ms;
+        let mut ndelta = 0usize;
+        let delta;
+        if self.rev {
+            let Some((total, n)) = self.reverse_deltas(&mut cp) else { return false };
+            ndelta = n;
+            let avail = if code == 15 { self.l_seq as i64 } else { self.freq[SEQI_RC[code]] };
+            delta = avail - total;
+            cp_end = Some(cp);
+        } else {
+            delta = self.forward_delta(cp, &mut cp_end, code, stride);
+        }
+        for _ in 0..stride {
+            if delta < 0 {
+                return false;
+            }
+            self.nmods += 1;
+            if self.nmods >= 256 {
                 return false;
             }
         }
+        if !self.skip_to_chain_end(&mut cp, cp_end, ndelta * stride, stride) {
+            return false;
+        }
+        if self.s[cp] == 0 {
+            return false;
+        }
+        self.cp = cp + 1;
+        true
     }
-    true
+
+    /// Reverse strand: reads the chain's deltas from `cp`; returns the bases they consume and
+    /// how many there are (`None` for a delta that is not a number).
+    fn reverse_deltas(&self, cp: &mut usize) -> Option<(i64, usize)> {
+        let s = &self.s;
+        let (mut total, mut ndelta) = (0i64, 0usize);
+        loop {
+            if s[*cp] == b',' {
+                *cp += 1;
+            }
+            if s[*cp] == 0 || s[*cp] == b';' {
+                break;
+            }
+            let (d, e) = strtol(s, *cp);
+            if e == *cp {
+                return None;
+            }
+            *cp = e;
+            total += d + 1;
+            ndelta += 1;
+        }
+        Some((total, ndelta))
+    }
+
+    /// Forward strand: the chain's first delta (from `cp`), noting the bases the whole list
+    /// consumes for [`ChainWalk::finished`].
+    fn forward_delta(
+        &mut self,
+        cp: usize,
+        cp_end: &mut Option<usize>,
+        code: usize,
+        stride: usize,
+    ) -> i64 {
+        let s = &self.s;
+        let delta = if s[cp] == b',' {
+            let (d, e) = strtol(s, cp + 1);
+            *cp_end = Some(e);
+            d
+        } else if cp_end.is_none() {
+            i64::from(i32::MAX)
+        } else {
+            0
+        };
+        // The bases consumed by the whole list.
+        let mut k = cp;
+        let mut total = 0i64;
+        while s[k] == b',' {
+            let (d, e) = strtol(s, k + 1);
+            total += d + 1;
+            k = e;
+        }
+        if stride > 0 {
+            self.need.push((code, total));
+        }
+        delta
+    }
+
+    /// Moves `cp` to the chain's `;` (or its end), counting the ML values the chain takes
+    /// (`reverse_ml` of them on the reverse strand): false when ML has too few.
+    fn skip_to_chain_end(
+        &mut self,
+        cp: &mut usize,
+        cp_end: Option<usize>,
+        reverse_ml: usize,
+        stride: usize,
+    ) -> bool {
+        let s = &self.s;
+        match self.ml_len {
+            Some(len) => {
+                if self.rev {
+                    self.ml += reverse_ml;
+                } else {
+                    while s[*cp] != 0 && s[*cp] != b';' {
+                        if s[*cp] == b',' {
+                            self.ml += stride;
+                        }
+                        *cp += 1;
+                    }
+                }
+                self.ml <= len
+            }
+            None => {
+                if self.rev {
+                    *cp = cp_end.unwrap_or(*cp);
+                } else {
+                    while s[*cp] != 0 && s[*cp] != b';' {
+                        *cp += 1;
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// After the last chain: ML has exactly the values the chains take, and on the forward
+    /// strand no chain's deltas run past the bases of its kind.
+    fn finished(self) -> bool {
+        if let Some(len) = self.ml_len
+            && self.ml != len
+        {
+            return false;
+        }
+        if !self.rev && self.l_seq > 0 {
+            for (code, total) in self.need {
+                let avail = if code == 15 { self.l_seq as i64 } else { self.freq[code] };
+                if total > avail {
+                    return false;
+                }
+            }
+        }
+        true
+    }
 }
 
 /// `trim_MM`: cuts `end5`/`end3` bases off `cur`'s MM/ML using `pre`'s sequence for the counts;
