@@ -2,6 +2,9 @@
 
 mod support;
 
+/// The module layers of `src/` (record, ops, io, pipeline, cli) and what each may name.
+mod layering;
+
 /// The SAM simulator against the samtools 1.24 oracle.
 mod simulate;
 

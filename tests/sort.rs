@@ -339,3 +339,39 @@ fn minimiser_order_on_a_reference_matches_oracle() {
         same_sort(&oracle, &input, args);
     }
 }
+
+/// `-I` with RNA letters in the reference: htslib's FASTA reader codes `U`/`u` as `T` (since
+/// htslib 1.22), so the unplaced reads taken from the DNA sequence find their k-mers in it.
+#[test]
+fn minimiser_index_reads_u_as_t_as_the_oracle_does() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("sort_minimiser_rna_reference");
+    // A fixed pseudo-random reference; reads are 60-base windows of it, every other one
+    // reverse-complemented, all unplaced.
+    let mut state = 7u64;
+    let mut next = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    let reference: Vec<u8> = (0..3000).map(|_| b"ACGT"[next() % 4]).collect();
+    let mut sam = b"@HD\tVN:1.6\tSO:unsorted\n".to_vec();
+    for i in 0..300 {
+        let at = next() % (reference.len() - 60);
+        let mut read = reference[at..at + 60].to_vec();
+        if i % 2 == 1 {
+            read.reverse();
+            read.iter_mut()
+                .for_each(|b| *b = b"TGCA"[b"ACGT".iter().position(|x| x == b).unwrap()]);
+        }
+        sam.extend_from_slice(format!("q{i}\t4\t*\t0\t0\t*\t*\t0\t0\t").as_bytes());
+        sam.extend_from_slice(&read);
+        sam.extend_from_slice(b"\t*\n");
+    }
+    let input = dir.join("unplaced.sam");
+    std::fs::write(&input, sam).unwrap();
+    let rna: Vec<u8> =
+        reference.iter().map(|&b| if b == b'T' { b'u' } else { b.to_ascii_lowercase() }).collect();
+    let fasta = dir.join("rna.fa");
+    std::fs::write(&fasta, [&b">r1\n"[..], &rna, b"\n"].concat()).unwrap();
+    same_sort(&oracle, &input, &["-I", fasta.to_str().unwrap(), "-K", "15", "-w", "20"]);
+}

@@ -10,8 +10,8 @@ use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::{Invocation, global};
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::pipeline::collate::CollateOptions;
-use crate::pipeline::sink::OutputFormat;
 
 pub const USAGE: &str = include_str!("usage/collate.txt");
 

@@ -7,9 +7,9 @@ use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::ops::fixmate::{FixmateOptions as Fix, sanitize};
 use crate::pipeline::fixmate::FixmateOptions;
-use crate::pipeline::sink::OutputFormat;
 
 pub const USAGE: &str = include_str!("usage/fixmate.txt");
 

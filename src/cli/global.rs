@@ -75,10 +75,8 @@ pub fn parse_threads(v: &str) -> Result<usize, Error> {
 }
 
 /// `-O`/`--output-fmt FMT[,level=N,...]`: the format and any level it sets.
-pub fn parse_output_fmt(
-    v: &str,
-) -> Result<(crate::pipeline::sink::OutputFormat, Option<i32>), Error> {
-    use crate::pipeline::sink::OutputFormat;
+pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Option<i32>), Error> {
+    use crate::io::format::OutputFormat;
     let (fmt, rest) = v.split_once(',').unwrap_or((v, ""));
     let format = match fmt.to_ascii_lowercase().as_str() {
         "sam" => OutputFormat::Sam,

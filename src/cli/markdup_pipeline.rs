@@ -14,9 +14,10 @@ use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::pipeline::markdup_pipeline::PipelineOptions;
-use crate::pipeline::sink::{OutputFormat, index_request};
+use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/markdup-pipeline.txt");
 

@@ -182,7 +182,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 print!("{}", view::USAGE);
                 return 0;
             }
-            let run = view::parse(&inv, args).and_then(crate::pipeline::view::run_on_pool);
+            let run = crate::pipeline::view::run_request(view::parse(&inv, args));
             (view::error_usage(), run)
         }
         "load" => (LOAD_USAGE, load(args)),
@@ -210,7 +210,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 print!("{}", index::USAGE);
                 return 0;
             }
-            (index::USAGE, index::parse(args).and_then(index::run))
+            (index::USAGE, index::parse(args).and_then(crate::pipeline::index::run))
         }
         "fixmate" => {
             if args.is_empty() {

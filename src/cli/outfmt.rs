@@ -3,7 +3,7 @@
 
 use super::global::{parse_fmt_option_level, parse_output_fmt};
 use crate::error::Error;
-use crate::pipeline::sink::OutputFormat;
+use crate::io::format::OutputFormat;
 
 #[derive(Default)]
 pub struct OutputChoice {

@@ -3,6 +3,7 @@
 use super::getopt::LongOpt;
 use super::options::OptionTable;
 use crate::error::Error;
+use crate::pipeline::simulate::SimulateCommand;
 use crate::simulate::{Order, SimulateOptions};
 
 pub const USAGE: &str = "
@@ -48,12 +49,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     globals: None,
     unlisted: &["-?", "--help"],
 };
-
-pub struct SimulateCommand {
-    pub options: SimulateOptions,
-    pub output: String,
-    pub fasta: Option<String>,
-}
 
 fn number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, Error> {
     v.parse().map_err(|_| Error::Usage(format!("invalid value \"{v}\" for {key}")))

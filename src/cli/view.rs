@@ -1,20 +1,23 @@
-//! `view`'s command line → [`ViewOptions`] (samtools 1.24 `sam_view.c` options and defaults).
+//! `view`'s command line → a [`ViewRequest`] (samtools 1.24 `sam_view.c` options and defaults):
+//! getopt fills a plain [`ViewArgs`], whose checks then make the [`ViewOptions`]. The files the
+//! options name are read by [`crate::pipeline::view::request::resolve`], not here.
 
 use std::collections::HashSet;
 
+use super::Invocation;
+use super::common::CommonOptions;
 use super::flags::{parse_c_int, parse_flags};
 use super::getopt::{GetoptError, LongOpt};
 use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
-use super::{Invocation, global};
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::ops::view::edit::{RecordEdit, TagEdit};
 use crate::ops::view::expr::Expr;
 use crate::ops::view::filter::{Filter, NameSet, TagFilter};
-use crate::pipeline::sink::OutputFormat;
+use crate::pipeline::view::request::{ListFile, ViewRequest};
 use crate::pipeline::view::{HeaderMode, ViewOptions};
-use crate::record::header::Reference;
 
 pub const USAGE: &str = include_str!("usage/view.txt");
 
@@ -97,40 +100,12 @@ pub const OPTIONS: OptionTable = OptionTable {
     ],
 };
 
-fn read_list(path: &str) -> Result<Vec<Vec<u8>>, Error> {
-    let text =
-        std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
-    Ok(text
-        .split(|b| b.is_ascii_whitespace())
-        .filter(|t| !t.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect())
-}
-
-/// `[^]FILE` name lists for `-R` and `-N`.
-fn read_name_set(arg: &str) -> Result<NameSet, Error> {
-    let (negate, path) = match arg.strip_prefix('^') {
-        Some(p) => (true, p),
+/// `[^]FILE` of `-R` and `-N`: whether the listed names are excluded, and the file.
+fn name_list_file(arg: &str) -> (bool, &str) {
+    match arg.strip_prefix('^') {
+        Some(path) => (true, path),
         None => (false, arg),
-    };
-    Ok(NameSet { names: read_list(path)?.into_iter().collect(), negate })
-}
-
-/// A `.fai`-like list: reference name and length per line.
-pub fn read_fai(path: &str) -> Result<Vec<Reference>, Error> {
-    let text =
-        std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
-    let mut refs = Vec::new();
-    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let mut f = line.split(|&b| b == b'\t');
-        let name = f.next().unwrap_or_default();
-        let len = f
-            .next()
-            .and_then(|l| std::str::from_utf8(l).ok()?.trim().parse::<u64>().ok())
-            .ok_or_else(|| Error::file(path, "bad line in reference list"))?;
-        refs.push(Reference { name: name.to_vec(), len });
     }
-    Ok(refs)
 }
 
 /// Adds `more` to the `-r`/`-R` or `-N` set. Like samtools, each option family keeps one set, so
@@ -180,49 +155,16 @@ fn set_tag_filter(
     Ok(())
 }
 
-/// BED intervals by reference name (resolved to ids once the header is read).
-fn parse_bed(path: &str) -> Result<Vec<(Vec<u8>, i64, i64)>, Error> {
-    let raw = std::fs::read(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
-    let text = if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
-            .map_err(|e| Error::file(path, e))?;
-        out
-    } else {
-        raw
-    };
-    let mut t = Vec::new();
-    for (n, line) in text.split(|&b| b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty()
-            || line.starts_with(b"#")
-            || line.starts_with(b"track")
-            || line.starts_with(b"browser")
-        {
-            continue;
-        }
-        let f: Vec<&[u8]> =
-            line.split(|b| *b == b'\t' || *b == b' ').filter(|x| !x.is_empty()).collect();
-        let num = |s: &[u8]| std::str::from_utf8(s).ok().and_then(|s| s.parse::<i64>().ok());
-        let bad = || Error::file(path, format!("could not parse BED line {}", n + 1));
-        let (beg, end) = match f.len() {
-            0 => continue,
-            1 => return Err(bad()),
-            2 => {
-                let p = num(f[1]).ok_or_else(bad)?;
-                (p - 1, p)
-            }
-            _ => (num(f[1]).ok_or_else(bad)?, num(f[2]).ok_or_else(bad)?),
-        };
-        if end < beg {
-            return Err(bad());
-        }
-        t.push((f[0].to_vec(), beg, end));
+/// `--subsample FRACTION`.
+fn subsample_fraction(v: &str) -> Result<f64, Error> {
+    let f: f64 =
+        v.parse().map_err(|_| Error::Message(format!("Invalid subsampling fraction \"{v}\"")))?;
+    if !(0.0..=1.0).contains(&f) {
+        return Err(Error::Message("Incorrect sampling argument".into()));
     }
-    Ok(t)
+    Ok(f)
 }
 
-/// Parses `view`'s arguments. `header_for` opens the input's header when BED targets need it.
 /// view's usage after a mistake: the `--help` text without its notes.
 pub fn error_usage() -> &'static str {
     USAGE.split_once("Notes:\n").map_or(USAGE, |(head, _)| head)
@@ -252,268 +194,324 @@ fn view_usage_error(e: GetoptError) -> Error {
     Error::Usage(line)
 }
 
-pub fn parse(inv: &Invocation, args: &[String]) -> Result<ViewOptions, Error> {
-    let (opts, positionals) = OPTIONS.parse(args).map_err(view_usage_error)?;
-    let mut filter = Filter::default();
-    let mut edit = RecordEdit::default();
-    let mut out_bam = false;
-    // -O and --output-fmt-option as every command parses them; -1 and -u set the level too.
-    let mut out_fmt = OutputChoice::default();
-    let mut header = HeaderMode::Without;
-    let mut count = false;
-    let mut output = "-".to_string();
-    let mut unselected = None;
-    let mut unmap = false;
-    let mut fai: Option<String> = None;
-    let mut reference: Option<String> = None;
-    let mut read_groups: Option<NameSet> = None;
-    let mut targets_path: Option<String> = None;
-    let mut library: Option<String> = None;
-    let mut threads = 0usize;
-    let mut no_pg = false;
-    let mut save_counts = None;
-    let mut fraction: Option<f64> = None;
-    let mut seed: Option<Option<u32>> = None;
-    let mut keep_tags: Vec<[u8; 2]> = Vec::new();
-    let mut remove_tags: Vec<[u8; 2]> = Vec::new();
-    let mut keep_only = false;
-    let mut customized_index = false;
-    let mut fetch_pairs = false;
-    let mut region_file = None;
-    let mut multi_region = false;
-    let mut remove_back = false;
-    let mut write_index = false;
-    let flag = |v: &str| parse_flags(v).map_err(Error::Message);
-    for o in &opts {
-        let v = o.value.as_deref().unwrap_or("");
-        match o.key.as_str() {
-            "b" => out_bam = true,
-            "C" => return Err(Error::Message("CRAM is not supported by mdsam".into())),
-            "1" => out_fmt.level = Some(1),
-            "u" => out_fmt.level = Some(0),
-            "h" => header = HeaderMode::With,
-            "H" => header = HeaderMode::Only,
-            "no-header" => header = HeaderMode::Without,
-            "c" => count = true,
-            "o" => output = v.to_string(),
-            "U" => unselected = Some(v.to_string()),
-            "p" => unmap = true,
-            "P" => fetch_pairs = true,
-            "t" => fai = Some(v.to_string()),
-            "T" => reference = Some(v.to_string()),
-            "M" => multi_region = true,
-            "region-file" => {
-                region_file = Some(v.to_string());
-                multi_region = true;
+/// `--subsample-seed SEED`: `None` for `auto`.
+fn subsample_seed(v: &str) -> Result<Option<u32>, Error> {
+    if v == "auto" {
+        return Ok(None);
+    }
+    let seed = parse_c_int(v).ok_or_else(|| Error::Message(format!("Invalid seed \"{v}\"")))?;
+    Ok(Some(seed as u32))
+}
+
+/// `view`'s options as getopt leaves them: what each option said, before the checks across
+/// options that make the [`ViewOptions`].
+#[derive(Default)]
+struct ViewArgs {
+    filter: Filter,
+    edit: RecordEdit,
+    out_bam: bool,
+    /// -O and --output-fmt-option as every command parses them; -1 and -u set the level too.
+    out_fmt: OutputChoice,
+    header: HeaderMode,
+    count: bool,
+    output: String,
+    unselected: Option<String>,
+    unmap: bool,
+    fai: Option<String>,
+    reference: Option<String>,
+    read_groups: Option<NameSet>,
+    targets_path: Option<String>,
+    library: Option<String>,
+    /// -@, --no-PG, --write-index and the ignored globals.
+    common: CommonOptions,
+    save_counts: Option<String>,
+    fraction: Option<f64>,
+    seed: Option<Option<u32>>,
+    keep_tags: Vec<[u8; 2]>,
+    remove_tags: Vec<[u8; 2]>,
+    keep_only: bool,
+    customized_index: bool,
+    fetch_pairs: bool,
+    region_file: Option<String>,
+    multi_region: bool,
+    remove_back: bool,
+    /// The `-N`, `-R` and `-D` files so far, in command-line order.
+    lists: Vec<ListFile>,
+}
+
+impl ViewArgs {
+    /// Takes every option in order; returns the positional arguments.
+    fn take_all(&mut self, args: &[String]) -> Result<Vec<String>, Error> {
+        let (opts, positionals) = OPTIONS.parse(args).map_err(view_usage_error)?;
+        for o in &opts {
+            if !self.common.take(&o.key, o.value.as_deref())? {
+                self.take(o.key.as_str(), o.value.as_deref().unwrap_or(""))?;
             }
-            "X" => customized_index = true,
-            "L" => targets_path = Some(v.to_string()),
-            "N" => add_to_name_set(&mut filter.read_names, read_name_set(v)?, "read-name")?,
+        }
+        Ok(positionals)
+    }
+
+    /// Takes one option. A file option records its file before any check that can fail, as
+    /// samtools has read the file by then.
+    fn take(&mut self, key: &str, v: &str) -> Result<(), Error> {
+        let flag = |v: &str| parse_flags(v).map_err(Error::Message);
+        match key {
+            "b" => self.out_bam = true,
+            "C" => return Err(Error::Message("CRAM is not supported by mdsam".into())),
+            "1" => self.out_fmt.level = Some(1),
+            "u" => self.out_fmt.level = Some(0),
+            "h" => self.header = HeaderMode::With,
+            "H" => self.header = HeaderMode::Only,
+            "no-header" => self.header = HeaderMode::Without,
+            "c" => self.count = true,
+            "o" => self.output = v.to_string(),
+            "U" => self.unselected = Some(v.to_string()),
+            "p" => self.unmap = true,
+            "P" => self.fetch_pairs = true,
+            "t" => self.fai = Some(v.to_string()),
+            "T" => self.reference = Some(v.to_string()),
+            "M" => self.multi_region = true,
+            "region-file" => {
+                self.region_file = Some(v.to_string());
+                self.multi_region = true;
+            }
+            "X" => self.customized_index = true,
+            "L" => self.targets_path = Some(v.to_string()),
+            "N" => {
+                let (negate, path) = name_list_file(v);
+                self.lists.push(ListFile::ReadNames(path.to_string()));
+                let listed = NameSet { names: HashSet::new(), negate };
+                add_to_name_set(&mut self.filter.read_names, listed, "read-name")?;
+            }
             "r" => {
                 let one = NameSet { names: HashSet::from([v.as_bytes().to_vec()]), negate: false };
-                add_to_name_set(&mut read_groups, one, "read-group")?;
+                add_to_name_set(&mut self.read_groups, one, "read-group")?;
             }
-            "R" => add_to_name_set(&mut read_groups, read_name_set(v)?, "read-group")?,
-            "n" => filter.exclude_no_read_group = true,
-            "d" => {
-                let b = v.as_bytes();
-                if b.len() > 2 && b[2] != b':' || b.len() < 2 {
-                    return Err(Error::Message(format!("Invalid \"tag:value\" option: \"{v}\"")));
-                }
-                let values = (b.len() > 3).then(|| vec![b[3..].to_vec()]);
-                set_tag_filter(&mut filter.tag, &b[..2], values)?;
+            "R" => {
+                let (negate, path) = name_list_file(v);
+                self.lists.push(ListFile::ReadGroups(path.to_string()));
+                let listed = NameSet { names: HashSet::new(), negate };
+                add_to_name_set(&mut self.read_groups, listed, "read-group")?;
             }
-            "D" => {
-                let (tag, path) =
-                    v.split_once(':').filter(|(t, _)| t.len() == 2).ok_or_else(|| {
-                        Error::Message(format!("Invalid \"tag:file\" option: \"{v}\""))
-                    })?;
-                let text = std::fs::read(path)
-                    .map_err(|e| Error::file(path, format!("could not read: {e}")))?;
-                let values: Vec<Vec<u8>> = text
-                    .split(|b| b.is_ascii_whitespace() || *b == b';')
-                    .filter(|t| !t.is_empty())
-                    .map(<[u8]>::to_vec)
-                    .collect();
-                set_tag_filter(&mut filter.tag, tag.as_bytes(), Some(values))?;
-            }
-            "q" => filter.min_mapq = parse_c_int(v).unwrap_or(0).clamp(0, 255) as u8,
-            "l" => library = Some(v.to_string()),
-            "m" => filter.min_qlen = parse_c_int(v).unwrap_or(0),
-            "e" => filter.expr = Some(Expr::parse(v).map_err(Error::Message)?),
-            "f" => filter.require_flags = flag(v)?,
-            "F" => filter.exclude_flags = flag(v)?,
-            "G" => filter.reject_all_flags = flag(v)?,
-            "rf" => filter.include_any_flags = flag(v)?,
-            "add-flags" => edit.add_flags = flag(v)?,
-            "remove-flags" => edit.remove_flags = flag(v)?,
+            "n" => self.filter.exclude_no_read_group = true,
+            "d" => self.take_tag_value(v)?,
+            "D" => self.take_tag_file(v)?,
+            "q" => self.filter.min_mapq = parse_c_int(v).unwrap_or(0).clamp(0, 255) as u8,
+            "l" => self.library = Some(v.to_string()),
+            "m" => self.filter.min_qlen = parse_c_int(v).unwrap_or(0),
+            "e" => self.filter.expr = Some(Expr::parse(v).map_err(Error::Message)?),
+            "f" => self.filter.require_flags = flag(v)?,
+            "F" => self.filter.exclude_flags = flag(v)?,
+            "G" => self.filter.reject_all_flags = flag(v)?,
+            "rf" => self.filter.include_any_flags = flag(v)?,
+            "add-flags" => self.edit.add_flags = flag(v)?,
+            "remove-flags" => self.edit.remove_flags = flag(v)?,
             "x" => match v.strip_prefix('^') {
                 Some(list) => {
-                    keep_only = true;
-                    keep_tags.extend(parse_tags(list)?);
+                    self.keep_only = true;
+                    self.keep_tags.extend(parse_tags(list)?);
                 }
-                None => remove_tags.extend(parse_tags(v)?),
+                None => self.remove_tags.extend(parse_tags(v)?),
             },
             "keep-tag" => {
-                keep_only = true;
-                keep_tags.extend(parse_tags(v)?);
+                self.keep_only = true;
+                self.keep_tags.extend(parse_tags(v)?);
             }
-            "B" => remove_back = true,
-            "s" => {
-                let (s, f) = v
-                    .split_once('.')
-                    .ok_or_else(|| Error::Message("Incorrect sampling argument".into()))?;
-                seed =
-                    Some(if s == "auto" { None } else { Some(parse_c_int(s).unwrap_or(0) as u32) });
-                fraction = Some(
-                    format!("0.{f}")
-                        .parse::<f64>()
-                        .map_err(|_| Error::Message("Incorrect sampling argument".into()))?,
-                );
-            }
-            "subsample" => {
-                let f: f64 = v
-                    .parse()
-                    .map_err(|_| Error::Message(format!("Invalid subsampling fraction \"{v}\"")))?;
-                if !(0.0..=1.0).contains(&f) {
-                    return Err(Error::Message("Incorrect sampling argument".into()));
-                }
-                fraction = Some(f);
-            }
-            "subsample-seed" => {
-                seed = Some(if v == "auto" {
-                    None
-                } else {
-                    Some(
-                        parse_c_int(v)
-                            .ok_or_else(|| Error::Message(format!("Invalid seed \"{v}\"")))?
-                            as u32,
-                    )
-                });
-            }
-            "save-counts" => save_counts = Some(v.to_string()),
-            "z" | "S" | "input-fmt-option" | "verbosity" => {}
-            "write-index" => write_index = true,
-            "O" => out_fmt.set_format(v)?,
-            "output-fmt-option" => out_fmt.set_option(v),
-            "@" => threads = global::parse_threads(v)?,
-            "no-PG" => no_pg = true,
+            "B" => self.remove_back = true,
+            "s" => self.take_sampling(v)?,
+            "subsample" => self.fraction = Some(subsample_fraction(v)?),
+            "subsample-seed" => self.seed = Some(subsample_seed(v)?),
+            "save-counts" => self.save_counts = Some(v.to_string()),
+            "z" | "S" => {}
+            "O" => self.out_fmt.set_format(v)?,
+            "output-fmt-option" => self.out_fmt.set_option(v),
             "?" => return Err(Error::Help),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
+        Ok(())
     }
-    if unmap && unselected.is_some() {
-        return Err(Error::Message(
-            "Options --unoutput and --unmap are mutually exclusive.".into(),
-        ));
-    }
-    if fetch_pairs && count {
-        return Err(Error::Message("The options -P and -c cannot be combined".into()));
-    }
-    if let Some(f) = region_file {
-        targets_path = Some(f);
-    }
-    let mut positionals = positionals.into_iter();
-    let input = positionals.next().unwrap_or_else(|| "-".to_string());
-    let index_path = if customized_index { positionals.next() } else { None };
-    let regions: Vec<String> = positionals.collect();
 
-    let index = if write_index {
-        let (out, idx, bai) = crate::pipeline::sink::index_request(&output);
-        if out == "-" {
-            return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
+    /// `-d TAG[:VALUE]`.
+    fn take_tag_value(&mut self, v: &str) -> Result<(), Error> {
+        let b = v.as_bytes();
+        if b.len() > 2 && b[2] != b':' || b.len() < 2 {
+            return Err(Error::Message(format!("Invalid \"tag:value\" option: \"{v}\"")));
         }
-        output = out;
-        Some((idx, bai))
-    } else {
-        None
-    };
-    let ext = OutputFormat::from_path(&output);
-    let format = out_fmt.explicit.unwrap_or(if out_bam {
-        OutputFormat::Bam
-    } else if let Some(e) = ext {
-        e
-    } else if out_fmt.level.is_some() {
-        OutputFormat::Bam
-    } else {
-        OutputFormat::Sam
-    });
-    if keep_only {
-        edit.tags = TagEdit { tags: keep_tags, keep_only: true };
-    } else if !remove_tags.is_empty() {
-        edit.tags = TagEdit { tags: remove_tags, keep_only: false };
+        let values = (b.len() > 3).then(|| vec![b[3..].to_vec()]);
+        set_tag_filter(&mut self.filter.tag, &b[..2], values)
     }
-    let fai = fai.or_else(|| reference.map(|r| format!("{r}.fai")));
-    let fai_refs = fai.as_deref().map(read_fai).transpose()?;
-    let subsample = fraction.map(|f| (f, seed.unwrap_or(None)));
-    let bed = targets_path.as_deref().map(parse_bed).transpose()?;
-    filter.read_groups = read_groups.clone();
-    Ok(ViewOptions {
-        input,
-        regions,
-        output,
-        format,
-        level: out_fmt.level.unwrap_or(-1),
-        header,
-        count,
-        unselected,
-        unmap_rejected: unmap,
-        filter,
-        edit,
-        threads: threads + 1,
-        fai_refs,
-        keep_read_groups: read_groups,
-        pg: (!no_pg).then(|| inv.pg_fields(args)),
-        save_counts,
-        subsample,
-        index_path,
-        bed,
-        multi_region,
-        fetch_pairs,
-        remove_back,
-        library: library.map(String::into_bytes),
-        index,
-    })
+
+    /// `-D TAG:FILE`: the values are the file's, read later.
+    fn take_tag_file(&mut self, v: &str) -> Result<(), Error> {
+        let (tag, path) = v
+            .split_once(':')
+            .filter(|(t, _)| t.len() == 2)
+            .ok_or_else(|| Error::Message(format!("Invalid \"tag:file\" option: \"{v}\"")))?;
+        self.lists.push(ListFile::TagValues(path.to_string()));
+        set_tag_filter(&mut self.filter.tag, tag.as_bytes(), Some(Vec::new()))
+    }
+
+    /// `-s [SEED.]FRACTION` (`SEED` may be `auto`).
+    fn take_sampling(&mut self, v: &str) -> Result<(), Error> {
+        let (s, f) = v
+            .split_once('.')
+            .ok_or_else(|| Error::Message("Incorrect sampling argument".into()))?;
+        self.seed = Some(if s == "auto" { None } else { Some(parse_c_int(s).unwrap_or(0) as u32) });
+        self.fraction = Some(
+            format!("0.{f}")
+                .parse::<f64>()
+                .map_err(|_| Error::Message("Incorrect sampling argument".into()))?,
+        );
+        Ok(())
+    }
+
+    /// The output format: `-O`, else `-b`, else the output's extension, else BAM when a
+    /// compression level was given, else SAM.
+    fn format(&self) -> OutputFormat {
+        self.out_fmt.explicit.unwrap_or(if self.out_bam {
+            OutputFormat::Bam
+        } else if let Some(e) = OutputFormat::from_path(&self.output) {
+            e
+        } else if self.out_fmt.level.is_some() {
+            OutputFormat::Bam
+        } else {
+            OutputFormat::Sam
+        })
+    }
+
+    /// The checks across options, in samtools' order, then the options; with the reference list
+    /// and the BED file still to read.
+    fn into_options(
+        mut self,
+        positionals: Vec<String>,
+        pg: Option<Vec<(String, String)>>,
+    ) -> Result<(ViewOptions, Option<String>, Option<String>), Error> {
+        if self.unmap && self.unselected.is_some() {
+            return Err(Error::Message(
+                "Options --unoutput and --unmap are mutually exclusive.".into(),
+            ));
+        }
+        if self.fetch_pairs && self.count {
+            return Err(Error::Message("The options -P and -c cannot be combined".into()));
+        }
+        if let Some(f) = self.region_file.take() {
+            self.targets_path = Some(f);
+        }
+        let mut positionals = positionals.into_iter();
+        let input = positionals.next().unwrap_or_else(|| "-".to_string());
+        let index_path = if self.customized_index { positionals.next() } else { None };
+        let regions: Vec<String> = positionals.collect();
+        let index = if self.common.write_index {
+            let (out, idx, bai) = crate::pipeline::sink::index_request(&self.output);
+            if out == "-" {
+                return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
+            }
+            self.output = out;
+            Some((idx, bai))
+        } else {
+            None
+        };
+        let format = self.format();
+        if self.keep_only {
+            self.edit.tags = TagEdit { tags: self.keep_tags, keep_only: true };
+        } else if !self.remove_tags.is_empty() {
+            self.edit.tags = TagEdit { tags: self.remove_tags, keep_only: false };
+        }
+        let fai = self.fai.or_else(|| self.reference.map(|r| format!("{r}.fai")));
+        self.filter.read_groups = self.read_groups.clone();
+        let options = ViewOptions {
+            input,
+            regions,
+            output: self.output,
+            format,
+            level: self.out_fmt.level.unwrap_or(-1),
+            header: self.header,
+            count: self.count,
+            unselected: self.unselected,
+            unmap_rejected: self.unmap,
+            filter: self.filter,
+            edit: self.edit,
+            threads: self.common.threads + 1,
+            fai_refs: None,
+            keep_read_groups: self.read_groups,
+            pg,
+            save_counts: self.save_counts,
+            subsample: self.fraction.map(|f| (f, self.seed.unwrap_or(None))),
+            index_path,
+            bed: None,
+            multi_region: self.multi_region,
+            fetch_pairs: self.fetch_pairs,
+            remove_back: self.remove_back,
+            library: self.library.map(String::into_bytes),
+            index,
+        };
+        Ok((options, fai, self.targets_path))
+    }
+}
+
+/// Parses `view`'s arguments into a request: the options, or the first error, with the files they
+/// name for [`crate::pipeline::view::request::resolve`] to read.
+pub fn parse(inv: &Invocation, args: &[String]) -> ViewRequest {
+    let mut view = ViewArgs { output: "-".to_string(), ..ViewArgs::default() };
+    let taken = view.take_all(args);
+    let lists = std::mem::take(&mut view.lists);
+    let checked = taken.and_then(|positionals| {
+        let pg = view.common.pg(inv, args);
+        view.into_options(positionals, pg)
+    });
+    match checked {
+        Ok((options, fai, bed)) => ViewRequest { lists, options: Ok(options), fai, bed },
+        Err(e) => ViewRequest { lists, options: Err(e), fai: None, bed: None },
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse_args(args: &[&str]) -> Result<ViewOptions, Error> {
+    fn parse_args(args: &[&str]) -> ViewRequest {
         let inv = Invocation { argv0: "samtools".into(), command: "view".into() };
         parse(&inv, &args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
     }
 
-    fn list_file(name: &str, text: &str) -> String {
-        let path =
-            std::env::temp_dir().join(format!("mdsam-view-cli-{}-{name}", std::process::id()));
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_string()
-    }
-
     /// samtools 1.24: `-r`/`-R`/`-N` add to one set per family; include and `^` exclude lists
-    /// do not mix.
+    /// do not mix. The files are only named here, in command-line order.
     #[test]
     fn name_lists_accumulate_and_do_not_mix() {
-        let groups = list_file("rg", "g2\ng3\n");
-        let opts = parse_args(&["-r", "g1", "-R", &groups, "x.bam"]).unwrap();
+        let request = parse_args(&["-r", "g1", "-R", "groups", "-N", "^names", "x.bam"]);
+        assert_eq!(
+            request.lists,
+            [ListFile::ReadGroups("groups".into()), ListFile::ReadNames("names".into())]
+        );
+        let opts = request.options.unwrap();
         let set = opts.keep_read_groups.unwrap();
-        assert_eq!((set.names.len(), set.negate), (3, false));
+        assert_eq!((set.names.len(), set.negate), (1, false));
+        assert!(opts.filter.read_names.unwrap().negate);
 
-        let excluded = format!("^{groups}");
         for args in [
-            &["-r", "g1", "-R", &excluded][..],
-            &["-R", &excluded, "-r", "g1"],
-            &["-N", &groups, "-N", &excluded],
+            &["-r", "g1", "-R", "^groups"][..],
+            &["-R", "^groups", "-r", "g1"],
+            &["-N", "names", "-N", "^names"],
         ] {
-            let Err(err) = parse_args(&[args, &["x.bam"]].concat()) else {
+            let Err(err) = parse_args(&[args, &["x.bam"]].concat()).options else {
                 panic!("mixing must fail")
             };
             assert!(err.to_string().starts_with("cannot mix include and exclude"), "{err}");
         }
-        let names = list_file("names", "a\nb\n");
-        let opts = parse_args(&["-N", &names, "-N", &groups, "x.bam"]).unwrap();
-        assert_eq!(opts.filter.read_names.unwrap().names.len(), 4);
+    }
+
+    /// A file named before an error is still read first (samtools has read it by then); one
+    /// after it is not.
+    #[test]
+    fn files_before_the_first_error_are_kept() {
+        let request = parse_args(&["-D", "XY:values", "-q", "1", "-f", "FOO", "-N", "names", "x"]);
+        assert_eq!(request.lists, [ListFile::TagValues("values".into())]);
+        assert!(request.options.is_err());
+        let request = parse_args(&["-t", "refs.fai", "-L", "t.bed", "-p", "-U", "u.sam", "x"]);
+        assert!(request.options.is_err());
+        assert_eq!((request.fai, request.bed), (None, None));
+        let request = parse_args(&["-T", "ref.fa", "--region-file", "t.bed", "x"]);
+        assert_eq!(request.fai.as_deref(), Some("ref.fa.fai"));
+        assert_eq!(request.bed.as_deref(), Some("t.bed"));
     }
 }

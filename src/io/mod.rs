@@ -1,14 +1,21 @@
-//! Bytes ⇄ records: BGZF, BAM, SAM, indexes, and opening inputs and outputs.
+//! Bytes ⇄ records: BGZF, BAM, SAM, indexes, and opening inputs and outputs; and the side files
+//! commands read (FASTA references, `.fai` lists, BED intervals, word lists).
 
 pub mod background;
 pub mod bam;
+pub mod bed;
 pub mod bgzf;
+pub mod fai;
+pub mod fasta;
+pub mod format;
 pub mod index;
 pub mod input;
+pub mod lists;
 pub mod open;
 pub mod output;
 pub mod recycle;
 pub mod sam;
 pub mod stream;
+pub mod tempfiles;
 #[cfg(test)]
 pub(crate) mod test_sink;

@@ -37,7 +37,7 @@ pub fn create_direct(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Opti
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
-    let file = crate::pipeline::tempfiles::create_registered(&temp)?;
+    let file = crate::io::tempfiles::create_registered(&temp)?;
     let guard = OutputFile { target, temp, committed: false };
     Ok((Box::new(file), Some(guard)))
 }
@@ -83,7 +83,7 @@ impl OutputFile {
     /// Moves the finished file into place.
     pub fn commit(mut self) -> std::io::Result<()> {
         std::fs::rename(&self.temp, &self.target)?;
-        crate::pipeline::tempfiles::unregister(&self.temp);
+        crate::io::tempfiles::unregister(&self.temp);
         self.committed = true;
         Ok(())
     }
@@ -93,7 +93,7 @@ impl Drop for OutputFile {
     fn drop(&mut self) {
         if !self.committed {
             let _ = std::fs::remove_file(&self.temp);
-            crate::pipeline::tempfiles::unregister(&self.temp);
+            crate::io::tempfiles::unregister(&self.temp);
         }
     }
 }

@@ -12,12 +12,13 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::collate::{self, Item};
-use crate::pipeline::sink::{OutputFormat, RecordSink};
+use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::write_in_order;
 use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
-use crate::pipeline::tempfiles::{TempFile, TempNamer};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, RecordIdx, RecordStore};
 
@@ -101,15 +102,8 @@ pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
         .and_then(|mut f| f.read_to_end(&mut data))
         .map_err(|e| Error::io(&path, e))?;
     drop(t);
-    let mut batch = Batch { data, starts: Vec::new() };
-    let mut at = 0usize;
-    while at + 4 <= batch.data.len() {
-        batch.starts.push(at as u32);
-        let size = u32::from_le_bytes(batch.data[at..at + 4].try_into().unwrap_or([0; 4]));
-        at += 4 + size as usize;
-    }
     let mut store = RecordStore::default();
-    store.push_batch(batch);
+    store.push_batch(Batch::from_framed(data));
     let batch = &store.batches[0];
     let mut items: Vec<Item<'_>> = (0..batch.len())
         .map(|i| {

@@ -8,10 +8,11 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
 use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, is_kept, sanitize};
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
 use crate::record::{Batch, Header, RecordRef};

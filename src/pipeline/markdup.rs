@@ -26,14 +26,15 @@ use std::io::Write;
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::tempfiles::TempNamer;
 use crate::ops::markdup::decide::{self, Outcome};
 use crate::ops::markdup::metrics;
 use crate::ops::markdup::stats::{self, Piece};
 use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
 use crate::pipeline::fixmate::{encode, sort_order};
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
-use crate::pipeline::tempfiles::TempNamer;
+use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef, RecordStore};

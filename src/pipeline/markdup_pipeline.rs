@@ -38,6 +38,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::open::{self, Opened};
+use crate::io::tempfiles::TempNamer;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, collated_order};
@@ -45,7 +46,6 @@ use crate::pipeline::fixmate::fix_templates;
 use crate::pipeline::markdup::{MarkdupOptions, ReadGroups, create_output, mark, read_group_ids};
 use crate::pipeline::memory_limit;
 use crate::pipeline::sort::{batch_cost, sorted_order};
-use crate::pipeline::tempfiles::TempNamer;
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::prefetch::PREFETCH_AHEAD;
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};

@@ -3,6 +3,7 @@
 
 pub mod collate;
 pub mod fixmate;
+pub mod index;
 pub mod load;
 pub mod markdup;
 pub mod markdup_pipeline;
@@ -12,6 +13,5 @@ pub mod region;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
-pub mod tempfiles;
 pub mod threads;
 pub mod view;

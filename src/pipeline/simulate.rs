@@ -1,14 +1,24 @@
 //! `simulate`: SAM text from the generator, written as is or converted to BAM on the fly
 //! (the generator writes into a pipe that the SAM reader parses in parallel).
 
-use crate::cli::simulate::SimulateCommand;
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::input::Input;
 use crate::io::open::PIECE_BYTES_PER_THREAD;
 use crate::io::output::write_with;
 use crate::io::sam;
 use crate::io::stream::ByteStream;
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::pipeline::sink::{Encoded, RecordSink};
+use crate::simulate::SimulateOptions;
+
+/// `mdsam simulate`'s options: the generator's settings and where its output goes.
+pub struct SimulateCommand {
+    pub options: SimulateOptions,
+    /// Written in the format its name implies (`.bam`, `.sam.gz`), else SAM; `-` is stdout.
+    pub output: String,
+    /// Where to write the reference sequences too (`--fasta`).
+    pub fasta: Option<String>,
+}
 
 pub fn run(cmd: SimulateCommand) -> Result<(), Error> {
     let threads = cmd.options.threads.max(1);

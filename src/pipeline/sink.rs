@@ -8,41 +8,10 @@ use std::io::{IsTerminal, Write};
 
 use crate::error::Error;
 use crate::io::background::BackgroundWriter;
+use crate::io::format::OutputFormat;
 use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
 use crate::io::{bam, bgzf, output};
 use crate::record::{Header, RecordRef};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputFormat {
-    Sam,
-    /// BGZF-compressed SAM (`.sam.gz`).
-    SamGz,
-    Bam,
-}
-
-impl OutputFormat {
-    /// `"sam"` or `"bam"` as a profile names the output format (bgzipped SAM is SAM text).
-    pub fn name(self) -> &'static str {
-        match self {
-            OutputFormat::Bam => "bam",
-            OutputFormat::Sam | OutputFormat::SamGz => "sam",
-        }
-    }
-
-    /// The format a file name implies, as htslib's extension mapping (`None` when unknown).
-    pub fn from_path(path: &str) -> Option<OutputFormat> {
-        let lower = path.to_ascii_lowercase();
-        if lower.ends_with(".bam") {
-            Some(OutputFormat::Bam)
-        } else if lower.ends_with(".sam.gz") {
-            Some(OutputFormat::SamGz)
-        } else if lower.ends_with(".sam") {
-            Some(OutputFormat::Sam)
-        } else {
-            None
-        }
-    }
-}
 
 /// A run of encoded units (SAM lines or framed BAM records) back to back.
 #[derive(Default)]

@@ -16,15 +16,16 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::open::RecordReader;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::sort::keys::{self, TagValue, TemplateKey};
 use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
-use crate::pipeline::tempfiles::{TempFile, TempNamer};
+use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
 
@@ -233,17 +234,7 @@ fn apply_minhash(
         .batches
         .par_iter_mut()
         .map(|batch| {
-            let starts = batch.starts.clone();
-            let data = &mut batch.data;
-            starts
-                .iter()
-                .map(|&at| {
-                    let at = at as usize;
-                    let size =
-                        u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
-                    minhash::apply(&mut data[at + 4..at + 4 + size], m, index)
-                })
-                .collect()
+            (0..batch.len()).map(|i| minhash::apply(batch.record_mut(i), m, index)).collect()
         })
         .collect()
 }
@@ -276,11 +267,11 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let index = match (&opts.minimiser_ref, opts.order) {
         (Some((path, window)), SortOrder::MinHash(m)) => {
             eprint!("Building index ... ");
-            let text = std::fs::read(path).map_err(|e| {
+            let seqs = crate::io::fasta::read_sequence_codes(path).map_err(|e| {
                 eprintln!();
                 Error::Message(format!("{path}: {e}"))
             })?;
-            let ix = minhash::KmerIndex::from_fasta(&text, m.kmer, *window, m.squash);
+            let ix = minhash::KmerIndex::from_sequences(&seqs, m.kmer, *window, m.squash);
             eprintln!("done");
             Some(ix)
         }

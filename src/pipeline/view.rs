@@ -7,19 +7,24 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::index::Region;
 use crate::io::open::{self, Opened, RecordReader};
 use crate::io::sam::format::format_record;
 use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
 use crate::pipeline::region;
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
+use crate::pipeline::sink::{Encoded, RecordSink};
+use crate::pipeline::view::request::ViewRequest;
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::Reference;
 use crate::record::{Batch, Header, RecordRef};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub mod request;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HeaderMode {
+    #[default]
     Without,
     With,
     Only,
@@ -218,23 +223,11 @@ fn write_counts(path: &str, counts: Counts) -> Result<(), Error> {
     crate::io::output::write_file(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }
 
-/// Runs `view` on the current thread pool.
-pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
-    crate::alloc::keep_freed_memory();
-    let Opened { mut reader, header: input_header, is_bgzf, .. } =
-        open::open(&opts.input, opts.threads)?;
-    profile::describe(RunInfo::streamed(
-        opts.threads,
-        opts.level,
-        (&opts.input, &opts.output),
-        (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
-    ));
-    let (header, seed) = output_header(&opts, &input_header);
+/// Completes the filter with what needs the output header: the subsample seed, the BED targets
+/// by reference id, the `-l` library's read groups.
+fn complete_filter(opts: &mut ViewOptions, header: &Header, seed: Option<u32>) {
     if let (Some((fraction, _)), Some(seed)) = (opts.subsample, seed) {
         opts.filter.subsample = Some(crate::ops::view::subsample::Subsample::new(fraction, seed));
-    }
-    if opts.fai_refs.is_some() {
-        reader.set_header(&header);
     }
     if let Some(bed) = &opts.bed {
         let mut t = Targets::default();
@@ -247,18 +240,12 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         opts.filter.targets = Some(t);
     }
     if let Some(lib) = &opts.library {
-        opts.filter.set_library(lib, &header);
+        opts.filter.set_library(lib, header);
     }
-    let _ = is_bgzf;
-    if opts.header == HeaderMode::Only {
-        if opts.count {
-            return write_count_line(&opts.output, 0);
-        }
-        let sink =
-            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
-        return sink.finish();
-    }
-    // With -M, BED intervals become regions instead of a filter.
+}
+
+/// With -M, BED intervals become regions instead of a filter: takes them out of the filter.
+fn take_bed_regions(opts: &mut ViewOptions) -> Vec<Region> {
     let mut bed_regions = Vec::new();
     if opts.multi_region
         && let Some(t) = opts.filter.targets.take()
@@ -267,49 +254,55 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             bed_regions.extend(ivs.into_iter().map(|(beg, end)| Region { tid, beg, end }));
         }
     }
-    let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
-    let mut main = if opts.count {
-        None
-    } else {
-        let mut sink = RecordSink::create(
-            &opts.output,
-            opts.format,
-            opts.level,
-            opts.threads,
-            &header,
-            write_header,
-        )?;
-        if let Some((path, bai)) = &opts.index {
-            sink.write_index(path, *bai, &header)?;
-        }
-        Some(sink)
-    };
-    let mut unselected = match &opts.unselected {
-        Some(p) => {
-            let f = OutputFormat::from_path(p).unwrap_or(opts.format);
-            Some(RecordSink::create(
-                p,
-                f,
+    bed_regions
+}
+
+/// Where the filtered records go (none with `-c`), and the counts so far.
+struct Outputs {
+    main: Option<RecordSink>,
+    unselected: Option<RecordSink>,
+    counts: Counts,
+}
+
+impl Outputs {
+    /// Opens the output and the `-U` output and writes their headers.
+    fn open(opts: &ViewOptions, header: &Header) -> Result<Outputs, Error> {
+        let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
+        let main = if opts.count {
+            None
+        } else {
+            let mut sink = RecordSink::create(
+                &opts.output,
+                opts.format,
                 opts.level,
                 opts.threads,
-                &header,
-                write_header || f == OutputFormat::Bam,
-            )?)
-        }
-        _ => None,
-    };
-    let plan = Plan {
-        opts: &opts,
-        header: &header,
-        main_format: main.as_ref().map(RecordSink::format),
-        unselected_format: unselected.as_ref().map(RecordSink::format),
-        passthrough: main.as_ref().is_some_and(|s| s.format() == OutputFormat::Bam)
-            && !opts.edit.is_active()
-            && !opts.remove_back
-            && !opts.unmap_rejected,
-    };
-    let mut counts = Counts::default();
-    let mut handle = |batch: &Batch| -> Result<(), Error> {
+                header,
+                write_header,
+            )?;
+            if let Some((path, bai)) = &opts.index {
+                sink.write_index(path, *bai, header)?;
+            }
+            Some(sink)
+        };
+        let unselected = match &opts.unselected {
+            Some(p) => {
+                let f = OutputFormat::from_path(p).unwrap_or(opts.format);
+                Some(RecordSink::create(
+                    p,
+                    f,
+                    opts.level,
+                    opts.threads,
+                    header,
+                    write_header || f == OutputFormat::Bam,
+                )?)
+            }
+            _ => None,
+        };
+        Ok(Outputs { main, unselected, counts: Counts::default() })
+    }
+
+    /// Filters one batch through `plan` and writes it.
+    fn write_batch(&mut self, plan: &Plan<'_>, batch: &Batch) -> Result<(), Error> {
         let chunks = {
             let _phase = profile::phase(Phase::Filter);
             profile::add(Phase::Filter, Counter::Records, batch.len() as u64);
@@ -317,9 +310,9 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         };
         let _phase = profile::phase(Phase::Write);
         for chunk in chunks {
-            counts.processed += chunk.counts.processed;
-            counts.accepted += chunk.counts.accepted;
-            if let Some(s) = main.as_mut() {
+            self.counts.processed += chunk.counts.processed;
+            self.counts.accepted += chunk.counts.accepted;
+            if let Some(s) = self.main.as_mut() {
                 if plan.passthrough {
                     let framed: Vec<&[u8]> =
                         chunk.passed.iter().map(|&i| batch.framed(i as usize)).collect();
@@ -328,12 +321,119 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
                     s.write_owned(chunk.main)?;
                 }
             }
-            if let Some(s) = unselected.as_mut() {
+            if let Some(s) = self.unselected.as_mut() {
                 s.write(&chunk.unselected)?;
             }
         }
         Ok(())
+    }
+
+    /// Finishes the outputs, then writes the `-c` count and the `--save-counts` file.
+    fn finish(self, opts: &ViewOptions) -> Result<(), Error> {
+        {
+            let _phase = profile::phase(Phase::Write);
+            if let Some(s) = self.main {
+                s.finish()?;
+            }
+            if let Some(s) = self.unselected {
+                s.finish()?;
+            }
+        }
+        if opts.count {
+            write_count_line(&opts.output, self.counts.accepted)?;
+        }
+        if let Some(p) = &opts.save_counts {
+            write_counts(p, self.counts)?;
+        }
+        Ok(())
+    }
+}
+
+/// Feeds the records of the regions (and of `-M`'s BED intervals) to `handle`, through the
+/// input's index; with `-P`, their mates too.
+fn for_each_region_batch(
+    reader: &mut RecordReader,
+    opts: &ViewOptions,
+    header: &Header,
+    bed_regions: Vec<Region>,
+    handle: &mut dyn FnMut(&Batch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let RecordReader::Bam(bam_reader) = reader else {
+        return Err(Error::Message(
+            "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
+        ));
     };
+    let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
+    let mut regions = region::parse_regions(&opts.regions, header);
+    regions = if regions.is_empty() {
+        bed_regions
+    } else if bed_regions.is_empty() {
+        regions
+    } else {
+        region::intersect(&regions, &bed_regions)
+    };
+    if !opts.fetch_pairs {
+        return region::for_each_region_batch(
+            bam_reader,
+            &index,
+            &opts.input,
+            &regions,
+            opts.multi_region,
+            handle,
+        );
+    }
+    let (names, mates) = region::collect_mates(bam_reader, &index, &opts.input, &regions, &|r| {
+        opts.filter.accepts(r, header).map_err(Error::Message)
+    })?;
+    let mut union = regions.clone();
+    union.extend(mates);
+    region::for_each_region_batch(bam_reader, &index, &opts.input, &union, true, &mut |batch| {
+        let mut wanted = Batch::default();
+        for r in batch.iter() {
+            if names.contains(r.read_name()) || regions.iter().any(|g| region::overlaps(&r, g)) {
+                wanted.push(r.bytes());
+            }
+        }
+        handle(&wanted)
+    })
+}
+
+/// Runs `view` on the current thread pool.
+pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
+    crate::alloc::keep_freed_memory();
+    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
+    profile::describe(RunInfo::streamed(
+        opts.threads,
+        opts.level,
+        (&opts.input, &opts.output),
+        (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
+    ));
+    let (header, seed) = output_header(&opts, &input_header);
+    if opts.fai_refs.is_some() {
+        reader.set_header(&header);
+    }
+    complete_filter(&mut opts, &header, seed);
+    if opts.header == HeaderMode::Only {
+        if opts.count {
+            return write_count_line(&opts.output, 0);
+        }
+        let sink =
+            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+        return sink.finish();
+    }
+    let bed_regions = take_bed_regions(&mut opts);
+    let mut outputs = Outputs::open(&opts, &header)?;
+    let plan = Plan {
+        opts: &opts,
+        header: &header,
+        main_format: outputs.main.as_ref().map(RecordSink::format),
+        unselected_format: outputs.unselected.as_ref().map(RecordSink::format),
+        passthrough: outputs.main.as_ref().is_some_and(|s| s.format() == OutputFormat::Bam)
+            && !opts.edit.is_active()
+            && !opts.remove_back
+            && !opts.unmap_rejected,
+    };
+    let mut handle = |batch: &Batch| outputs.write_batch(&plan, batch);
     if opts.regions.is_empty() && !opts.multi_region {
         crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
             for batch in batches {
@@ -343,73 +443,9 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             Ok(())
         })?;
     } else {
-        let RecordReader::Bam(bam_reader) = &mut reader else {
-            return Err(Error::Message(
-                "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files."
-                    .into(),
-            ));
-        };
-        let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
-        let mut regions = region::parse_regions(&opts.regions, &header);
-        regions = if regions.is_empty() {
-            bed_regions
-        } else if bed_regions.is_empty() {
-            regions
-        } else {
-            region::intersect(&regions, &bed_regions)
-        };
-        if opts.fetch_pairs {
-            let (names, mates) =
-                region::collect_mates(bam_reader, &index, &opts.input, &regions, &|r| {
-                    opts.filter.accepts(r, &header).map_err(Error::Message)
-                })?;
-            let mut union = regions.clone();
-            union.extend(mates);
-            region::for_each_region_batch(
-                bam_reader,
-                &index,
-                &opts.input,
-                &union,
-                true,
-                &mut |batch: &Batch| {
-                    let mut wanted = Batch::default();
-                    for r in batch.iter() {
-                        if names.contains(r.read_name())
-                            || regions.iter().any(|g| region::overlaps(&r, g))
-                        {
-                            wanted.push(r.bytes());
-                        }
-                    }
-                    handle(&wanted)
-                },
-            )?;
-        } else {
-            region::for_each_region_batch(
-                bam_reader,
-                &index,
-                &opts.input,
-                &regions,
-                opts.multi_region,
-                &mut handle,
-            )?;
-        }
+        for_each_region_batch(&mut reader, &opts, &header, bed_regions, &mut handle)?;
     }
-    {
-        let _phase = profile::phase(Phase::Write);
-        if let Some(s) = main {
-            s.finish()?;
-        }
-        if let Some(s) = unselected {
-            s.finish()?;
-        }
-    }
-    if opts.count {
-        write_count_line(&opts.output, counts.accepted)?;
-    }
-    if let Some(p) = &opts.save_counts {
-        write_counts(p, counts)?;
-    }
-    Ok(())
+    outputs.finish(&opts)
 }
 
 fn write_count_line(output: &str, n: u64) -> Result<(), Error> {
@@ -423,9 +459,52 @@ pub fn run_on_pool(opts: ViewOptions) -> Result<(), Error> {
     pool.install(|| run(opts, &pool))
 }
 
+/// Reads the files `request` names, then runs `view` on a pool of `opts.threads` threads.
+pub fn run_request(request: ViewRequest) -> Result<(), Error> {
+    run_on_pool(request::resolve(request)?)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::request::ListFile;
     use super::*;
+    use crate::ops::view::filter::TagFilter;
+
+    /// Options for `view x.bam` as the command line leaves them, for the tests to adjust.
+    fn options() -> ViewOptions {
+        ViewOptions {
+            input: "x.bam".into(),
+            regions: Vec::new(),
+            output: "-".into(),
+            format: OutputFormat::Sam,
+            level: -1,
+            header: HeaderMode::Without,
+            count: false,
+            unselected: None,
+            unmap_rejected: false,
+            filter: Filter::default(),
+            edit: RecordEdit::default(),
+            threads: 1,
+            fai_refs: None,
+            keep_read_groups: None,
+            pg: None,
+            save_counts: None,
+            subsample: None,
+            index_path: None,
+            multi_region: false,
+            fetch_pairs: false,
+            remove_back: false,
+            bed: None,
+            library: None,
+            index: None,
+        }
+    }
+
+    fn list_file(name: &str, text: &str) -> String {
+        let path = std::env::temp_dir().join(format!("mdsam-view-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    }
 
     /// `-R ^FILE` drops the listed groups' records but, as in samtools 1.24, keeps exactly the
     /// listed `@RG` lines in the header.
@@ -433,15 +512,47 @@ mod tests {
     fn negated_read_group_list_keeps_listed_header_lines() {
         let text = b"@HD\tVN:1.6\n@RG\tID:a\n@RG\tID:b\n@RG\tID:c\n".to_vec();
         let input = Header::from_sam_text(text).unwrap();
-        let args = ["--no-PG", "-R", "^list", "x.bam"];
-        let inv = crate::cli::Invocation { argv0: "samtools".into(), command: "view".into() };
-        let list = std::env::temp_dir().join(format!("mdsam-rg-header-{}", std::process::id()));
-        std::fs::write(&list, "b\n").unwrap();
-        let args: Vec<String> =
-            args.iter().map(|a| a.replace("list", list.to_str().unwrap())).collect();
-        let opts = crate::cli::view::parse(&inv, &args).unwrap();
+        let mut opts = options();
+        let excluded = NameSet { names: Default::default(), negate: true };
+        (opts.filter.read_groups, opts.keep_read_groups) = (Some(excluded.clone()), Some(excluded));
+        let lists = vec![ListFile::ReadGroups(list_file("rg-header", "b\n"))];
+        let request = ViewRequest { lists, options: Ok(opts), fai: None, bed: None };
+        let opts = request::resolve(request).unwrap();
         assert!(opts.keep_read_groups.as_ref().unwrap().negate);
+        assert_eq!(opts.filter.read_groups.as_ref().unwrap().names.len(), 1);
         let (header, _) = output_header(&opts, &input);
         assert_eq!(header.sam_text(), b"@HD\tVN:1.6\n@RG\tID:b\n");
+    }
+
+    /// The list files add to the sets the command line began, in order; an unreadable one is
+    /// reported before the command line's own error.
+    #[test]
+    fn list_files_fill_the_sets_and_fail_first() {
+        let groups = list_file("rg", "g2\ng3\n");
+        let names = list_file("names", "a\nb\n");
+        let values = list_file("values", "x;y z\n");
+        let mut opts = options();
+        let included = NameSet { names: [b"g1".to_vec()].into(), negate: false };
+        (opts.filter.read_groups, opts.keep_read_groups) = (Some(included.clone()), Some(included));
+        opts.filter.read_names = Some(NameSet { names: Default::default(), negate: false });
+        opts.filter.tag = Some(TagFilter { tag: *b"XY", values: Some(Default::default()) });
+        let lists = vec![
+            ListFile::ReadGroups(groups),
+            ListFile::ReadNames(names.clone()),
+            ListFile::ReadNames(names),
+            ListFile::TagValues(values),
+        ];
+        let request = ViewRequest { lists, options: Ok(opts), fai: None, bed: None };
+        let opts = request::resolve(request).unwrap();
+        assert_eq!(opts.keep_read_groups.unwrap().names.len(), 3);
+        assert_eq!(opts.filter.read_groups.unwrap().names.len(), 3);
+        assert_eq!(opts.filter.read_names.unwrap().names.len(), 2);
+        assert_eq!(opts.filter.tag.unwrap().values.unwrap().len(), 3);
+
+        let missing = ListFile::ReadNames("/nonexistent/mdsam-names".into());
+        let failed = Err(Error::Message("a later error".into()));
+        let request = ViewRequest { lists: vec![missing], options: failed, fai: None, bed: None };
+        let err = request::resolve(request).err().unwrap().to_string();
+        assert!(err.starts_with("/nonexistent/mdsam-names: could not read"), "{err}");
     }
 }

@@ -2,7 +2,7 @@
 //! helper in every module. Every field starts at zero, as a zeroed 32-byte block does; a test
 //! sets what it is about.
 
-use super::layout::{FIXED_LEN, REF_ID};
+use super::layout::{FIXED_LEN, REF_ID, SEQ_NT16};
 use super::layout::{FLAG, L_READ_NAME, L_SEQ, MAPQ, N_CIGAR_OP, NEXT_POS, NEXT_REF_ID, POS};
 
 #[derive(Clone, Default)]
@@ -69,16 +69,9 @@ impl RecordBuilder {
         self
     }
 
-    /// Bases as letters (`ACGT`; anything else is `N`).
+    /// Bases as letters, coded as htslib codes them.
     pub fn seq(self, bases: &[u8]) -> Self {
-        let code = |c: u8| match c.to_ascii_uppercase() {
-            b'A' => 1,
-            b'C' => 2,
-            b'G' => 4,
-            b'T' => 8,
-            _ => 15,
-        };
-        self.seq_codes(&bases.iter().map(|&c| code(c)).collect::<Vec<_>>())
+        self.seq_codes(&bases.iter().map(|&c| SEQ_NT16[c as usize]).collect::<Vec<_>>())
     }
 
     /// Base qualities, one a base.

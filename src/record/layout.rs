@@ -156,6 +156,25 @@ pub mod flags {
 /// The 4-bit base codes of packed sequences, in code order.
 pub const SEQ_CODES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
 
+/// Base letter → 4-bit code, as htslib's `seq_nt16_table` for letters: [`SEQ_CODES`] in either
+/// case and RNA `U`/`u` as `T` (8, htslib 1.22 on); anything else is N (15). The one table for
+/// every base letter read: SAM `SEQ`, FASTA references, base-modification base types.
+///
+/// htslib also maps the digits `0`-`3` to 1/2/4/8; this table keeps them N, as mdsam's SAM
+/// reader always has.
+pub const SEQ_NT16: [u8; 256] = {
+    let mut t = [15u8; 256];
+    let mut i = 0;
+    while i < 16 {
+        t[SEQ_CODES[i] as usize] = i as u8;
+        t[SEQ_CODES[i].to_ascii_lowercase() as usize] = i as u8;
+        i += 1;
+    }
+    t[b'U' as usize] = 8;
+    t[b'u' as usize] = 8;
+    t
+};
+
 /// CIGAR operation letters, in BAM code order.
 pub const CIGAR_OPS: &[u8; 9] = b"MIDNSHP=X";
 

@@ -57,12 +57,31 @@ impl Batch {
         self.data.truncate(at);
     }
 
+    /// A batch of the records framed back to back in `data` (a run written to disk and read
+    /// back): one start per `block_size` field, from the first byte to the last whole field.
+    pub fn from_framed(data: Vec<u8>) -> Batch {
+        let mut starts = Vec::new();
+        let mut at = 0usize;
+        while at + 4 <= data.len() {
+            starts.push(at as u32);
+            at += 4 + block_size_at(&data, at);
+        }
+        Batch { data, starts }
+    }
+
     /// The framed bytes (`block_size` included) of record `i`.
     #[inline]
     pub fn framed(&self, i: usize) -> &[u8] {
         let at = self.starts[i] as usize;
-        let size = u32::from_le_bytes(self.data[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
-        &self.data[at..at + 4 + size]
+        &self.data[at..at + 4 + block_size_at(&self.data, at)]
+    }
+
+    /// The bytes of record `i` (without `block_size`), to edit in place.
+    #[inline]
+    pub fn record_mut(&mut self, i: usize) -> &mut [u8] {
+        let at = self.starts[i] as usize;
+        let size = block_size_at(&self.data, at);
+        &mut self.data[at + 4..at + 4 + size]
     }
 
     /// Starts loading the first [`super::prefetch::PREFETCH_BYTES`] of record `i` into the cache, if there is
@@ -91,6 +110,12 @@ impl Batch {
     pub fn iter(&self) -> impl Iterator<Item = RecordRef<'_>> {
         (0..self.len()).map(move |i| self.get(i))
     }
+}
+
+/// The `block_size` field that frames the record at `at` of `data` (0 past the end).
+#[inline]
+fn block_size_at(data: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or([0; 4])) as usize
 }
 
 /// A handle to a record in a [`RecordStore`]: batch number and record number inside it.

@@ -269,15 +269,39 @@ impl<'a> TemplateBuilder<'a> {
         let read_len = self.settings.read_len;
         let class = QualityClass::draw(rng);
         self.qualities.fill_qualities(rng, read_len as usize, class, &mut self.cycle_qualities);
+        let layout = self.draw_layout(rng, placement, chimera);
+        self.sequence_read(rng, placement, chimera, layout);
+        let primary = self.push_primary(rng, placement, layout, template);
+        let secondary = self.push_secondary(rng, placement, layout, primary, template);
+        let supplementary =
+            chimera.map(|chimera| self.push_supplementary(rng, chimera, primary, template));
 
-        // Clips and the aligned middle.
+        // Output order: primary, supplementary, secondary.
+        if let (Some(supplementary_index), Some(secondary_index)) = (supplementary, secondary) {
+            template.pool.swap(supplementary_index, secondary_index);
+            return ReadRecords {
+                primary,
+                supplementary: Some(secondary_index),
+                secondary: Some(supplementary_index),
+            };
+        }
+        ReadRecords { primary, supplementary, secondary }
+    }
+
+    /// Draws the clips and the aligned middle (into `self.ops`) of a mapped read.
+    fn draw_layout(
+        &mut self,
+        rng: &mut Rng,
+        placement: Placement,
+        chimera: Option<Chimera>,
+    ) -> ReadLayout {
         let junk_clip = if rng.chance(0.01) { rng.between(1, 8) } else { 0 };
         let tail_len = match chimera {
             Some(chimera) => chimera.tail_len,
             None if rng.chance(0.03) => rng.between(5, 40),
             None => 0,
         };
-        let aligned_len = read_len - junk_clip - tail_len;
+        let aligned_len = self.settings.read_len - junk_clip - tail_len;
         draw_aligned_ops(rng, aligned_len, &mut self.ops);
         let span = reference_span(&self.ops);
         let pos = if placement.forward {
@@ -285,11 +309,20 @@ impl<'a> TemplateBuilder<'a> {
         } else {
             placement.five_prime + 1 - junk_clip - span
         };
+        ReadLayout { junk_clip, tail_len, pos, span }
+    }
 
-        // The read in sequencing order.
+    /// The read in sequencing order (into `self.read`), sequencing errors included.
+    fn sequence_read(
+        &mut self,
+        rng: &mut Rng,
+        placement: Placement,
+        chimera: Option<Chimera>,
+        layout: ReadLayout,
+    ) {
         let reference = self.genome.sequence(placement.tid);
         self.aligned.clear();
-        let mut ref_at = pos as usize;
+        let mut ref_at = layout.pos as usize;
         for op in &self.ops {
             let len = op.len as usize;
             match op.code {
@@ -302,13 +335,14 @@ impl<'a> TemplateBuilder<'a> {
             }
         }
         self.read.clear();
-        self.read.extend((0..junk_clip).map(|_| rng.base()));
+        self.read.extend((0..layout.junk_clip).map(|_| rng.base()));
         if placement.forward {
             self.read.extend_from_slice(&self.aligned);
         } else {
             reverse_complement_into(&self.aligned, &mut self.scratch);
             self.read.extend_from_slice(&self.scratch);
         }
+        let tail_len = layout.tail_len;
         match chimera {
             Some(chimera) => {
                 let part = &self.genome.sequence(chimera.tid)
@@ -323,112 +357,127 @@ impl<'a> TemplateBuilder<'a> {
             None => self.read.extend(ADAPTER.iter().cycle().take(tail_len as usize)),
         }
         self.qualities.apply_errors(rng, &self.cycle_qualities, &mut self.read);
+    }
 
-        // The primary record.
+    /// The primary record of the read; returns its index in the template.
+    fn push_primary(
+        &mut self,
+        rng: &mut Rng,
+        placement: Placement,
+        layout: ReadLayout,
+        template: &mut Template,
+    ) -> usize {
         let primary = template.push_record();
-        {
-            let record = &mut template.pool[primary];
-            record.tid = placement.tid as i32;
-            record.pos = i64::from(pos);
-            let (left_clip, right_clip) =
-                if placement.forward { (junk_clip, tail_len) } else { (tail_len, junk_clip) };
-            push_op(&mut record.cigar, Op::new(left_clip, b'S'));
-            for &op in &self.ops {
-                push_op(&mut record.cigar, op);
-            }
-            push_op(&mut record.cigar, Op::new(right_clip, b'S'));
-            orient(
-                &self.read,
-                &self.cycle_qualities,
-                placement.forward,
-                &mut record.seq,
-                &mut record.qual,
-            );
-            if !placement.forward {
-                record.flag |= flag::REVERSE;
-            }
-            compare_record(record, reference);
-            write_extra_tags(rng, self.settings.extra_tag_rate, &mut record.extra_tags);
+        let record = &mut template.pool[primary];
+        record.tid = placement.tid as i32;
+        record.pos = i64::from(layout.pos);
+        let (junk_clip, tail_len) = (layout.junk_clip, layout.tail_len);
+        let (left_clip, right_clip) =
+            if placement.forward { (junk_clip, tail_len) } else { (tail_len, junk_clip) };
+        push_op(&mut record.cigar, Op::new(left_clip, b'S'));
+        for &op in &self.ops {
+            push_op(&mut record.cigar, op);
         }
+        push_op(&mut record.cigar, Op::new(right_clip, b'S'));
+        orient(
+            &self.read,
+            &self.cycle_qualities,
+            placement.forward,
+            &mut record.seq,
+            &mut record.qual,
+        );
+        if !placement.forward {
+            record.flag |= flag::REVERSE;
+        }
+        compare_record(record, self.genome.sequence(placement.tid));
+        write_extra_tags(rng, self.settings.extra_tag_rate, &mut record.extra_tags);
+        primary
+    }
 
-        // A secondary alignment in the copy of a repeat.
-        let mut secondary = None;
-        let repeat_copy = self.genome.repeat_copy_of(placement.tid, pos, pos + span);
-        if let Some(copy_pos) = repeat_copy.filter(|_| rng.chance(self.settings.secondary_rate)) {
-            let index = template.push_record();
-            let (primary_record, record) = two_records(template, primary, index);
-            record.flag = flag::SECONDARY | (primary_record.flag & flag::REVERSE);
-            record.tid = primary_record.tid;
-            record.pos = i64::from(copy_pos);
-            record.cigar.extend_from_slice(&primary_record.cigar);
-            record.has_alignment_tags = true;
-            let comparison = compare_with_reference(
-                &record.cigar,
-                &primary_record.seq,
-                reference,
-                copy_pos as usize,
-                &mut record.md,
-            );
-            record.edit_distance = comparison.edit_distance;
-            record.score = comparison.score;
-            record.suboptimal_score = primary_record.score;
-            write_extra_tags(rng, self.settings.extra_tag_rate, &mut record.extra_tags);
-            primary_record.mapq = if rng.below(10) < 7 { 0 } else { rng.between(1, 3) as u8 };
-            primary_record.suboptimal_score = record.score;
-            secondary = Some(index);
+    /// A secondary alignment in the copy of a repeat, sometimes; else the primary's mapping
+    /// quality is drawn as for a unique placement. Returns the secondary's index.
+    fn push_secondary(
+        &mut self,
+        rng: &mut Rng,
+        placement: Placement,
+        layout: ReadLayout,
+        primary: usize,
+        template: &mut Template,
+    ) -> Option<usize> {
+        let reference = self.genome.sequence(placement.tid);
+        let repeat_copy =
+            self.genome.repeat_copy_of(placement.tid, layout.pos, layout.pos + layout.span);
+        let Some(copy_pos) = repeat_copy.filter(|_| rng.chance(self.settings.secondary_rate))
+        else {
+            draw_mapping_quality(rng, &mut template.pool[primary]);
+            return None;
+        };
+        let index = template.push_record();
+        let (primary_record, record) = two_records(template, primary, index);
+        record.flag = flag::SECONDARY | (primary_record.flag & flag::REVERSE);
+        record.tid = primary_record.tid;
+        record.pos = i64::from(copy_pos);
+        record.cigar.extend_from_slice(&primary_record.cigar);
+        record.has_alignment_tags = true;
+        let comparison = compare_with_reference(
+            &record.cigar,
+            &primary_record.seq,
+            reference,
+            copy_pos as usize,
+            &mut record.md,
+        );
+        record.edit_distance = comparison.edit_distance;
+        record.score = comparison.score;
+        record.suboptimal_score = primary_record.score;
+        write_extra_tags(rng, self.settings.extra_tag_rate, &mut record.extra_tags);
+        primary_record.mapq = if rng.below(10) < 7 { 0 } else { rng.between(1, 3) as u8 };
+        primary_record.suboptimal_score = record.score;
+        Some(index)
+    }
+
+    /// The supplementary alignment of a chimeric tail; returns its index.
+    fn push_supplementary(
+        &mut self,
+        rng: &mut Rng,
+        chimera: Chimera,
+        primary: usize,
+        template: &mut Template,
+    ) -> usize {
+        let (read_len, tail_len) = (self.settings.read_len, chimera.tail_len);
+        let index = template.push_record();
+        let (primary_record, record) = two_records(template, primary, index);
+        record.flag = flag::SUPPLEMENTARY | if chimera.forward { 0 } else { flag::REVERSE };
+        record.tid = chimera.tid as i32;
+        record.pos = i64::from(chimera.pos);
+        let hard_clip = Op::new(read_len - tail_len, b'H');
+        let tail_op = Op::new(tail_len, b'M');
+        if chimera.forward {
+            record.cigar.extend([hard_clip, tail_op]);
         } else {
-            let record = &mut template.pool[primary];
-            draw_mapping_quality(rng, record);
+            record.cigar.extend([tail_op, hard_clip]);
         }
-
-        // The supplementary alignment of a chimeric tail.
-        let supplementary = chimera.map(|chimera| {
-            let index = template.push_record();
-            let (primary_record, record) = two_records(template, primary, index);
-            record.flag = flag::SUPPLEMENTARY | if chimera.forward { 0 } else { flag::REVERSE };
-            record.tid = chimera.tid as i32;
-            record.pos = i64::from(chimera.pos);
-            let hard_clip = Op::new(read_len - tail_len, b'H');
-            let tail_op = Op::new(tail_len, b'M');
-            if chimera.forward {
-                record.cigar.extend([hard_clip, tail_op]);
-            } else {
-                record.cigar.extend([tail_op, hard_clip]);
-            }
-            let tail_start = (read_len - tail_len) as usize;
-            orient(
-                &self.read[tail_start..],
-                &self.cycle_qualities[tail_start..],
-                chimera.forward,
-                &mut record.seq,
-                &mut record.qual,
-            );
-            compare_record(record, self.genome.sequence(chimera.tid));
-            draw_mapping_quality(rng, record);
-            write_extra_tags(rng, self.settings.extra_tag_rate, &mut record.extra_tags);
-            write_supplementary_alignment(
-                self.genome,
-                record,
-                &mut primary_record.supplementary_alignments,
-            );
-            write_supplementary_alignment(
-                self.genome,
-                primary_record,
-                &mut record.supplementary_alignments,
-            );
-            index
-        });
-
-        // Output order: primary, supplementary, secondary.
-        if let (Some(supplementary_index), Some(secondary_index)) = (supplementary, secondary) {
-            template.pool.swap(supplementary_index, secondary_index);
-            return ReadRecords {
-                primary,
-                supplementary: Some(secondary_index),
-                secondary: Some(supplementary_index),
-            };
-        }
-        ReadRecords { primary, supplementary, secondary }
+        let tail_start = (read_len - tail_len) as usize;
+        orient(
+            &self.read[tail_start..],
+            &self.cycle_qualities[tail_start..],
+            chimera.forward,
+            &mut record.seq,
+            &mut record.qual,
+        );
+        compare_record(record, self.genome.sequence(chimera.tid));
+        draw_mapping_quality(rng, record);
+        write_extra_tags(rng, self.settings.extra_tag_rate, &mut record.extra_tags);
+        write_supplementary_alignment(
+            self.genome,
+            record,
+            &mut primary_record.supplementary_alignments,
+        );
+        write_supplementary_alignment(
+            self.genome,
+            primary_record,
+            &mut record.supplementary_alignments,
+        );
+        index
     }
 
     /// Builds an unmapped read: random bases at poor quality, in the mate's orientation if it has one.
@@ -450,6 +499,16 @@ impl<'a> TemplateBuilder<'a> {
         write_extra_tags(rng, self.settings.extra_tag_rate, &mut record.extra_tags);
         ReadRecords { primary: index, supplementary: None, secondary: None }
     }
+}
+
+/// Where a mapped read's bases lie: a junk clip, the aligned middle (`span` reference bases from
+/// `pos`) and a tail (adapter or chimeric part), in sequencing order.
+#[derive(Clone, Copy)]
+struct ReadLayout {
+    junk_clip: u32,
+    tail_len: u32,
+    pos: u32,
+    span: u32,
 }
 
 /// Mutable access to two different records of a template.

@@ -9,8 +9,12 @@
 //! - an unknown RNAME/RNEXT is treated as `*` with a warning, as htslib does, except that an
 //!   RNAME other than `*` is an error when the header has no `@SQ` line at all.
 
-use crate::record::layout::{self, flags};
+use crate::record::layout::{self, SEQ_NT16, flags};
 use crate::record::{Batch, Header, cigar};
+
+mod aux;
+
+use aux::encode_aux;
 
 /// Why a SAM line cannot be parsed; the reader adds the file name and line number.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,21 +85,6 @@ impl std::fmt::Display for Warning {
     }
 }
 
-/// htslib's `seq_nt16_table`: base letter (either case) → 4-bit code; anything else is N (15).
-pub(crate) const SEQ_NT16: [u8; 256] = {
-    let mut t = [15u8; 256];
-    let letters = b"=ACMGRSVTWYHKDBN";
-    let mut i = 0;
-    while i < 16 {
-        t[letters[i] as usize] = i as u8;
-        t[letters[i].to_ascii_lowercase() as usize] = i as u8;
-        i += 1;
-    }
-    t[b'U' as usize] = 8;
-    t[b'u' as usize] = 8;
-    t
-};
-
 /// The largest POS/PNEXT htslib reads (`hts_str2uint(.., 62, ..)`).
 const MAX_POS: i64 = (1 << 62) - 1;
 
@@ -119,29 +108,6 @@ fn parse_i64(s: &[u8]) -> Option<i64> {
     }
     let v = i64::try_from(v).ok()?;
     Some(if neg { -v } else { v })
-}
-
-/// C `strtol` leniency for aux integers: an optional sign and the leading digits; none → 0.
-fn parse_i64_lenient(s: &[u8]) -> Option<i64> {
-    let sign = usize::from(matches!(s.first(), Some(b'-' | b'+')));
-    let digits = s[sign..].iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 {
-        return Some(0);
-    }
-    parse_i64(&s[..sign + digits])
-}
-
-fn parse_f64(s: &[u8]) -> Option<f64> {
-    std::str::from_utf8(s).ok()?.trim().parse::<f64>().ok()
-}
-
-/// C `strtod` leniency for `f`/`d` aux values, as htslib reads them: the longest leading number
-/// (`1.5x` is 1.5); none → 0.
-fn parse_f64_lenient(s: &[u8]) -> f64 {
-    let s = s.trim_ascii_start();
-    // A number is at most a few dozen characters; longer prefixes are not worth trying.
-    let longest = s.len().min(64);
-    (1..=longest).rev().find_map(|n| parse_f64(&s[..n])).unwrap_or(0.0)
 }
 
 /// Parses SAM lines against one header. Records come in runs on one reference, so the reference
@@ -256,6 +222,74 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// The eleven mandatory fields of a line, as text.
+struct MandatoryFields<'a> {
+    qname: &'a [u8],
+    flag: &'a [u8],
+    rname: &'a [u8],
+    pos: &'a [u8],
+    mapq: &'a [u8],
+    cigar: &'a [u8],
+    rnext: &'a [u8],
+    pnext: &'a [u8],
+    tlen: &'a [u8],
+    seq: &'a [u8],
+    qual: &'a [u8],
+}
+
+impl<'a> MandatoryFields<'a> {
+    /// Takes the mandatory fields off the front of `fields`, which keeps the aux fields.
+    #[inline]
+    fn split(fields: &mut Fields<'a>) -> Result<MandatoryFields<'a>, ParseError> {
+        // Struct fields are evaluated in the order written: the line's order.
+        Ok(MandatoryFields {
+            qname: fields.long()?,
+            flag: fields.short()?,
+            rname: fields.short()?,
+            pos: fields.short()?,
+            mapq: fields.short()?,
+            cigar: fields.short()?,
+            rnext: fields.short()?,
+            pnext: fields.short()?,
+            tlen: fields.short()?,
+            seq: fields.long()?,
+            qual: fields.long()?,
+        })
+    }
+}
+
+/// FLAG to TLEN decoded: reference ids from the header, positions 0-based and 64-bit.
+struct CoreFields {
+    flag: u16,
+    tid: i32,
+    pos: i64,
+    mapq: u8,
+    next_tid: i32,
+    next_pos: i64,
+    tlen: i64,
+}
+
+impl CoreFields {
+    /// htslib's corrections: a read on an unknown reference, a mapped read without CIGAR and a
+    /// mapped read at position 0 are unmapped (the last two with a warning, the last also loses
+    /// its reference).
+    #[inline]
+    fn unmap_unplaced(&mut self, rname: &[u8], n_cigar: u32, warnings: &mut Vec<Warning>) {
+        if rname != b"*" && self.tid < 0 {
+            self.flag |= flags::UNMAP;
+        }
+        if n_cigar == 0 && self.flag & flags::UNMAP == 0 {
+            warnings.push(Warning::MappedWithoutCigar);
+            self.flag |= flags::UNMAP;
+        }
+        if self.pos < 0 && self.tid >= 0 && self.flag & flags::UNMAP == 0 {
+            warnings.push(Warning::MappedAtZero);
+            self.flag |= flags::UNMAP;
+            self.tid = -1;
+        }
+    }
+}
+
 impl LineParser<'_> {
     fn encode(
         &mut self,
@@ -263,151 +297,173 @@ impl LineParser<'_> {
         buf: &mut Vec<u8>,
         warnings: &mut Vec<Warning>,
     ) -> Result<(), ParseError> {
-        let header = self.header;
         let mut fields = Fields { rest: line, done: false };
-        let qname = fields.long()?;
-        let flag_s = fields.short()?;
-        let rname = fields.short()?;
-        let pos_s = fields.short()?;
-        let mapq_s = fields.short()?;
-        let cigar_s = fields.short()?;
-        let rnext = fields.short()?;
-        let pnext_s = fields.short()?;
-        let tlen_s = fields.short()?;
-        let seq = fields.long()?;
-        let qual = fields.long()?;
+        let text = MandatoryFields::split(&mut fields)?;
         let rec = buf.len();
 
-        if qname.len() > 254 {
+        if text.qname.len() > 254 {
             return Err(ParseError::LongName);
         }
-        if qname.is_empty() {
+        if text.qname.is_empty() {
             warnings.push(Warning::EmptyQueryName);
         }
-        let mut flag = parse_i64(flag_s)
-            .filter(|f| (0..=0xffff).contains(f))
-            .ok_or(ParseError::BadField("FLAG"))? as u16;
-        if rname != b"*" && header.refs().is_empty() {
-            return Err(ParseError::NoReferences);
-        }
-        let tid = self.ref_id(rname, warnings, false);
-        let pos = parse_i64(pos_s)
-            .filter(|p| (0..=MAX_POS).contains(p))
-            .ok_or(ParseError::BadField("POS"))?
-            - 1;
-        let mapq = parse_i64(mapq_s)
-            .filter(|m| (0..=255).contains(m))
-            .ok_or(ParseError::BadField("MAPQ"))? as u8;
-        let next_tid = if rnext == b"=" { tid } else { self.ref_id(rnext, warnings, true) };
-        let next_pos = parse_i64(pnext_s)
-            .filter(|p| (0..=MAX_POS).contains(p))
-            .ok_or(ParseError::BadField("PNEXT"))?
-            - 1;
-        let tlen = parse_i64(tlen_s).ok_or(ParseError::BadField("TLEN"))?;
-        let (pos_low, pos_high) = layout::split_wide(pos);
-        let (next_pos_low, next_pos_high) = layout::split_wide(next_pos);
-        let (tlen_low, tlen_high) = layout::split_wide(tlen);
-        let wide = (pos_high | next_pos_high | tlen_high) != 0;
-        if wide && qname.len() > layout::MAX_EXTENDED_NAME_LEN {
+        let mut core = self.parse_core(&text, warnings)?;
+        let high_halves = [core.pos, core.next_pos, core.tlen].map(|v| layout::split_wide(v).1);
+        let wide = high_halves != [0; 3];
+        if wide && text.qname.len() > layout::MAX_EXTENDED_NAME_LEN {
             return Err(ParseError::LongNameForWidePosition);
         }
 
-        // Fixed part; bin, n_cigar, flag and l_seq are patched below.
+        // Fixed part; filled in by `write_fixed` once the sizes are known.
         buf.resize(rec + layout::FIXED_LEN, 0);
-        buf.extend_from_slice(qname);
-        buf.push(0);
-        if wide {
-            let mut ext = [0u8; layout::NAME_EXT_LEN];
-            ext[layout::EXT_POS_HIGH..][..4].copy_from_slice(&pos_high.to_le_bytes());
-            ext[layout::EXT_NEXT_POS_HIGH..][..4].copy_from_slice(&next_pos_high.to_le_bytes());
-            ext[layout::EXT_TLEN_HIGH..][..4].copy_from_slice(&tlen_high.to_le_bytes());
-            buf.extend_from_slice(&ext);
-        }
+        push_read_name(text.qname, wide.then_some(high_halves), buf);
         let l_read_name = buf.len() - rec - layout::FIXED_LEN;
         let cigar_at = buf.len();
-        let mut n_cigar = 0u32;
-        if cigar_s != b"*" {
-            let mut len: u64 = 0;
-            let mut have_digit = false;
-            for &c in cigar_s {
-                if c.is_ascii_digit() {
-                    len = len * 10 + (c - b'0') as u64;
-                    have_digit = true;
-                    if len >= 1 << 28 {
-                        return Err(ParseError::BadField("CIGAR"));
-                    }
-                } else {
-                    let op = cigar::op_code(c).ok_or(ParseError::BadCigarOp(c))?;
-                    if !have_digit {
-                        return Err(ParseError::BadField("CIGAR"));
-                    }
-                    buf.extend_from_slice(&((len as u32) << 4 | op as u32).to_le_bytes());
-                    n_cigar += 1;
-                    len = 0;
-                    have_digit = false;
-                }
-            }
-            if have_digit || n_cigar == 0 {
-                return Err(ParseError::BadField("CIGAR"));
-            }
-            if n_cigar > 0xffff {
-                return Err(ParseError::BadField("CIGAR (more than 65535 operations)"));
-            }
-        }
+        let n_cigar = push_cigar(text.cigar, buf)?;
         let cigar_ops = || buf[cigar_at..].chunks_exact(4).map(|c| layout::read_u32(c, 0));
         let rlen = cigar::ref_len(cigar_ops());
         let qlen = cigar::query_len(cigar_ops());
-        let mut tid = tid;
-        if rname != b"*" && tid < 0 {
-            flag |= flags::UNMAP;
-        }
-        if n_cigar == 0 && flag & flags::UNMAP == 0 {
-            warnings.push(Warning::MappedWithoutCigar);
-            flag |= flags::UNMAP;
-        }
-        if pos < 0 && tid >= 0 && flag & flags::UNMAP == 0 {
-            warnings.push(Warning::MappedAtZero);
-            flag |= flags::UNMAP;
-            tid = -1;
-        }
-        let l_seq = if seq == b"*" { 0 } else { seq.len() };
+        core.unmap_unplaced(text.rname, n_cigar, warnings);
+        let l_seq = if text.seq == b"*" { 0 } else { text.seq.len() };
         if n_cigar > 0 && l_seq > 0 && qlen != l_seq as i64 {
             return Err(ParseError::CigarSeqMismatch);
         }
-        let end = pos + if rlen > 0 { rlen } else { 1 };
-        let bin = layout::reg2bin(pos, end);
+        let bin = layout::reg2bin(core.pos, core.pos + if rlen > 0 { rlen } else { 1 });
 
         if l_seq > 0 {
-            pack_seq(seq, buf);
+            pack_seq(text.seq, buf);
         }
-        if qual == b"*" {
-            buf.resize(buf.len() + l_seq, 0xff);
-        } else {
-            if qual.len() != l_seq {
-                return Err(ParseError::SeqQualMismatch);
-            }
-            let at = buf.len();
-            buf.extend_from_slice(qual);
-            buf[at..].iter_mut().for_each(|q| *q = q.wrapping_sub(33));
-        }
+        push_qual(text.qual, l_seq, buf)?;
         while !fields.done {
             encode_aux(fields.short()?, buf)?;
         }
-
-        let fixed = &mut buf[rec..rec + layout::FIXED_LEN];
-        fixed[layout::REF_ID..][..4].copy_from_slice(&tid.to_le_bytes());
-        fixed[layout::POS..][..4].copy_from_slice(&pos_low.to_le_bytes());
-        fixed[layout::L_READ_NAME] = l_read_name as u8;
-        fixed[layout::MAPQ] = mapq;
-        fixed[layout::BIN..][..2].copy_from_slice(&bin.to_le_bytes());
-        fixed[layout::N_CIGAR_OP..][..2].copy_from_slice(&(n_cigar as u16).to_le_bytes());
-        fixed[layout::FLAG..][..2].copy_from_slice(&flag.to_le_bytes());
-        fixed[layout::L_SEQ..][..4].copy_from_slice(&(l_seq as i32).to_le_bytes());
-        fixed[layout::NEXT_REF_ID..][..4].copy_from_slice(&next_tid.to_le_bytes());
-        fixed[layout::NEXT_POS..][..4].copy_from_slice(&next_pos_low.to_le_bytes());
-        fixed[layout::TLEN..][..4].copy_from_slice(&tlen_low.to_le_bytes());
+        let sizes = FixedSizes { l_read_name, bin, n_cigar, l_seq };
+        write_fixed(&mut buf[rec..rec + layout::FIXED_LEN], &core, sizes);
         Ok(())
     }
+
+    /// Decodes FLAG to TLEN in htslib's order of checks.
+    #[inline]
+    fn parse_core(
+        &mut self,
+        text: &MandatoryFields<'_>,
+        warnings: &mut Vec<Warning>,
+    ) -> Result<CoreFields, ParseError> {
+        let flag = parse_i64(text.flag)
+            .filter(|f| (0..=0xffff).contains(f))
+            .ok_or(ParseError::BadField("FLAG"))? as u16;
+        if text.rname != b"*" && self.header.refs().is_empty() {
+            return Err(ParseError::NoReferences);
+        }
+        let tid = self.ref_id(text.rname, warnings, false);
+        let pos = parse_i64(text.pos)
+            .filter(|p| (0..=MAX_POS).contains(p))
+            .ok_or(ParseError::BadField("POS"))?
+            - 1;
+        let mapq = parse_i64(text.mapq)
+            .filter(|m| (0..=255).contains(m))
+            .ok_or(ParseError::BadField("MAPQ"))? as u8;
+        let next_tid =
+            if text.rnext == b"=" { tid } else { self.ref_id(text.rnext, warnings, true) };
+        let next_pos = parse_i64(text.pnext)
+            .filter(|p| (0..=MAX_POS).contains(p))
+            .ok_or(ParseError::BadField("PNEXT"))?
+            - 1;
+        let tlen = parse_i64(text.tlen).ok_or(ParseError::BadField("TLEN"))?;
+        Ok(CoreFields { flag, tid, pos, mapq, next_tid, next_pos, tlen })
+    }
+}
+
+/// Appends the read name and its NUL, then the name extension when some value needs its high
+/// half (`high_halves`: of POS, PNEXT, TLEN).
+#[inline]
+fn push_read_name(qname: &[u8], high_halves: Option<[i32; 3]>, buf: &mut Vec<u8>) {
+    buf.extend_from_slice(qname);
+    buf.push(0);
+    if let Some([pos_high, next_pos_high, tlen_high]) = high_halves {
+        let mut ext = [0u8; layout::NAME_EXT_LEN];
+        ext[layout::EXT_POS_HIGH..][..4].copy_from_slice(&pos_high.to_le_bytes());
+        ext[layout::EXT_NEXT_POS_HIGH..][..4].copy_from_slice(&next_pos_high.to_le_bytes());
+        ext[layout::EXT_TLEN_HIGH..][..4].copy_from_slice(&tlen_high.to_le_bytes());
+        buf.extend_from_slice(&ext);
+    }
+}
+
+/// Appends the operations of CIGAR text (`*`: none); returns how many.
+#[inline]
+fn push_cigar(text: &[u8], buf: &mut Vec<u8>) -> Result<u32, ParseError> {
+    if text == b"*" {
+        return Ok(0);
+    }
+    let mut n_cigar = 0u32;
+    let mut len: u64 = 0;
+    let mut have_digit = false;
+    for &c in text {
+        if c.is_ascii_digit() {
+            len = len * 10 + (c - b'0') as u64;
+            have_digit = true;
+            if len >= 1 << 28 {
+                return Err(ParseError::BadField("CIGAR"));
+            }
+        } else {
+            let op = cigar::op_code(c).ok_or(ParseError::BadCigarOp(c))?;
+            if !have_digit {
+                return Err(ParseError::BadField("CIGAR"));
+            }
+            buf.extend_from_slice(&((len as u32) << 4 | op as u32).to_le_bytes());
+            n_cigar += 1;
+            len = 0;
+            have_digit = false;
+        }
+    }
+    if have_digit || n_cigar == 0 {
+        return Err(ParseError::BadField("CIGAR"));
+    }
+    if n_cigar > 0xffff {
+        return Err(ParseError::BadField("CIGAR (more than 65535 operations)"));
+    }
+    Ok(n_cigar)
+}
+
+/// Appends QUAL as Phred values (`*`: `l_seq` bytes of 0xff).
+#[inline]
+fn push_qual(qual: &[u8], l_seq: usize, buf: &mut Vec<u8>) -> Result<(), ParseError> {
+    if qual == b"*" {
+        buf.resize(buf.len() + l_seq, 0xff);
+        return Ok(());
+    }
+    if qual.len() != l_seq {
+        return Err(ParseError::SeqQualMismatch);
+    }
+    let at = buf.len();
+    buf.extend_from_slice(qual);
+    buf[at..].iter_mut().for_each(|q| *q = q.wrapping_sub(33));
+    Ok(())
+}
+
+/// The sizes the fixed part records, known once the variable part is written.
+struct FixedSizes {
+    l_read_name: usize,
+    bin: u16,
+    n_cigar: u32,
+    l_seq: usize,
+}
+
+/// Fills in the fixed part of a record (the low halves of its 64-bit values).
+#[inline]
+fn write_fixed(fixed: &mut [u8], core: &CoreFields, sizes: FixedSizes) {
+    let low = |v: i64| layout::split_wide(v).0.to_le_bytes();
+    fixed[layout::REF_ID..][..4].copy_from_slice(&core.tid.to_le_bytes());
+    fixed[layout::POS..][..4].copy_from_slice(&low(core.pos));
+    fixed[layout::L_READ_NAME] = sizes.l_read_name as u8;
+    fixed[layout::MAPQ] = core.mapq;
+    fixed[layout::BIN..][..2].copy_from_slice(&sizes.bin.to_le_bytes());
+    fixed[layout::N_CIGAR_OP..][..2].copy_from_slice(&(sizes.n_cigar as u16).to_le_bytes());
+    fixed[layout::FLAG..][..2].copy_from_slice(&core.flag.to_le_bytes());
+    fixed[layout::L_SEQ..][..4].copy_from_slice(&(sizes.l_seq as i32).to_le_bytes());
+    fixed[layout::NEXT_REF_ID..][..4].copy_from_slice(&core.next_tid.to_le_bytes());
+    fixed[layout::NEXT_POS..][..4].copy_from_slice(&low(core.next_pos));
+    fixed[layout::TLEN..][..4].copy_from_slice(&low(core.tlen));
 }
 
 /// Appends `seq` as 4-bit codes, two bases a byte. One table look-up per pair of bases (the
@@ -434,103 +490,6 @@ static SEQ_NT16_PAIR: [u8; 65536] = {
     }
     t
 };
-
-/// Encodes one `TAG:TYPE:VALUE` field.
-fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
-    let bad = || ParseError::BadAux(String::from_utf8_lossy(field).into_owned());
-    if field.len() < 5 || field[2] != b':' || field[4] != b':' {
-        return Err(bad());
-    }
-    let tag = [field[0], field[1]];
-    if !tag[0].is_ascii_alphabetic() || !tag[1].is_ascii_alphanumeric() {
-        return Err(bad());
-    }
-    let value = &field[5..];
-    buf.extend_from_slice(&tag);
-    match field[3] {
-        b'A' | b'c' | b'C' => {
-            // htslib keeps the first character of a longer value.
-            if value.is_empty() {
-                return Err(bad());
-            }
-            buf.push(b'A');
-            buf.push(value[0]);
-        }
-        b'i' | b's' | b'S' | b'I' => {
-            buf.truncate(buf.len() - 2);
-            let v = parse_i64_lenient(value).ok_or_else(bad)?;
-            if v < i32::MIN as i64 || v > u32::MAX as i64 {
-                return Err(bad());
-            }
-            crate::record::aux::push_int(buf, tag, v);
-        }
-        b'f' => {
-            let v = parse_f64_lenient(value) as f32;
-            buf.push(b'f');
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        b'd' => {
-            let v = parse_f64_lenient(value);
-            buf.push(b'd');
-            buf.extend_from_slice(&v.to_le_bytes());
-        }
-        ty @ (b'Z' | b'H') => {
-            if ty == b'H'
-                && (!value.len().is_multiple_of(2) || !value.iter().all(u8::is_ascii_hexdigit))
-            {
-                return Err(bad());
-            }
-            buf.push(ty);
-            buf.extend_from_slice(value);
-            buf.push(0);
-        }
-        b'B' => encode_array(value, buf).ok_or_else(bad)?,
-        _ => return Err(bad()),
-    }
-    Ok(())
-}
-
-fn encode_array(value: &[u8], buf: &mut Vec<u8>) -> Option<()> {
-    let sub = *value.first()?;
-    let items: &[u8] = match value.get(1) {
-        None => b"",
-        Some(b',') => &value[2..],
-        Some(_) => return None,
-    };
-    buf.push(b'B');
-    buf.push(sub);
-    let count_at = buf.len();
-    buf.extend_from_slice(&[0; 4]);
-    let mut count = 0u32;
-    if !value[1..].is_empty() {
-        for item in items.split(|&b| b == b',') {
-            count += 1;
-            match sub {
-                b'f' => buf.extend_from_slice(&(parse_f64(item)? as f32).to_le_bytes()),
-                _ => {
-                    let v = parse_i64(item)?;
-                    let (lo, hi, size) = match sub {
-                        b'c' => (i8::MIN as i64, i8::MAX as i64, 1),
-                        b'C' => (0, u8::MAX as i64, 1),
-                        b's' => (i16::MIN as i64, i16::MAX as i64, 2),
-                        b'S' => (0, u16::MAX as i64, 2),
-                        b'i' => (i32::MIN as i64, i32::MAX as i64, 4),
-                        b'I' => (0, u32::MAX as i64, 4),
-                        _ => return None,
-                    };
-                    if v < lo || v > hi {
-                        return None;
-                    }
-                    buf.extend_from_slice(&v.to_le_bytes()[..size]);
-                }
-            }
-        }
-    } else if !matches!(sub, b'c' | b'C' | b's' | b'S' | b'i' | b'I' | b'f') {
-        return None;
-    }
-    buf[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
-    Some(())
-}
 
 #[cfg(test)]
 mod tests {

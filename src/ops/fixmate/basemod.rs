@@ -7,10 +7,9 @@
 //! to their hard clips are trimmed using the primary's sequence. Anything that does not validate
 //! loses all three tags.
 
-use crate::io::sam::parse::SEQ_NT16;
 use crate::record::cigar;
 use crate::record::edit;
-use crate::record::layout::flags;
+use crate::record::layout::{SEQ_NT16, flags};
 use crate::record::view::RecordRef;
 
 const HARD_CLIP: u8 = 5;

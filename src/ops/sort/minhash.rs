@@ -109,14 +109,6 @@ fn minhash(seq: &[u8], len: usize, m: Minimiser) -> (u64, i64, bool) {
     (minhashf, minhashpf - (kmer as i64 - 1), is_rev)
 }
 
-/// `bam_seqi` code of a FASTA letter (htslib's `seq_nt16_table`: `=ACMGRSVTWYHKDBN`, any case;
-/// anything else is N).
-fn nt16(c: u8) -> u8 {
-    const CODES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
-    let u = c.to_ascii_uppercase();
-    CODES.iter().position(|&x| x == u).map_or(15, |p| p as u8)
-}
-
 /// Bit 60 of an index value: the k-mer occurs more than once.
 const UNIQ_BIT: u64 = 1 << 60;
 
@@ -168,20 +160,12 @@ fn window_minhash(
 }
 
 impl KmerIndex {
-    /// Indexes the sequences of a FASTA file as `build_minhash_index` does.
-    pub fn from_fasta(text: &[u8], kmer: u32, window: usize, squash: bool) -> KmerIndex {
-        let mut seqs: Vec<Vec<u8>> = Vec::new();
-        for line in text.split(|&c| c == b'\n') {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.first() == Some(&b'>') {
-                seqs.push(Vec::new());
-            } else if let Some(s) = seqs.last_mut() {
-                s.extend(line.iter().filter(|c| !c.is_ascii_whitespace()).map(|&c| nt16(c)));
-            }
-        }
+    /// Indexes reference sequences (4-bit base codes, one `Vec` per sequence, in file order) as
+    /// `build_minhash_index` does.
+    pub fn from_sequences(seqs: &[Vec<u8>], kmer: u32, window: usize, squash: bool) -> KmerIndex {
         let mut map = std::collections::HashMap::new();
         let mut tpos = 0u64;
-        for codes in &seqs {
+        for codes in seqs {
             if codes.len() < window {
                 continue;
             }

@@ -14,15 +14,16 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::format::OutputFormat;
 use crate::io::open;
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::markdup::decide::stream::{Finished, Released, Streamer};
 use crate::ops::markdup::decide::{Failure, Outcome};
 use crate::ops::markdup::{self as md, Barcode, ReadInfo};
 use crate::pipeline::fixmate::encode;
 use crate::pipeline::markdup::{ReadGroups, say};
 use crate::pipeline::markdup_pipeline::{Checksum, RecordHashFn};
-use crate::pipeline::sink::{Encoded, OutputFormat, RecordSink};
-use crate::pipeline::tempfiles::{TempFile, TempNamer};
+use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase};
 use crate::record::layout::flags;
 use crate::record::{Batch, Header, RecordRef};

@@ -22,12 +22,12 @@ use super::{
     verify_hash,
 };
 use crate::error::Error;
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, read_bin};
 use crate::pipeline::markdup::StreamMarker;
 use crate::pipeline::markdup::report;
 use crate::pipeline::sort::{self, batch_cost, data_budget, merge_runs};
-use crate::pipeline::tempfiles::{TempFile, TempNamer};
 use crate::record::{Header, RecordStore};
 
 /// What the spilled run did, for `MDSAM_SPILL_REPORT` and `--verify`.

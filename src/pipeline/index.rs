@@ -1,0 +1,80 @@
+//! `index`: build a BAI (default) or CSI index of a coordinate-sorted BAM, byte-identical to
+//! `samtools index` (the builder is [`crate::io::index::IndexBuilder`]; the BAM reader reports
+//! each record's virtual offset as htslib's `bgzf_tell` would).
+
+use crate::error::Error;
+use crate::io::index::{Format, IndexBuilder, IndexedRecord};
+use crate::io::open::{self, Opened, RecordReader};
+use crate::record::layout::flags;
+
+pub struct IndexOptions {
+    pub inputs: Vec<String>,
+    pub output: Option<String>,
+    /// `None` for BAI, else CSI with this `min_shift`.
+    pub csi_min_shift: Option<u32>,
+    pub threads: usize,
+}
+
+/// Builds the index of one BAM file and returns its bytes.
+pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<Vec<u8>, Error> {
+    // Every error is one line naming the file and the problem.
+    let failed = |why: &dyn std::fmt::Display| {
+        Error::Message(format!("failed to create index for \"{path}\": {why}"))
+    };
+    let Opened { reader, header, is_bgzf, .. } =
+        open::open(path, threads).map_err(|e| match e {
+            Error::File { what, .. } => failed(&what),
+            other => failed(&other),
+        })?;
+    let RecordReader::Bam(mut reader) = reader else {
+        return Err(Error::Message(format!(
+            "\"{path}\" is in a format that cannot be usefully indexed"
+        )));
+    };
+    // Virtual offsets only mean something in BGZF; a plain-gzip BAM reads but cannot be indexed
+    // (samtools: "not BGZF compressed").
+    if !is_bgzf {
+        return Err(failed(&"not BGZF compressed"));
+    }
+    let longest = header.refs().iter().map(|r| r.len as i64).max().unwrap_or(0);
+    let format = match csi_min_shift {
+        None | Some(0) => Format::Bai,
+        Some(m) => Format::csi_for_longest_reference(m, longest),
+    };
+    let mut builder = IndexBuilder::new(header.refs().len(), format);
+    while let Some((batch, offsets)) = reader.read_batch_located().map_err(|e| failed(&e))? {
+        for (i, r) in batch.iter().enumerate() {
+            let rec = IndexedRecord {
+                tid: r.ref_id(),
+                beg: r.pos(),
+                end: r.end_pos(),
+                is_mapped: r.flag() & flags::UNMAP == 0,
+                voffset_start: offsets[i],
+                voffset_end: offsets[i + 1],
+            };
+            builder.push(&rec).map_err(|e| failed(&e))?;
+        }
+    }
+    // After the last record htslib's position is the start of the block after the data: the EOF
+    // marker block, i.e. the file size less its 28 bytes.
+    let end = crate::io::bgzf::data_end(path).map_err(|e| Error::io(path, e))?;
+    Ok(builder.finish(end << 16).encode())
+}
+
+pub fn run(opts: IndexOptions) -> Result<(), Error> {
+    super::threads::pool(opts.threads).install(|| {
+        for input in &opts.inputs {
+            let bytes = build(input, opts.csi_min_shift, opts.threads)?;
+            let out = opts.output.clone().unwrap_or_else(|| {
+                format!(
+                    "{input}.{}",
+                    if matches!(opts.csi_min_shift, None | Some(0)) { "bai" } else { "csi" }
+                )
+            });
+            crate::io::output::write_file(&out, &bytes).map_err(|_| {
+                Error::Message(format!("failed to create or write index \"{out}\""))
+            })?;
+        }
+        Ok(())
+    })
+}
