@@ -47,7 +47,8 @@ pub fn is_native(command: &str) -> bool {
     catalog::find(command).is_some() || NATIVE_OUTSIDE_CATALOG.contains(&command)
 }
 
-/// The native commands as `mdsam help` groups them: samtools' and mdsam's additions.
+/// The native commands as `mdsam help` groups them: samtools' and mdsam's additions (there,
+/// `hw-model` too; `bamshuf` and `load` stay unlisted).
 pub fn native_commands() -> (Vec<&'static str>, Vec<&'static str>) {
     let from_samtools = catalog::COMMANDS.iter().filter(|c| c.from_samtools).map(|c| c.name);
     let additions = catalog::COMMANDS.iter().filter(|c| !c.from_samtools).map(|c| c.name);
