@@ -33,6 +33,8 @@ mod sort;
 /// `markdup` against the oracle.
 mod markdup;
 
+/// Commands mdsam lacks run the real samtools: argv, stdin and exit status pass through.
+mod delegation;
 /// mdsam installed as `samtools` runs a samtools shell script with identical results.
 mod dropin;
 

@@ -106,6 +106,11 @@ fn global_options() -> String {
     t
 }
 
+/// The overview's paragraph on the commands mdsam lacks (rules in [`super::delegate`]).
+const OTHER_COMMANDS: &str = ".SH OTHER COMMANDS
+Any other samtools command runs the real samtools with the same arguments: $MDSAM_SAMTOOLS when set, else the next samtools on PATH that is not mdsam itself. With none, the command fails as samtools fails for one it lacks (exit 1). mdsam help and mdsam --version say where they go.
+";
+
 fn overview() -> String {
     let mut t = header("mdsam");
     t.push_str(".SH NAME\nmdsam \\- a samtools-compatible SAM/BAM toolkit\n");
@@ -115,6 +120,7 @@ fn overview() -> String {
         t.push_str(&format!(".TP\n.B {}\n{}", escape(c.name), escape(c.summary)));
         t.push_str(if c.from_samtools { "\n" } else { " (mdsam addition)\n" });
     }
+    t.push_str(&escape(OTHER_COMMANDS));
     t.push_str(&global_options());
     t.push_str(".SH SEE ALSO\n");
     let refs: Vec<String> =

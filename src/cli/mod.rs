@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod collate;
 pub mod common;
 pub mod completion;
+pub mod delegate;
 pub mod fixmate;
 pub mod flags;
 pub mod getopt;
@@ -60,15 +61,20 @@ pub fn version_line() -> String {
 fn main_usage() -> String {
     include_str!("usage/main.txt")
         .replace("{VERSION}", &format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})"))
+        .replace("{DELEGATION}", &delegate::summary())
 }
 
 /// Prints the version text in one write, so `samtools --version | head -1` under `pipefail`
 /// never sees a SIGPIPE from a second write after `head` has exited.
 fn print_version() {
+    let (from_samtools, additions) = delegate::native_commands();
     let text = format!(
-        "{}\nUsing mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)\nAllocator: {}\n",
+        "{}\nUsing mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)\nAllocator: {}\nNative commands: {}; mdsam additions: {}\nOther commands: {}\n",
         version_line(),
-        crate::alloc::active().name()
+        crate::alloc::active().name(),
+        from_samtools.join(" "),
+        additions.join(" "),
+        delegate::summary()
     );
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
@@ -116,6 +122,7 @@ pub fn run(argv: Vec<String>) -> i32 {
     let rest = &args[1..];
     match command.as_str() {
         "help" | "--help" | "-h" => match rest.first() {
+            Some(cmd) if !delegate::is_native(cmd) => delegate::run(&argv, cmd),
             Some(cmd) => run_command(&argv0, cmd, &[]),
             None => {
                 print!("{}", main_usage());
@@ -130,6 +137,7 @@ pub fn run(argv: Vec<String>) -> i32 {
             println!("{SAMTOOLS_VERSION}+mdsam{MDSAM_VERSION}");
             0
         }
+        cmd if !delegate::is_native(cmd) => delegate::run(&argv, cmd),
         cmd => run_command(&argv0, cmd, rest),
     }
 }
@@ -237,6 +245,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                     .and_then(crate::pipeline::markdup_pipeline::run_on_pool),
             )
         }
+        // Commands that are not native were delegated before this point (cli::delegate).
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");
             return 1;
