@@ -3,7 +3,7 @@
 use super::Invocation;
 use super::common::CommonOptions;
 use super::getopt::LongOpt;
-use super::global::{Globals, Take};
+use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
@@ -20,13 +20,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "sanitize", has_arg: true, key: "z" },
         LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
     ],
-    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Short("O"),
-        threads: Take::Short("@"),
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::O_AND_THREADS),
     unlisted: &["--write-index"],
 };
 

@@ -43,6 +43,15 @@ impl Globals {
         verbosity: Take::Long,
     };
 
+    /// `SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')`, as sort, fixmate and markdup take them:
+    /// `--output-fmt` is `-O`, `--threads` is `-@`, `--input-fmt` is refused.
+    pub const O_AND_THREADS: Globals = Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    };
+
     /// The getopt entries, in samtools' order.
     pub fn long_options(&self) -> Vec<LongOpt> {
         let entry = |name: &'static str, has_arg: bool, take: Take| {

@@ -3,7 +3,7 @@
 use super::Invocation;
 use super::common::CommonOptions;
 use super::getopt::LongOpt;
-use super::global::{Globals, Take};
+use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
@@ -36,13 +36,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "umi-separator", has_arg: true, key: "umi-separator" },
         LongOpt { name: "metrics", has_arg: true, key: "metrics" },
     ],
-    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Short("O"),
-        threads: Take::Short("@"),
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::O_AND_THREADS),
     unlisted: &[],
 };
 

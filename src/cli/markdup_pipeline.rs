@@ -10,7 +10,7 @@
 use super::Invocation;
 use super::common::CommonOptions;
 use super::getopt::LongOpt;
-use super::global::{Globals, Take};
+use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
@@ -46,13 +46,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "duplicate-count", has_arg: false, key: "duplicate-count" },
         LongOpt { name: "metrics", has_arg: true, key: "metrics" },
     ],
-    // as markdup: SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Short("O"),
-        threads: Take::Short("@"),
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::O_AND_THREADS),
     unlisted: &[],
 };
 

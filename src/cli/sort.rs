@@ -6,7 +6,7 @@ use super::Invocation;
 use super::common::CommonOptions;
 use super::flags::parse_c_int;
 use super::getopt::LongOpt;
-use super::global::{Globals, Take};
+use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
@@ -25,13 +25,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "template-coordinate", has_arg: false, key: "template-coordinate" },
         LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
     ],
-    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 0, '@')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Short("O"),
-        threads: Take::Short("@"),
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::O_AND_THREADS),
     unlisted: &[],
 };
 

@@ -80,13 +80,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
     ],
     // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 'T', '@')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Short("O"),
-        reference: Take::Short("T"),
-        threads: Take::Short("@"),
-        ..Globals::LONG
-    }),
+    globals: Some(Globals { reference: Take::Short("T"), ..Globals::O_AND_THREADS }),
     // samtools' usage spells -n's long name "--exclude-no-read_group", which it does not accept.
     unlisted: &[
         "-?",
