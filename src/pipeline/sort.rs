@@ -7,9 +7,13 @@
 //! Memory: the records read so far, plus the sorting structures ([`PER_RECORD`] bytes a record),
 //! must fit the total budget (`--max-memory`, else threads × `-m`). When they do not, what is in
 //! memory is sorted and written as a run to a temporary BAM (`PREFIX.NNNN.bam`, level 1), the
-//! batches are freed and reading goes on. At the end every run is merged k-way ([`merge`]) on
-//! the same keys, earlier runs first on ties, so the output is the in-memory sort's, byte for
-//! byte. `-M` (which edits records as it keys them) never spills.
+//! batches are freed and reading goes on. At the end the records read since the last spill are
+//! sorted in memory and merged k-way with every run ([`merge`]) on the same keys, earlier runs
+//! first on ties, so the output is the in-memory sort's, byte for byte. `-M` (which edits records as it keys them) never spills.
+
+mod merge;
+
+pub use merge::merge_runs;
 
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
@@ -17,17 +21,15 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::format::OutputFormat;
-use crate::io::open::RecordReader;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
 use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::sort::keys::{self, TagValue, TemplateKey};
-use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
 use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
-use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
+use crate::record::{Batch, Header, RecordIdx, RecordStore};
 
 pub struct SortOptions {
     pub input: String,
@@ -330,9 +332,6 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
             Err(e) => return Err(e),
         }
     }
-    if !runs.is_empty() && !store.is_empty() {
-        runs.push(spill_run(&mut store, &mut namer)?);
-    }
     let sort_phase = profile::phase(Phase::Sort);
     profile::add(Phase::Sort, Counter::Records, store.len() as u64);
     // The keys are read from each record once, through its handle.
@@ -360,171 +359,14 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         write_in_order(&store, &header, &mut sink)?;
         sink.finish()?;
     } else {
-        drop(store);
+        // The records read after the last spill stay in memory, sorted, as the merge's last run.
+        let last = (!store.is_empty()).then_some(&store);
         let _phase = profile::phase(Phase::Merge);
-        merge(&runs, &input_header, &header, opts.order, opts.memory, &mut sink)?;
+        let headers = (&input_header, &header);
+        merge::merge(&runs, last, headers, opts.order, opts.memory, &mut sink)?;
         sink.finish()?;
     }
     drop(runs);
-    Ok(())
-}
-
-/// One sorted run being merged: its reader, current batch and the current record's keys.
-struct Run {
-    reader: RecordReader,
-    path: String,
-    pending: std::collections::VecDeque<Batch>,
-    batch: Batch,
-    at: usize,
-    coord: u128,
-    name: Vec<u8>,
-    rank: u32,
-}
-
-impl Run {
-    fn record(&self) -> RecordRef<'_> {
-        self.batch.get(self.at)
-    }
-
-    /// Moves to the next record (the first when `at` is `usize::MAX`); false at the end.
-    fn advance(&mut self, n_refs: usize, names: Option<NameOrder>) -> Result<bool, Error> {
-        self.at = self.at.wrapping_add(1);
-        while self.at >= self.batch.len() {
-            if let Some(b) = self.pending.pop_front() {
-                self.batch = b;
-                self.at = 0;
-                continue;
-            }
-            match self.reader.read_batches(&self.path)? {
-                Some((batches, _)) => self.pending.extend(batches),
-                None => {
-                    self.batch = Batch::default();
-                    return Ok(false);
-                }
-            }
-        }
-        let r = self.batch.get(self.at);
-        self.coord = keys::coordinate_key(&r, n_refs);
-        if let Some(o) = names {
-            self.name.clear();
-            o.key(r.read_name(), &mut self.name);
-            self.rank = keys::flag_rank(r.flag());
-        }
-        Ok(true)
-    }
-}
-
-/// The order of two runs' current records under `order` (ties: equal).
-fn cmp_runs(
-    order: SortOrder,
-    libraries: &std::collections::HashMap<&[u8], &[u8]>,
-    a: &Run,
-    b: &Run,
-) -> std::cmp::Ordering {
-    let names = || a.name.cmp(&b.name).then(a.rank.cmp(&b.rank));
-    match order {
-        SortOrder::Coordinate => a.coord.cmp(&b.coord),
-        SortOrder::Name(_) => names(),
-        SortOrder::Tag { tag, then } => {
-            let (ra, rb) = (a.record(), b.record());
-            keys::cmp_tag(&keys::tag_value(&ra, tag), &keys::tag_value(&rb, tag)).then_with(|| {
-                match then {
-                    None => a.coord.cmp(&b.coord),
-                    Some(_) => names(),
-                }
-            })
-        }
-        SortOrder::TemplateCoordinate => {
-            let (ra, rb) = (a.record(), b.record());
-            match (keys::template_key(&ra, libraries), keys::template_key(&rb, libraries)) {
-                (Ok(x), Ok(y)) => keys::cmp_template(&x, &y),
-                _ => std::cmp::Ordering::Equal,
-            }
-        }
-        SortOrder::MinHash(_) => std::cmp::Ordering::Equal,
-    }
-}
-
-/// Merges the sorted runs into `sink`, ties to the earlier run.
-fn merge(
-    runs: &[TempFile],
-    input_header: &Header,
-    header: &Header,
-    order: SortOrder,
-    budget: u64,
-    sink: &mut RecordSink,
-) -> Result<(), Error> {
-    let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
-    let bam = sink.format() == OutputFormat::Bam;
-    let mut out = Encoded::default();
-    merge_runs(runs, input_header, order, budget, |framed| {
-        if bam {
-            out.data.extend_from_slice(framed);
-        } else {
-            format_record(&mut out.data, &RecordRef::new(&framed[4..]), header);
-        }
-        out.end_unit();
-        if out.data.len() >= flush_at {
-            sink.write(&out)?;
-            out = Encoded::default();
-        }
-        Ok(())
-    })?;
-    sink.write(&out)
-}
-
-/// Merges the sorted runs (written by [`spill`] under `input_header`), handing each record,
-/// framed (its 4-byte length first), to `visit` in merged order; ties go to the earlier run.
-pub fn merge_runs(
-    runs: &[TempFile],
-    input_header: &Header,
-    order: SortOrder,
-    budget: u64,
-    mut visit: impl FnMut(&[u8]) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let n_refs = input_header.refs().len();
-    let names = match order {
-        SortOrder::Name(n) | SortOrder::Tag { then: Some(n), .. } => Some(n),
-        _ => None,
-    };
-    let libraries = keys::library_lookup(input_header.lines());
-    // Each run's reader holds about a piece and a batch: keep them all within a quarter budget.
-    let piece = ((budget / 8) as usize / runs.len().max(1)).clamp(16 << 10, 4 << 20);
-    let mut open_runs = Vec::with_capacity(runs.len());
-    for f in runs {
-        let path = f.path_str();
-        let opened = open::open_streamed(&path, 1, piece)?;
-        open_runs.push(Run {
-            reader: opened.reader,
-            path,
-            pending: Default::default(),
-            batch: Batch::default(),
-            at: usize::MAX,
-            coord: 0,
-            name: Vec::new(),
-            rank: 0,
-        });
-    }
-    let mut live = Vec::new();
-    for (i, r) in open_runs.iter_mut().enumerate() {
-        if r.advance(n_refs, names)? {
-            live.push(i);
-        }
-    }
-    let mut runs = open_runs;
-    let mut heap = {
-        let cmp = |a: usize, b: usize| cmp_runs(order, &libraries, &runs[a], &runs[b]);
-        RunHeap::new(live.into_iter(), &cmp)
-    };
-    while let Some(top) = heap.top() {
-        {
-            let run = &runs[top];
-            visit(run.batch.framed(run.at))?;
-        }
-        let alive = runs[top].advance(n_refs, names)?;
-        let cmp = |a: usize, b: usize| cmp_runs(order, &libraries, &runs[a], &runs[b]);
-        heap.advanced(alive, &cmp);
-    }
     Ok(())
 }
 

@@ -9,12 +9,13 @@
 //! 3. *sort*: the fixed records gather in memory; past the budget they are sorted and written as
 //!    a run ([`sort::spill`], level-1 BAM). The runs hold consecutive stretches of the collated
 //!    stream, so merging them with ties to the earlier run ([`merge_runs`]) is the stable sort.
+//!    The last run is not written: it is sorted in memory and merged as the last source.
 //! 4. *markdup*: the merged stream feeds the streaming markdup ([`StreamMarker`], as `markdup`
 //!    itself runs), which holds only the records samtools' single pass can still look at.
 //!
 //! Memory: one bin (about 1/64 of the input, twice while fixmate copies it) plus the gathering
-//! run, which is cut short to leave room for them; then the merge's readers and the decider's
-//! window. A bin must fit in memory, as in `collate`: inputs up to about 8× the budget keep the
+//! run, which is cut short to leave room for them; then the last run, the merge's readers and
+//! the decider's window. A bin must fit in memory, as in `collate`: inputs up to about 8× the budget keep the
 //! bins within a quarter of it.
 
 use super::{
@@ -81,14 +82,13 @@ pub fn run(
             used = 0;
         }
     }
-    if !gathered.is_empty() {
-        runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, run)?);
-    }
-    drop(gathered);
+    // The last run stays in memory, sorted, as the merge's last source (as in `sort`).
+    gathered.order = sort::sorted_order(&gathered, &header, SortOrder::Coordinate, None)?;
     if std::env::var_os("MDSAM_SPILL_REPORT").is_some() {
+        let in_memory = usize::from(!gathered.is_empty());
         eprintln!(
-            "[markdup-pipeline] spilled: {parts} parts into {n_bins} collate bins, {} sorted runs",
-            runs.len()
+            "[markdup-pipeline] spilled: {parts} parts into {n_bins} collate bins, {} sorted runs ({in_memory} in memory)",
+            runs.len() + in_memory
         );
     }
     let run_header = header.clone();
@@ -109,10 +109,12 @@ pub fn run(
         namer,
         &create_final,
     )?;
-    merge_runs(&runs, &run_header, SortOrder::Coordinate, budget, |framed| {
+    let last = (!gathered.is_empty()).then_some(&gathered);
+    merge_runs(&runs, last, &run_header, SortOrder::Coordinate, budget, |framed| {
         marker.push(&framed[4..])
     })?;
     drop(runs);
+    drop(gathered);
     let (fin, tally) = marker.finish(&create_final)?;
     report(&md_opts, &header, fin.opt_warnings, fin.bc_warnings, &fin.stats, groups.as_ref())?;
     Ok(Spilled { fix_removed, written: tally.written, md_removed: tally.removed })
