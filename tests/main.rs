@@ -16,6 +16,9 @@ mod allocator;
 /// `view` against the samtools 1.24 oracle on simulated data.
 mod differential_view;
 
+/// SAM header and record text as htslib 1.24 reads it, case by case against the oracle.
+mod sam_text;
+
 /// Global options and getopt's messages against the oracle.
 mod command_line;
 

@@ -165,6 +165,9 @@ fn open_bam(path: &str, reader: bgzf::Reader, is_bgzf: bool) -> Result<Opened, E
 
 fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Result<Opened, Error> {
     let (reader, header) = sam::Reader::new(stream, tasks).map_err(|e| Error::file(path, e))?;
+    for w in reader.header_warnings() {
+        eprintln!("{w}");
+    }
     Ok(Opened { reader: RecordReader::Sam(reader), header, format: InputFormat::Sam, is_bgzf })
 }
 

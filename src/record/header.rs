@@ -34,6 +34,18 @@ pub enum HeaderError {
     BadLine(String),
     #[error("@RG line without ID: {0}")]
     ReadGroupWithoutId(String),
+    #[error("@PG line without ID: {0}")]
+    ProgramWithoutId(String),
+    #[error("header line does not have a two character key: {0}")]
+    NoTwoCharacterKey(String),
+    #[error("malformed key:value pair: {0}")]
+    Malformed(String),
+    #[error("@SQ line \"{0}\" with multiple LN: tags with different values")]
+    MultipleLengths(String),
+    #[error("not SAM: its first line is not a tab-separated header line: {0}")]
+    NotSam(String),
+    #[error("duplicate entry \"{0}\" in sam header")]
+    DuplicateReference(String),
 }
 
 /// The header record types htslib accepts (`sam_hdr_build_from_sam_file`).

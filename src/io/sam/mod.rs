@@ -1,6 +1,7 @@
 //! SAM text ⇄ raw BAM record bytes, transcoded directly (no intermediate record type).
 
 pub mod format;
+pub mod header;
 pub mod parse;
 pub mod reader;
 

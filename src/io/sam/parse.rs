@@ -269,27 +269,6 @@ struct CoreFields {
     tlen: i64,
 }
 
-impl CoreFields {
-    /// htslib's corrections: a read on an unknown reference, a mapped read without CIGAR and a
-    /// mapped read at position 0 are unmapped (the last two with a warning, the last also loses
-    /// its reference).
-    #[inline]
-    fn unmap_unplaced(&mut self, rname: &[u8], n_cigar: u32, warnings: &mut Vec<Warning>) {
-        if rname != b"*" && self.tid < 0 {
-            self.flag |= flags::UNMAP;
-        }
-        if n_cigar == 0 && self.flag & flags::UNMAP == 0 {
-            warnings.push(Warning::MappedWithoutCigar);
-            self.flag |= flags::UNMAP;
-        }
-        if self.pos < 0 && self.tid >= 0 && self.flag & flags::UNMAP == 0 {
-            warnings.push(Warning::MappedAtZero);
-            self.flag |= flags::UNMAP;
-            self.tid = -1;
-        }
-    }
-}
-
 impl LineParser<'_> {
     fn encode(
         &mut self,
@@ -307,7 +286,7 @@ impl LineParser<'_> {
         if text.qname.is_empty() {
             warnings.push(Warning::EmptyQueryName);
         }
-        let mut core = self.parse_core(&text, warnings)?;
+        let core = self.parse_core(&text, warnings)?;
         let high_halves = [core.pos, core.next_pos, core.tlen].map(|v| layout::split_wide(v).1);
         let wide = high_halves != [0; 3];
         if wide && text.qname.len() > layout::MAX_EXTENDED_NAME_LEN {
@@ -323,7 +302,6 @@ impl LineParser<'_> {
         let cigar_ops = || buf[cigar_at..].chunks_exact(4).map(|c| layout::read_u32(c, 0));
         let rlen = cigar::ref_len(cigar_ops());
         let qlen = cigar::query_len(cigar_ops());
-        core.unmap_unplaced(text.rname, n_cigar, warnings);
         let l_seq = if text.seq == b"*" { 0 } else { text.seq.len() };
         if n_cigar > 0 && l_seq > 0 && qlen != l_seq as i64 {
             return Err(ParseError::CigarSeqMismatch);
@@ -349,20 +327,34 @@ impl LineParser<'_> {
         text: &MandatoryFields<'_>,
         warnings: &mut Vec<Warning>,
     ) -> Result<CoreFields, ParseError> {
-        let flag = parse_i64(text.flag)
+        let mut flag = parse_i64(text.flag)
             .filter(|f| (0..=0xffff).contains(f))
             .ok_or(ParseError::BadField("FLAG"))? as u16;
         if text.rname != b"*" && self.header.refs().is_empty() {
             return Err(ParseError::NoReferences);
         }
-        let tid = self.ref_id(text.rname, warnings, false);
+        let mut tid = self.ref_id(text.rname, warnings, false);
         let pos = parse_i64(text.pos)
             .filter(|p| (0..=MAX_POS).contains(p))
             .ok_or(ParseError::BadField("POS"))?
             - 1;
+        // htslib's corrections, in its order (the warnings too): a placed read at position 0
+        // loses its reference; a read without one is unmapped; so is a mapped read without CIGAR.
+        // `RNEXT` `=` then names the corrected reference.
+        if pos < 0 && tid >= 0 {
+            warnings.push(Warning::MappedAtZero);
+            tid = -1;
+        }
+        if tid < 0 {
+            flag |= flags::UNMAP;
+        }
         let mapq = parse_i64(text.mapq)
             .filter(|m| (0..=255).contains(m))
             .ok_or(ParseError::BadField("MAPQ"))? as u8;
+        if text.cigar == b"*" && flag & flags::UNMAP == 0 {
+            warnings.push(Warning::MappedWithoutCigar);
+            flag |= flags::UNMAP;
+        }
         let next_tid =
             if text.rnext == b"=" { tid } else { self.ref_id(text.rnext, warnings, true) };
         let next_pos = parse_i64(text.pnext)

@@ -34,6 +34,8 @@ pub struct Reader {
     lines_before: u64,
     tasks: usize,
     done: bool,
+    /// What htslib warns about while reading the header.
+    header_warnings: Vec<String>,
 }
 
 impl Reader {
@@ -69,6 +71,7 @@ impl Reader {
         if !text.is_empty() && !text.ends_with(b"\n") {
             text.push(b'\n');
         }
+        let (text, header_warnings) = super::header::normalise(&text)?;
         let header = Header::from_sam_text(text)?;
         let carry = data.get(scanned..).map(<[u8]>::to_vec).unwrap_or_default();
         let reader = Reader {
@@ -78,8 +81,14 @@ impl Reader {
             lines_before: lines,
             tasks: tasks.max(1),
             done: eof,
+            header_warnings,
         };
         Ok((reader, header))
+    }
+
+    /// The warnings htslib prints while reading this header (duplicate `@RG` ids, ...).
+    pub fn header_warnings(&self) -> &[String] {
+        &self.header_warnings
     }
 
     /// The byte stream read from.
@@ -238,10 +247,13 @@ fn parse_range(text: &[u8], header: &Header) -> RangeResult {
     let mut lines = 0;
     while at < text.len() {
         let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |n| at + n);
+        // htslib's line reader drops a '\r' before the '\n' (Windows line endings).
+        let line = &text[at..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
         let parsed = if end > first_nul {
             Err(ParseError::NulByte)
         } else {
-            parser.parse(&text[at..end], &mut batch, &mut warnings)
+            parser.parse(line, &mut batch, &mut warnings)
         };
         if let Err(e) = parsed {
             return (batch, warnings, lines, Some((lines, e)));

@@ -32,7 +32,9 @@ pub(super) fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseErr
         return Err(bad());
     }
     let tag = [field[0], field[1]];
-    if !tag[0].is_ascii_alphabetic() || !tag[1].is_ascii_alphanumeric() {
+    // htslib checks only that both are at least '!' as signed chars (so no byte above 0x7f), not
+    // the spec's [A-Za-z][A-Za-z0-9].
+    if !tag.iter().all(|&b| (b'!'..=0x7f).contains(&b)) {
         return Err(bad());
     }
     let value = &field[5..];
