@@ -21,6 +21,9 @@ pub enum Error {
     /// Failure already reported on stderr: exit 1 without another message.
     #[error("failed")]
     Failed,
+    /// Failure already reported, with the exit status samtools gives it (quickcheck's bitmask).
+    #[error("exit status {0}")]
+    Status(i32),
     /// `--help`: print the command's usage to stdout and exit 0.
     #[error("help")]
     Help,

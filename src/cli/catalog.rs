@@ -63,6 +63,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::view::OPTIONS),
     },
     CommandDoc {
+        name: "quickcheck",
+        summary: "quickly check if SAM/BAM/CRAM file appears intact",
+        usage: super::quickcheck::USAGE,
+        from_samtools: true,
+        options: Some(&super::quickcheck::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

@@ -18,6 +18,7 @@ pub mod markdup;
 pub mod markdup_pipeline;
 pub mod options;
 pub mod outfmt;
+pub mod quickcheck;
 pub mod simulate;
 pub mod sort;
 pub mod view;
@@ -234,6 +235,15 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             markdup::USAGE,
             markdup::parse(&inv, args).and_then(crate::pipeline::markdup::run_on_pool),
         ),
+        "quickcheck" => match quickcheck::parse(args) {
+            Ok(options) if options.inputs.is_empty() => {
+                print!("{}", quickcheck::USAGE);
+                return 1;
+            }
+            parsed => {
+                (quickcheck::USAGE, parsed.and_then(|o| crate::pipeline::quickcheck::run(&o)))
+            }
+        },
         "markdup-pipeline" => {
             if args.is_empty() {
                 print!("{}", markdup_pipeline::USAGE);
@@ -262,6 +272,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         }
         Err(Error::BrokenPipe) => 0,
         Err(Error::Failed) => 1,
+        Err(Error::Status(status)) => status,
         Err(Error::Bare(msg)) => {
             let _ = std::io::stdout().flush();
             eprintln!("{msg}");

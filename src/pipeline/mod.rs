@@ -9,6 +9,7 @@ pub mod markdup;
 pub mod markdup_pipeline;
 pub mod memory_limit;
 pub mod prefetch;
+pub mod quickcheck;
 pub mod region;
 pub mod simulate;
 pub mod sink;
