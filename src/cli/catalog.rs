@@ -70,6 +70,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::quickcheck::OPTIONS),
     },
     CommandDoc {
+        name: "head",
+        summary: "header viewer",
+        usage: super::head::USAGE,
+        from_samtools: true,
+        options: Some(&super::head::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

@@ -83,6 +83,16 @@ pub fn parse_threads(v: &str) -> Result<usize, Error> {
         .map_err(|_| Error::Usage(format!("invalid number of threads \"{v}\"")))
 }
 
+/// `-@`/`--threads` as samtools' `parse_sam_global_opt` reads it (`parse_int_value`: a whole
+/// decimal `int`), for the commands that leave the option to it; a bad value shows the usage.
+pub fn parse_global_threads(v: &str) -> Result<usize, Error> {
+    let digits = v.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    match digits.parse::<i32>() {
+        Ok(n) => Ok(n.max(0) as usize),
+        Err(_) => Err(Error::ShowUsage(Some("Invalid threads value.".into()))),
+    }
+}
+
 /// `-O`/`--output-fmt FMT[,level=N,...]`: the format and any level it sets.
 pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Option<i32>), Error> {
     use crate::io::format::OutputFormat;

@@ -10,6 +10,7 @@ pub mod fixmate;
 pub mod flags;
 pub mod getopt;
 pub mod global;
+pub mod head;
 pub mod hw_model;
 pub mod index;
 pub mod install_shim;
@@ -235,6 +236,16 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             markdup::USAGE,
             markdup::parse(&inv, args).and_then(crate::pipeline::markdup::run_on_pool),
         ),
+        "head" => match head::parse(args, std::io::stdin().is_terminal()) {
+            Ok(head::HeadRequest::UsageOnTerminal) => {
+                print!("{}", head::USAGE);
+                return 0;
+            }
+            Ok(head::HeadRequest::Run(options)) => {
+                (head::USAGE, crate::pipeline::head::run(&options))
+            }
+            Err(e) => (head::USAGE, Err(e)),
+        },
         "quickcheck" => match quickcheck::parse(args) {
             Ok(options) if options.inputs.is_empty() => {
                 print!("{}", quickcheck::USAGE);

@@ -3,6 +3,7 @@
 
 pub mod collate;
 pub mod fixmate;
+pub mod head;
 pub mod index;
 pub mod load;
 pub mod markdup;

@@ -1,0 +1,136 @@
+//! `samtools head` (samtools 1.24 `main_head` in `sam_view.c`): the first header lines and the
+//! first records of one input, as SAM text.
+
+use std::io::Write;
+
+use crate::error::Error;
+use crate::io::detect::{self, Compression};
+use crate::io::input::Input;
+use crate::io::open::{self, PIECE_BYTES_PER_THREAD};
+use crate::io::sam::format::format_record;
+
+pub struct HeadOptions {
+    /// A path, or `-` for stdin.
+    pub input: String,
+    /// `-h N`: header lines to print; `None` prints them all.
+    pub header_lines: Option<u64>,
+    /// `-n N`: records to print.
+    pub records: u64,
+    /// Worker threads (samtools' `-@` plus one).
+    pub threads: usize,
+}
+
+pub fn run(options: &HeadOptions) -> Result<(), Error> {
+    crate::pipeline::threads::pool(options.threads).install(|| head(options))
+}
+
+fn head(options: &HeadOptions) -> Result<(), Error> {
+    let path = options.input.as_str();
+    let stdin = path == "-";
+    let mut input = Input::open(path).map_err(|e| open_failure(path, &e))?;
+    let header_failure = || {
+        Error::Bare(if stdin {
+            "samtools head: failed to read the header".to_string()
+        } else {
+            format!("samtools head: failed to read the header from \"{path}\"")
+        })
+    };
+    let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
+    let detected = detect::detect(head, path);
+    if !detected.is_sequence_data() {
+        return Err(header_failure());
+    }
+    // BGZF one block at a time, as htslib reads: a bad block after the header's must not keep
+    // the header from being printed. Text is read in large pieces.
+    let piece = match detected.compression {
+        Compression::Bgzf => 1,
+        _ => PIECE_BYTES_PER_THREAD * options.threads.max(1),
+    };
+    let mut opened =
+        open::open_input(path, input, options.threads, piece).map_err(|_| header_failure())?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let text = opened.header.sam_text();
+    let shown = match options.header_lines {
+        None => &text[..],
+        Some(n) => first_lines(&text, n),
+    };
+    out.write_all(shown).map_err(|e| Error::io("stdout", e))?;
+    let mut left = options.records;
+    let mut line = Vec::new();
+    while left > 0 {
+        let batches = match opened.reader.read_batches(path) {
+            Ok(Some((batches, _warnings))) => batches,
+            Ok(None) => break,
+            Err(_) => {
+                out.flush().map_err(|e| Error::io("stdout", e))?;
+                return Err(Error::Bare(format!("samtools head: \"{path}\" is truncated")));
+            }
+        };
+        for record in batches.iter().flat_map(|b| b.iter()).take(left as usize) {
+            line.clear();
+            format_record(&mut line, &record, &opened.header);
+            out.write_all(&line).map_err(|e| Error::io("stdout", e))?;
+            left -= 1;
+        }
+    }
+    out.flush().map_err(|e| Error::io("stdout", e))
+}
+
+/// The first `n` lines of `text` (all of it when it has fewer).
+fn first_lines(text: &[u8], n: u64) -> &[u8] {
+    let mut end = 0;
+    for _ in 0..n {
+        match memchr::memchr(b'\n', &text[end..]) {
+            Some(at) => end += at + 1,
+            None => return text,
+        }
+    }
+    &text[..end]
+}
+
+/// htslib's and samtools' lines for an input that does not open.
+fn open_failure(path: &str, e: &std::io::Error) -> Error {
+    let reason = strerror(e);
+    let mut lines = String::new();
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        lines.push_str(&format!("[E::hts_hopen] Failed to open file {path}\n"));
+        lines
+            .push_str(&format!("[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n"));
+    } else if path != "-" {
+        lines
+            .push_str(&format!("[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n"));
+    }
+    if path == "-" {
+        lines.push_str(&format!(
+            "samtools head: failed to open standard input for reading: {reason}"
+        ));
+    } else {
+        lines.push_str(&format!("samtools head: failed to open \"{path}\" for reading: {reason}"));
+    }
+    Error::Bare(lines)
+}
+
+/// The C library's message for an I/O error, without Rust's ` (os error N)`.
+fn strerror(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => {
+            let text = std::io::Error::from_raw_os_error(code).to_string();
+            text.split(" (os error").next().unwrap_or(&text).to_string()
+        }
+        // Input::open's own refusal of a directory.
+        None if e.kind() == std::io::ErrorKind::InvalidInput => "Is a directory".to_string(),
+        None => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_lines_stop_at_the_nth_newline() {
+        assert_eq!(first_lines(b"a\nb\nc\n", 2), b"a\nb\n");
+        assert_eq!(first_lines(b"a\nb\n", 5), b"a\nb\n");
+        assert_eq!(first_lines(b"a\nb\n", 0), b"");
+    }
+}
