@@ -77,6 +77,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::head::OPTIONS),
     },
     CommandDoc {
+        name: "idxstats",
+        summary: "BAM index stats",
+        usage: super::idxstats::USAGE,
+        from_samtools: true,
+        options: Some(&super::idxstats::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

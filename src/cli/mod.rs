@@ -12,6 +12,7 @@ pub mod getopt;
 pub mod global;
 pub mod head;
 pub mod hw_model;
+pub mod idxstats;
 pub mod index;
 pub mod install_shim;
 pub mod manpage;
@@ -245,6 +246,16 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 (head::USAGE, crate::pipeline::head::run(&options))
             }
             Err(e) => (head::USAGE, Err(e)),
+        },
+        "idxstats" => match idxstats::parse(args) {
+            Ok(idxstats::IdxstatsRequest::Usage) => {
+                print!("{}", idxstats::USAGE);
+                return 0;
+            }
+            Ok(idxstats::IdxstatsRequest::Run(options)) => {
+                (idxstats::USAGE, crate::pipeline::idxstats::run(&options))
+            }
+            Err(e) => (idxstats::USAGE, Err(e)),
         },
         "quickcheck" => match quickcheck::parse(args) {
             Ok(options) if options.inputs.is_empty() => {

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::detect::{self, Compression};
+use crate::io::detect;
 use crate::io::input::Input;
 use crate::io::open::{self, PIECE_BYTES_PER_THREAD};
 use crate::io::sam::format::format_record;
@@ -40,12 +40,7 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }
-    // BGZF one block at a time, as htslib reads: a bad block after the header's must not keep
-    // the header from being printed. Text is read in large pieces.
-    let piece = match detected.compression {
-        Compression::Bgzf => 1,
-        _ => PIECE_BYTES_PER_THREAD * options.threads.max(1),
-    };
+    let piece = PIECE_BYTES_PER_THREAD * options.threads.max(1);
     let mut opened =
         open::open_input(path, input, options.threads, piece).map_err(|_| header_failure())?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -90,7 +85,7 @@ fn first_lines(text: &[u8], n: u64) -> &[u8] {
 
 /// htslib's and samtools' lines for an input that does not open.
 fn open_failure(path: &str, e: &std::io::Error) -> Error {
-    let reason = strerror(e);
+    let reason = crate::error::c_message(e);
     let mut lines = String::new();
     if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
         lines.push_str(&format!("[E::hts_hopen] Failed to open file {path}\n"));
@@ -108,19 +103,6 @@ fn open_failure(path: &str, e: &std::io::Error) -> Error {
         lines.push_str(&format!("samtools head: failed to open \"{path}\" for reading: {reason}"));
     }
     Error::Bare(lines)
-}
-
-/// The C library's message for an I/O error, without Rust's ` (os error N)`.
-fn strerror(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => {
-            let text = std::io::Error::from_raw_os_error(code).to_string();
-            text.split(" (os error").next().unwrap_or(&text).to_string()
-        }
-        // Input::open's own refusal of a directory.
-        None if e.kind() == std::io::ErrorKind::InvalidInput => "Is a directory".to_string(),
-        None => e.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 pub mod collate;
 pub mod fixmate;
 pub mod head;
+pub mod idxstats;
 pub mod index;
 pub mod load;
 pub mod markdup;
