@@ -84,6 +84,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::idxstats::OPTIONS),
     },
     CommandDoc {
+        name: "flagstat",
+        summary: "simple stats",
+        usage: super::flagstat::USAGE,
+        from_samtools: true,
+        options: Some(&super::flagstat::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

@@ -8,6 +8,7 @@ pub mod completion;
 pub mod delegate;
 pub mod fixmate;
 pub mod flags;
+pub mod flagstat;
 pub mod getopt;
 pub mod global;
 pub mod head;
@@ -256,6 +257,16 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 (idxstats::USAGE, crate::pipeline::idxstats::run(&options))
             }
             Err(e) => (idxstats::USAGE, Err(e)),
+        },
+        "flagstat" => match flagstat::parse(args) {
+            Ok(flagstat::FlagstatRequest::Usage) => {
+                print!("{}", flagstat::USAGE);
+                return 0;
+            }
+            Ok(flagstat::FlagstatRequest::Run(options)) => {
+                (flagstat::USAGE, crate::pipeline::flagstat::run(&options))
+            }
+            Err(e) => (flagstat::USAGE, Err(e)),
         },
         "quickcheck" => match quickcheck::parse(args) {
             Ok(options) if options.inputs.is_empty() => {

@@ -2,6 +2,7 @@
 
 pub mod collate;
 pub mod fixmate;
+pub mod flagstat;
 pub mod idxstats;
 pub mod markdup;
 pub mod posix_regex;

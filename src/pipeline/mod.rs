@@ -3,6 +3,7 @@
 
 pub mod collate;
 pub mod fixmate;
+pub mod flagstat;
 pub mod head;
 pub mod idxstats;
 pub mod index;

@@ -1,0 +1,56 @@
+//! `flagstat`'s command line → [`FlagstatOptions`] (samtools 1.24 `bam_flagstat` in
+//! `bam_stat.c`); the work is [`crate::pipeline::flagstat`].
+
+use super::global::{self, Globals, Take};
+use super::options::OptionTable;
+use crate::error::Error;
+use crate::ops::flagstat::report::ReportFormat;
+use crate::pipeline::flagstat::FlagstatOptions;
+
+pub const USAGE: &str = include_str!("usage/flagstat.txt");
+
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "flagstat",
+    short: "@:O:",
+    long: &[],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', '-', '-', '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        output_fmt_option: Take::Refused,
+        reference: Take::Refused,
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    // parse_sam_global_opt takes it, flagstat's usage does not list it.
+    unlisted: &["--write-index"],
+};
+
+/// What the command line asks for: the counts, or the usage on stdout (no input at all).
+pub enum FlagstatRequest {
+    Run(FlagstatOptions),
+    Usage,
+}
+
+pub fn parse(args: &[String]) -> Result<FlagstatRequest, Error> {
+    let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
+    let (mut format, mut threads) = (ReportFormat::Default, 1);
+    for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.key.as_str() {
+            "O" => format = ReportFormat::from_option(v),
+            "@" => threads = global::parse_global_threads(v)? + 1,
+            // --input-fmt-option, --verbosity, --write-index: nothing to do for SAM/BAM.
+            _ => {}
+        }
+    }
+    match positionals.len() {
+        0 => Ok(FlagstatRequest::Usage),
+        1 => Ok(FlagstatRequest::Run(FlagstatOptions {
+            input: positionals.remove(0),
+            format,
+            threads,
+        })),
+        _ => Err(Error::ShowUsage(None)),
+    }
+}
