@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::detect;
+use crate::io::detect::{self, Compression};
 use crate::io::input::Input;
 use crate::io::open::{self, PIECE_BYTES_PER_THREAD};
 use crate::io::sam::format::format_record;
@@ -40,7 +40,12 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }
-    let piece = PIECE_BYTES_PER_THREAD * options.threads.max(1);
+    // BGZF one block at a time, as htslib reads: `head -n 3` of a file damaged further on
+    // succeeds. Text is read in large pieces.
+    let piece = match detected.compression {
+        Compression::Bgzf => 1,
+        _ => PIECE_BYTES_PER_THREAD * options.threads.max(1),
+    };
     let mut opened =
         open::open_input(path, input, options.threads, piece).map_err(|_| header_failure())?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
