@@ -139,9 +139,8 @@ fn classify(s: &[u8], extension: &str, gzip: bool) -> Format {
         .any(|m| s.starts_with(m))
     {
         return Format::Sam;
-    } else if s.len() >= 8 && s.starts_with(b"d4\xdd\xdd") {
-        return Format::Unopenable;
-    } else if is_htsget_or_crypt4gh(s) {
+    } else if (s.len() >= 8 && s.starts_with(b"d4\xdd\xdd")) || is_htsget_or_crypt4gh(s) {
+        // D4 htslib does not open; htsget and crypt4gh need a network or a plugin.
         return Format::Unopenable;
     } else if s[0] == b'>' && is_fastaq(s) {
         return Format::Fasta;
@@ -170,10 +169,7 @@ fn is_fastaq(s: &[u8]) -> bool {
     }
     let second = &s[eol + 1..];
     let letters = second.iter().take_while(|c| is_base_letter(**c)).count();
-    match second.get(letters) {
-        None | Some(b'\r') | Some(b'\n') => true,
-        _ => false,
-    }
+    matches!(second.get(letters), None | Some(b'\r') | Some(b'\n'))
 }
 
 /// The letters of `seq_nt16_table` but `=` (which ends the scan as not FASTA/Q).
@@ -191,11 +187,11 @@ fn classify_tabbed(s: &[u8], extension: &str, gzip: bool) -> Option<Format> {
     let sam_needs = 9 + 2 * usize::from(complete);
     if column_match(&columns, b"ZiZiiCZiiZZOOOOOOOOOOOOOOOOOOOO+") >= sam_needs {
         Some(Format::Sam)
-    } else if gzip && column_match(&columns, b"iiiiii") == 6 {
-        Some(Format::Unopenable)
-    } else if extension.contains("fqi") && column_match(&columns, b"Ziiiii") == 6 {
-        Some(Format::Unopenable)
-    } else if extension.contains("fai") && column_match(&columns, b"Ziiii") == 5 {
+    } else if (gzip && column_match(&columns, b"iiiiii") == 6)
+        || (extension.contains("fqi") && column_match(&columns, b"Ziiiii") == 6)
+        || (extension.contains("fai") && column_match(&columns, b"Ziiii") == 5)
+    {
+        // A CRAM index, a FASTQ or FASTA index: htslib does not open indexes as data.
         Some(Format::Unopenable)
     } else if column_match(&columns, b"Zii+") >= 3 {
         Some(Format::OtherOpenable)

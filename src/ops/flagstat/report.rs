@@ -44,9 +44,12 @@ fn percent_json(n: u64, total: u64) -> String {
     percentage(n, total).unwrap_or_else(|| "null".into())
 }
 
-/// `(n[0], n[1], label)` lines in samtools' order, with the percentages each line carries:
-/// `(numerator, denominator)` per QC class.
-fn lines(s: &FlagStats) -> Vec<([u64; 2], &'static str, Option<[u64; 2]>)> {
+/// One report line: the counts per QC class, the label, and the totals its percentage is of
+/// (for the lines that carry one).
+type Line = ([u64; 2], &'static str, Option<[u64; 2]>);
+
+/// The report's lines in samtools' order.
+fn lines(s: &FlagStats) -> Vec<Line> {
     vec![
         (s.reads, "in total (QC-passed reads + QC-failed reads)", None),
         (s.primary, "primary", None),
