@@ -169,9 +169,16 @@ enum HeaderFailure {
 fn header_targets(input: Input, detected: &Detected) -> Result<usize, HeaderFailure> {
     match (detected.format, detected.compression) {
         (Format::Fasta | Format::Fastq, _) => Ok(0),
-        (Format::Bam, _) => {
-            let reader = bgzf::Reader::new(input, HEADER_PIECE_BYTES);
-            match bam::Reader::new(reader) {
+        (Format::Bam, Compression::None) => raw_bam_targets(input),
+        (Format::Bam, compression) => {
+            let blocks = if compression == Compression::Gzip {
+                // htslib reads a plain-gzip BAM too.
+                let plain = flate2::read::MultiGzDecoder::new(input);
+                Input::from_reader("gzip", Box::new(bgzf::plain::PlainAsBgzf::new(plain)))
+            } else {
+                input
+            };
+            match bam::Reader::new(bgzf::Reader::new(blocks, HEADER_PIECE_BYTES)) {
                 Ok((_, header)) => Ok(header.refs().len()),
                 Err(bam::reader::ReadError::Bgzf(_)) => Err(HeaderFailure::Stream),
                 Err(_) => Err(HeaderFailure::Content),
@@ -193,5 +200,18 @@ fn header_targets(input: Input, detected: &Detected) -> Result<usize, HeaderFail
             }
         }
         _ => Err(HeaderFailure::Content),
+    }
+}
+
+/// An uncompressed BAM (no BGZF framing), which htslib reads as it is.
+fn raw_bam_targets(mut input: Input) -> Result<usize, HeaderFailure> {
+    let mut want = HEADER_PIECE_BYTES;
+    loop {
+        let bytes = input.peek(want).map_err(|_| HeaderFailure::Stream)?;
+        match bam::reader::decode_header(bytes) {
+            Ok(Some((header, _))) => return Ok(header.refs().len()),
+            Ok(None) if bytes.len() == want => want *= 4,
+            Ok(None) | Err(_) => return Err(HeaderFailure::Content),
+        }
     }
 }
