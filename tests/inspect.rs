@@ -1,6 +1,7 @@
 //! `quickcheck`, `head` and `idxstats` against the samtools 1.24 oracle: on simulated data
 //! (several references, unmapped and unplaced reads), on damaged files (truncated BAMs, a
-//! missing EOF block, a text file, an empty file, a directory), and their usage errors.
+//! missing EOF block, a text file, an empty file, a directory), CRAM headers, and their usage
+//! errors.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,7 @@ struct Files {
     text: PathBuf,
     empty: PathBuf,
     missing: PathBuf,
+    directory: PathBuf,
 }
 
 fn files(dir: &Path, oracle: &Path) -> Files {
@@ -56,7 +58,10 @@ fn files(dir: &Path, oracle: &Path) -> Files {
     std::fs::write(&text, "just some text\n").unwrap();
     let empty = dir.join("empty.bam");
     std::fs::write(&empty, "").unwrap();
-    Files { sam, bam, csi_only, unsorted, truncated, text, empty, missing: dir.join("none.bam") }
+    let directory = dir.join("a-directory");
+    std::fs::create_dir_all(&directory).unwrap();
+    let missing = dir.join("none.bam");
+    Files { sam, bam, csi_only, unsorted, truncated, text, empty, missing, directory }
 }
 
 /// Runs `args` under both tools and compares exit status, stdout, and stderr without the
@@ -80,6 +85,7 @@ fn same(oracle: &Path, args: &[&str]) {
 
 fn all(f: &Files) -> Vec<&PathBuf> {
     let mut v = vec![&f.sam, &f.bam, &f.csi_only, &f.unsorted, &f.text, &f.empty, &f.missing];
+    v.push(&f.directory);
     v.extend(f.truncated.iter());
     v
 }
@@ -160,5 +166,27 @@ fn idxstats_matches_the_oracle() {
         &["idxstats", "--reference", "x", bam],
     ] {
         same(&oracle, args);
+    }
+}
+
+/// A CRAM's header comes from its header container (mdsam decodes no CRAM records); quickcheck
+/// reads CRAM 2.1 and 3.0 headers and EOF containers.
+#[test]
+fn cram_headers_match_the_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let Some(shared) = crate::support::shared_dir() else { return };
+    let dat = shared.join("peer-tests/samtools");
+    let crams = [
+        "dat/test_input_1_a.cram",
+        "quickcheck/6.quickcheck.cram21.ok.cram",
+        "quickcheck/7.quickcheck.cram30.ok.cram",
+        "quickcheck/9.quickcheck.cram30.truncated.cram",
+    ];
+    for cram in crams {
+        let path = dat.join(cram);
+        let path = path.to_str().unwrap();
+        same(&oracle, &["head", path]);
+        same(&oracle, &["head", "-h", "2", path]);
+        same(&oracle, &["quickcheck", "-vvv", path]);
     }
 }

@@ -5,6 +5,7 @@
 
 use std::io::Read;
 
+use crate::io::input::Input;
 use crate::record::Header;
 
 /// Why the header could not be read (htslib then fails to open the file).
@@ -23,6 +24,19 @@ pub enum CramHeaderError {
 }
 
 const FILE_DEFINITION_LEN: usize = 26;
+
+/// [`read`] from the start of `input` (left where it is), peeking further until the header
+/// container is whole.
+pub fn read_input(input: &mut Input) -> Result<((u8, u8), Header), CramHeaderError> {
+    let mut want = 1 << 16;
+    loop {
+        let bytes = input.peek(want).map_err(|e| CramHeaderError::Bad(e.to_string()))?;
+        match read(bytes) {
+            Err(CramHeaderError::Truncated) if bytes.len() == want => want *= 4,
+            result => return result,
+        }
+    }
+}
 
 /// The file's version and SAM header from its first bytes (`bytes` may hold the whole file).
 pub fn read(bytes: &[u8]) -> Result<((u8, u8), Header), CramHeaderError> {

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use crate::error::Error;
+use crate::io::cram_header;
 use crate::io::detect::{self, Compression};
 use crate::io::input::Input;
 use crate::io::open::{self, PIECE_BYTES_PER_THREAD};
@@ -40,6 +41,9 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }
+    if let detect::Format::Cram { .. } = detected.format {
+        return cram_header_only(path, input, options);
+    }
     // BGZF one block at a time, as htslib reads: `head -n 3` of a file damaged further on
     // succeeds. Text is read in large pieces.
     let piece = match detected.compression {
@@ -74,6 +78,29 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
         }
     }
     out.flush().map_err(|e| Error::io("stdout", e))
+}
+
+/// A CRAM's header lines: mdsam reads a CRAM's header container but decodes no records.
+fn cram_header_only(path: &str, mut input: Input, options: &HeadOptions) -> Result<(), Error> {
+    if options.records > 0 {
+        return Err(Error::file(
+            path,
+            "CRAM records are not supported by mdsam (-n 0 shows the header)",
+        ));
+    }
+    let (_, header) = cram_header::read_input(&mut input).map_err(|_| {
+        Error::Bare(format!("samtools head: failed to read the header from \"{path}\""))
+    })?;
+    write_header(&header.sam_text(), options.header_lines)
+}
+
+fn write_header(text: &[u8], lines: Option<u64>) -> Result<(), Error> {
+    let shown = match lines {
+        None => text,
+        Some(n) => first_lines(text, n),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(shown).and_then(|_| out.flush()).map_err(|e| Error::io("stdout", e))
 }
 
 /// The first `n` lines of `text` (all of it when it has fewer).

@@ -137,23 +137,10 @@ fn open(path: &str) -> Option<(Input, Detected, Option<usize>)> {
         return None;
     }
     let cram_refs = match detected.format {
-        Format::Cram { .. } => Some(cram_targets(&mut input)?),
+        Format::Cram { .. } => Some(cram_header::read_input(&mut input).ok()?.1.refs().len()),
         _ => None,
     };
     Some((input, detected, cram_refs))
-}
-
-/// The CRAM header's target count, peeking further until the header container is whole.
-fn cram_targets(input: &mut Input) -> Option<usize> {
-    let mut want = 1 << 16;
-    loop {
-        let bytes = input.peek(want).ok()?;
-        match cram_header::read(bytes) {
-            Ok((_, header)) => return Some(header.refs().len()),
-            Err(cram_header::CramHeaderError::Truncated) if bytes.len() == want => want *= 4,
-            Err(_) => return None,
-        }
-    }
 }
 
 /// Why a header did not read.
