@@ -1,7 +1,8 @@
 //! `flagstat` against the samtools 1.24 oracle on simulated data (several references, pairs
 //! and single reads, unmapped reads and mates, secondary and supplementary records, duplicates,
 //! QC-failed reads): SAM, BAM and a coordinate-sorted, duplicate-marked BAM, each in the three
-//! report formats, at `-@ 0` and `-@ 2`, byte for byte.
+//! report formats, at `-@ 0` and `-@ 2`, byte for byte; and the `filter=` input option of
+//! flagstat, idxstats and head.
 
 use std::path::{Path, PathBuf};
 
@@ -94,5 +95,33 @@ fn usage_and_errors_match_the_oracle() {
             String::from_utf8_lossy(&want.stderr),
             "{args:?}"
         );
+    }
+}
+
+/// `--input-fmt-option filter=EXPR` (htslib's read filter) in flagstat, idxstats' slow method
+/// and head: only the records it keeps are counted or shown; a bad expression fails the read.
+#[test]
+fn input_filters_match_the_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("flagstat-filters");
+    let sam = input(&dir);
+    let sorted = dir.join("sorted.sam");
+    let (sam, sorted_s) = (sam.to_str().unwrap(), sorted.to_str().unwrap());
+    oracle_ok(&oracle, &["sort", "-O", "sam", "-o", sorted_s, sam]);
+    for filter in ["filter=flag.unmap", "FILTER=mapq>=30 && flag.paired", "filter", "filter=(("] {
+        for args in [
+            vec!["flagstat", "--input-fmt-option", filter, sam],
+            vec!["flagstat", "-@", "2", "-O", "json", "--input-fmt-option", filter, sam],
+            vec!["idxstats", "--input-fmt-option", filter, sorted_s],
+            vec!["head", "-n", "7", "--input-fmt-option", filter, sam],
+        ] {
+            let (want, got) = (run(&oracle, &args), run(&mdsam_bin(), &args));
+            assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&got.stdout),
+                String::from_utf8_lossy(&want.stdout),
+                "{args:?}"
+            );
+        }
     }
 }

@@ -34,13 +34,19 @@ pub enum FlagstatRequest {
 
 pub fn parse(args: &[String]) -> Result<FlagstatRequest, Error> {
     let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
-    let (mut format, mut threads) = (ReportFormat::Default, 1);
+    let (mut format, mut threads, mut filter) = (ReportFormat::Default, 1, None);
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "O" => format = ReportFormat::from_option(v),
             "@" => threads = global::parse_global_threads(v)? + 1,
-            // --input-fmt-option, --verbosity, --write-index: nothing to do for SAM/BAM.
+            "verbosity" => global::check_verbosity(v)?,
+            "input-fmt-option" => {
+                if let Some(expr) = global::parse_input_fmt_option(v)? {
+                    filter = Some(expr);
+                }
+            }
+            // --write-index: nothing to write.
             _ => {}
         }
     }
@@ -50,6 +56,7 @@ pub fn parse(args: &[String]) -> Result<FlagstatRequest, Error> {
             input: positionals.remove(0),
             format,
             threads,
+            filter,
         })),
         _ => Err(Error::ShowUsage(None)),
     }

@@ -38,14 +38,21 @@ pub enum HeadRequest {
 /// `stdin_is_terminal` decides samtools' `nargs == 0 && isatty(STDIN_FILENO)` case.
 pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadRequest, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
-    let mut options = HeadOptions { input: "-".into(), header_lines: None, records: 0, threads: 1 };
+    let mut options =
+        HeadOptions { input: "-".into(), header_lines: None, records: 0, threads: 1, filter: None };
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "h" => options.header_lines = Some(super::flags::strtoull(v)),
             "n" => options.records = super::flags::strtoull(v),
             "@" => options.threads = global::parse_global_threads(v)? + 1,
-            // -T, --input-fmt-option, --verbosity, --write-index: nothing to do for SAM/BAM.
+            "verbosity" => global::check_verbosity(v)?,
+            "input-fmt-option" => {
+                if let Some(expr) = global::parse_input_fmt_option(v)? {
+                    options.filter = Some(expr);
+                }
+            }
+            // -T (a CRAM's reference), --write-index: nothing to do without CRAM records.
             _ => {}
         }
     }

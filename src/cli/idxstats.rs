@@ -35,11 +35,19 @@ pub fn parse(args: &[String]) -> Result<IdxstatsRequest, Error> {
     let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
     let mut explicit_index = false;
     let mut threads = 1;
+    let mut filter = None;
     for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "X" => explicit_index = true,
-            "@" => threads = global::parse_global_threads(o.value.as_deref().unwrap_or(""))? + 1,
-            // --input-fmt-option, --verbosity, --write-index: nothing to do for SAM/BAM.
+            "@" => threads = global::parse_global_threads(v)? + 1,
+            "verbosity" => global::check_verbosity(v)?,
+            "input-fmt-option" => {
+                if let Some(expr) = global::parse_input_fmt_option(v)? {
+                    filter = Some(expr);
+                }
+            }
+            // --write-index: nothing to write.
             _ => {}
         }
     }
@@ -53,5 +61,5 @@ pub fn parse(args: &[String]) -> Result<IdxstatsRequest, Error> {
     }
     let index = explicit_index.then(|| positionals.pop()).flatten();
     let input = positionals.remove(0);
-    Ok(IdxstatsRequest::Run(IdxstatsOptions { input, index, threads }))
+    Ok(IdxstatsRequest::Run(IdxstatsOptions { input, index, threads, filter }))
 }

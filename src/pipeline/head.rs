@@ -9,6 +9,7 @@ use crate::io::detect::{self, Compression};
 use crate::io::input::Input;
 use crate::io::open::{self, PIECE_BYTES_PER_THREAD};
 use crate::io::sam::format::format_record;
+use crate::pipeline::input_filter::{InputFilter, passes};
 
 pub struct HeadOptions {
     /// A path, or `-` for stdin.
@@ -19,6 +20,8 @@ pub struct HeadOptions {
     pub records: u64,
     /// Worker threads (samtools' `-@` plus one).
     pub threads: usize,
+    /// `--input-fmt-option filter=EXPR`: only the records it keeps are read.
+    pub filter: Option<String>,
 }
 
 pub fn run(options: &HeadOptions) -> Result<(), Error> {
@@ -60,6 +63,8 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
     };
     out.write_all(shown).map_err(|e| Error::io("stdout", e))?;
     let mut left = options.records;
+    let filter = InputFilter::new(options.filter.as_deref());
+    let truncated = || Error::Bare(format!("samtools head: \"{path}\" is truncated"));
     let mut line = Vec::new();
     while left > 0 {
         let batches = match opened.reader.read_batches(path) {
@@ -67,10 +72,22 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
             Ok(None) => break,
             Err(_) => {
                 out.flush().map_err(|e| Error::io("stdout", e))?;
-                return Err(Error::Bare(format!("samtools head: \"{path}\" is truncated")));
+                return Err(truncated());
             }
         };
-        for record in batches.iter().flat_map(|b| b.iter()).take(left as usize) {
+        for record in batches.iter().flat_map(|b| b.iter()) {
+            if left == 0 {
+                break;
+            }
+            match passes(filter.as_ref(), &record, &opened.header) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(lines) => {
+                    out.flush().map_err(|e| Error::io("stdout", e))?;
+                    eprintln!("{lines}");
+                    return Err(truncated());
+                }
+            }
             line.clear();
             format_record(&mut line, &record, &opened.header);
             out.write_all(&line).map_err(|e| Error::io("stdout", e))?;

@@ -11,6 +11,7 @@ use crate::io::index::Index;
 use crate::io::input::Input;
 use crate::io::open::{self, InputFormat, Opened, PIECE_BYTES_PER_THREAD};
 use crate::ops::idxstats::{CountError, ReferenceCounts};
+use crate::pipeline::input_filter::{InputFilter, passes};
 use crate::record::Header;
 
 pub struct IdxstatsOptions {
@@ -19,6 +20,8 @@ pub struct IdxstatsOptions {
     pub index: Option<String>,
     /// Worker threads (samtools' `-@` plus one).
     pub threads: usize,
+    /// `--input-fmt-option filter=EXPR`: only the records it keeps are read.
+    pub filter: Option<String>,
 }
 
 pub fn run(options: &IdxstatsOptions) -> Result<(), Error> {
@@ -36,11 +39,11 @@ fn idxstats(options: &IdxstatsOptions, pool: &rayon::ThreadPool) -> Result<(), E
                 eprintln!(
                     "samtools idxstats: fail to load index for \"{path}\", reverting to slow method"
                 );
-                counted(path, &mut opened, pool)?
+                counted(path, &mut opened, options, pool)?
             }
         }
     } else {
-        counted(path, &mut opened, pool)?
+        counted(path, &mut opened, options, pool)?
     };
     let mut out = std::io::stdout().lock();
     out.write_all(&text).and_then(|_| out.flush()).map_err(|e| Error::io("stdout", e))
@@ -140,22 +143,37 @@ fn from_index(header: &Header, index: &Index) -> Vec<u8> {
 }
 
 /// samtools' slow method: every record read and counted; nothing printed unless all read.
-fn counted(path: &str, opened: &mut Opened, pool: &rayon::ThreadPool) -> Result<Vec<u8>, Error> {
+fn counted(
+    path: &str,
+    opened: &mut Opened,
+    options: &IdxstatsOptions,
+    pool: &rayon::ThreadPool,
+) -> Result<Vec<u8>, Error> {
     let failed = || Error::Bare(format!("samtools idxstats: failed to process \"{path}\""));
-    let mut counts = ReferenceCounts::new(opened.header.refs().len());
-    let mut sorted = true;
+    let filter = InputFilter::new(options.filter.as_deref());
+    let header = &opened.header;
+    let mut counts = ReferenceCounts::new(header.refs().len());
+    let mut complaint = None;
     let read =
         crate::pipeline::prefetch::for_each_batches(&mut opened.reader, path, pool, |batches| {
             for record in batches.iter().flat_map(|b| b.iter()) {
-                counts.add(&record).map_err(|e| {
-                    sorted = e != CountError::NotSorted;
+                let counted = match passes(filter.as_ref(), &record, header) {
+                    Ok(true) => counts.add(&record).map_err(|e| {
+                        (e == CountError::NotSorted)
+                            .then(|| "samtools idxstats: file is not position sorted".to_string())
+                    }),
+                    Ok(false) => Ok(()),
+                    Err(lines) => Err(Some(lines)),
+                };
+                counted.map_err(|line| {
+                    complaint = line;
                     failed()
                 })?;
             }
             Ok(())
         });
-    if !sorted {
-        eprintln!("samtools idxstats: file is not position sorted");
+    if let Some(line) = &complaint {
+        eprintln!("{line}");
     }
     read.map_err(|_| failed())?;
     let mut text = Vec::new();

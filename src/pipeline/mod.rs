@@ -7,6 +7,7 @@ pub mod flagstat;
 pub mod head;
 pub mod idxstats;
 pub mod index;
+pub mod input_filter;
 pub mod load;
 pub mod markdup;
 pub mod markdup_pipeline;
