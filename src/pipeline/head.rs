@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::io::cram_header;
 use crate::io::detect::{self, Compression};
 use crate::io::input::Input;
-use crate::io::open::{self, PIECE_BYTES_PER_THREAD};
+use crate::io::open::{self, Opened, PIECE_BYTES_PER_THREAD};
 use crate::io::sam::format::format_record;
 use crate::pipeline::input_filter::{InputFilter, passes};
 
@@ -30,19 +30,11 @@ pub fn run(options: &HeadOptions) -> Result<(), Error> {
 
 fn head(options: &HeadOptions) -> Result<(), Error> {
     let path = options.input.as_str();
-    let stdin = path == "-";
     let mut input = Input::open(path).map_err(|e| open_failure(path, &e))?;
-    let header_failure = || {
-        Error::Bare(if stdin {
-            "samtools head: failed to read the header".to_string()
-        } else {
-            format!("samtools head: failed to read the header from \"{path}\"")
-        })
-    };
-    let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
+    let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure(path))?;
     let detected = detect::detect(head, path);
     if !detected.is_sequence_data() {
-        return Err(header_failure());
+        return Err(header_failure(path));
     }
     if let detect::Format::Cram { .. } = detected.format {
         return cram_header_only(path, input, options);
@@ -54,26 +46,44 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
         _ => PIECE_BYTES_PER_THREAD * options.threads.max(1),
     };
     let mut opened =
-        open::open_input(path, input, options.threads, piece).map_err(|_| header_failure())?;
+        open::open_input(path, input, options.threads, piece).map_err(|_| header_failure(path))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let text = opened.header.sam_text();
-    let shown = match options.header_lines {
-        None => &text[..],
-        Some(n) => first_lines(&text, n),
-    };
-    out.write_all(shown).map_err(|e| Error::io("stdout", e))?;
-    let mut left = options.records;
-    let filter = InputFilter::new(options.filter.as_deref());
+    out.write_all(shown_lines(&text, options.header_lines)).map_err(|e| Error::io("stdout", e))?;
+    let written = write_records(&mut out, &mut opened, options);
+    // What was written stays written, before any message about the rest.
+    out.flush().map_err(|e| Error::io("stdout", e))?;
+    written
+}
+
+/// samtools' message for an input whose header does not read.
+fn header_failure(path: &str) -> Error {
+    Error::Bare(if path == "-" {
+        "samtools head: failed to read the header".to_string()
+    } else {
+        format!("samtools head: failed to read the header from \"{path}\"")
+    })
+}
+
+/// The first `-n` records that pass the filter, as SAM lines.
+fn write_records(
+    out: &mut impl Write,
+    opened: &mut Opened,
+    options: &HeadOptions,
+) -> Result<(), Error> {
+    let path = options.input.as_str();
     let truncated = || Error::Bare(format!("samtools head: \"{path}\" is truncated"));
+    let filter = InputFilter::new(options.filter.as_deref());
+    let mut left = options.records;
     let mut line = Vec::new();
     while left > 0 {
         let batches = match opened.reader.read_batches(path) {
-            Ok(Some((batches, _warnings))) => batches,
-            Ok(None) => break,
-            Err(_) => {
-                out.flush().map_err(|e| Error::io("stdout", e))?;
-                return Err(truncated());
+            Ok(Some((batches, warnings))) => {
+                warnings.iter().for_each(|w| eprintln!("{w}"));
+                batches
             }
+            Ok(None) => break,
+            Err(_) => return Err(truncated()),
         };
         for record in batches.iter().flat_map(|b| b.iter()) {
             if left == 0 {
@@ -83,7 +93,6 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
                 Ok(true) => {}
                 Ok(false) => continue,
                 Err(lines) => {
-                    out.flush().map_err(|e| Error::io("stdout", e))?;
                     eprintln!("{lines}");
                     return Err(truncated());
                 }
@@ -94,7 +103,7 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
             left -= 1;
         }
     }
-    out.flush().map_err(|e| Error::io("stdout", e))
+    Ok(())
 }
 
 /// A CRAM's header lines: mdsam reads a CRAM's header container but decodes no records.
@@ -105,19 +114,20 @@ fn cram_header_only(path: &str, mut input: Input, options: &HeadOptions) -> Resu
             "CRAM records are not supported by mdsam (-n 0 shows the header)",
         ));
     }
-    let (_, header) = cram_header::read_input(&mut input).map_err(|_| {
-        Error::Bare(format!("samtools head: failed to read the header from \"{path}\""))
-    })?;
-    write_header(&header.sam_text(), options.header_lines)
+    let (_, header) = cram_header::read_input(&mut input).map_err(|_| header_failure(path))?;
+    let text = header.sam_text();
+    let mut out = std::io::stdout().lock();
+    out.write_all(shown_lines(&text, options.header_lines))
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("stdout", e))
 }
 
-fn write_header(text: &[u8], lines: Option<u64>) -> Result<(), Error> {
-    let shown = match lines {
+/// `-h N`'s lines of the header text, or all of it.
+fn shown_lines(text: &[u8], lines: Option<u64>) -> &[u8] {
+    match lines {
         None => text,
         Some(n) => first_lines(text, n),
-    };
-    let mut out = std::io::stdout().lock();
-    out.write_all(shown).and_then(|_| out.flush()).map_err(|e| Error::io("stdout", e))
+    }
 }
 
 /// The first `n` lines of `text` (all of it when it has fewer).
