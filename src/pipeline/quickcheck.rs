@@ -79,7 +79,6 @@ impl Report<'_> {
 
 fn check_file(path: &str, options: &QuickcheckOptions) -> i32 {
     let mut report = Report { path, options, state: 0 };
-    let mut stream_broken = false;
     if options.verbose >= 3 {
         eprintln!("checking {path}");
     }
@@ -90,6 +89,7 @@ fn check_file(path: &str, options: &QuickcheckOptions) -> i32 {
     if options.verbose >= 3 {
         eprintln!("opened {path}");
     }
+    let mut stream_broken = false;
     if !detected.is_sequence_data() {
         report.fail(NOT_SEQUENCE, "was not identified as sequence data.");
     } else {
@@ -98,16 +98,27 @@ fn check_file(path: &str, options: &QuickcheckOptions) -> i32 {
             Some(n) => Ok(n),
             None => header_targets(input, &detected),
         };
-        match targets {
-            Err(failure) => {
-                stream_broken = failure == HeaderFailure::Stream;
-                report.fail(BAD_HEADER, "caused an error whilst reading its header.")
-            }
-            Ok(0) if !options.unmapped => report.fail(BAD_HEADER, "had no targets in header."),
-            Ok(n) => report.note(&format!("has {n} targets in header.")),
-        }
+        stream_broken = targets == Err(HeaderFailure::Stream);
+        check_targets(&mut report, targets);
     }
-    match eof_check::check(path, &detected) {
+    check_eof(&mut report, &detected);
+    if stream_broken {
+        // htslib's BGZF reader keeps the decompression error, and closing reports it.
+        report.fail(FAIL_CLOSE, "did not close cleanly.");
+    }
+    report.state
+}
+
+fn check_targets(report: &mut Report<'_>, targets: Result<usize, HeaderFailure>) {
+    match targets {
+        Err(_) => report.fail(BAD_HEADER, "caused an error whilst reading its header."),
+        Ok(0) if !report.options.unmapped => report.fail(BAD_HEADER, "had no targets in header."),
+        Ok(n) => report.note(&format!("has {n} targets in header.")),
+    }
+}
+
+fn check_eof(report: &mut Report<'_>, detected: &Detected) {
+    match eof_check::check(report.path, detected) {
         EofCheck::Error => {
             report.fail(NO_EOF_BLOCK, "caused an error whilst checking for EOF block.")
         }
@@ -121,11 +132,6 @@ fn check_file(path: &str, options: &QuickcheckOptions) -> i32 {
         EofCheck::NoMarkerInFormat => report
             .note("cannot be checked for EOF block because its filetype does not contain one."),
     }
-    if stream_broken {
-        // htslib's BGZF reader keeps the decompression error, and closing reports it.
-        report.fail(FAIL_CLOSE, "did not close cleanly.");
-    }
-    report.state
 }
 
 /// `hts_open`: the input and its format, or `None` where htslib fails to open it. CRAM's header
