@@ -26,6 +26,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     // parse_sam_global_opt takes it, head's usage does not list it.
+    globals_first: true,
     unlisted: &["--write-index"],
 };
 

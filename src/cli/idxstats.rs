@@ -22,6 +22,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     // parse_sam_global_opt takes it, idxstats' usage does not list it.
+    globals_first: true,
     unlisted: &["--write-index"],
 };
 

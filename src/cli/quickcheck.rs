@@ -9,8 +9,14 @@ use crate::pipeline::quickcheck::QuickcheckOptions;
 pub const USAGE: &str = include_str!("usage/quickcheck.txt");
 
 /// samtools parses these with plain `getopt`: no long options, not even the global ones.
-pub const OPTIONS: OptionTable =
-    OptionTable { command: "quickcheck", short: "vqu", long: &[], globals: None, unlisted: &[] };
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "quickcheck",
+    short: "vqu",
+    long: &[],
+    globals: None,
+    unlisted: &[],
+    globals_first: false,
+};
 
 pub fn parse(args: &[String]) -> Result<QuickcheckOptions, Error> {
     // Plain getopt reads `--name` as the short option `-`: an error where getopt reaches it.
