@@ -83,6 +83,9 @@ fn check_file(path: &str, options: &QuickcheckOptions) -> i32 {
         eprintln!("checking {path}");
     }
     let Some((input, detected, cram_refs)) = open(path) else {
+        if options.verbose >= 4 {
+            log_open_failure(path);
+        }
         report.fail(FAIL_OPEN, "could not be opened for reading.");
         return report.state;
     };
@@ -94,6 +97,9 @@ fn check_file(path: &str, options: &QuickcheckOptions) -> i32 {
         report.fail(NOT_SEQUENCE, "was not identified as sequence data.");
     } else {
         report.note("is sequence data");
+        if options.verbose >= 4 && detected.format == Format::Bam {
+            warn_if_truncated(path);
+        }
         let targets = match cram_refs {
             Some(n) => Ok(n),
             None => header_targets(input, &detected),
@@ -131,6 +137,27 @@ fn check_eof(report: &mut Report<'_>, detected: &Detected) {
         }
         EofCheck::NoMarkerInFormat => report
             .note("cannot be checked for EOF block because its filetype does not contain one."),
+    }
+}
+
+/// `-vvvv` turns htslib's log on: its line for a file that does not open.
+fn log_open_failure(path: &str) {
+    let (reason, hopen_failed) = match Input::open(path) {
+        Err(e) => (crate::error::c_message(&e), std::fs::metadata(path).is_ok_and(|m| m.is_dir())),
+        // It reads but is not a format htslib opens (EFTYPE, "Exec format error" on Linux).
+        Ok(_) => ("Exec format error".to_string(), true),
+    };
+    if hopen_failed {
+        eprintln!("[E::hts_hopen] Failed to open file {path}");
+    }
+    eprintln!("[E::hts_open_format] Failed to open file \"{path}\" : {reason}");
+}
+
+/// `-vvvv`: `bam_hdr_read`'s warning when the BGZF EOF block is missing.
+fn warn_if_truncated(path: &str) {
+    let as_bgzf = Detected { format: Format::Bam, compression: Compression::Bgzf };
+    if eof_check::check(path, &as_bgzf) == EofCheck::Missing {
+        eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
 }
 
