@@ -54,6 +54,11 @@ case_ "sort -n" sort -n -@ "$threads" -o OUT "$bam"
 case_ "collate" collate -@ "$threads" -o OUT "$bam"
 case_ "fixmate -m" fixmate -m -@ "$threads" "$named" OUT
 case_ "markdup" markdup -@ "$threads" "$sorted" OUT
+case_ "flagstat" flagstat -@ "$threads" "$bam"
+case_ "flagstat -O json" flagstat -O json -@ "$threads" "$bam"
+[ -s "$sorted.bai" ] || "$samtools" index "$sorted"
+case_ "idxstats" idxstats "$sorted"
+case_ "idxstats (no index)" idxstats -@ "$threads" "$fixed"
 if command -v sambamba > /dev/null; then
   for _ in $(seq "$repeats"); do
     echo "sort,sambamba,$(wall sambamba sort -t "$((threads + 1))" -o "$tmp/s.bam" "$fixed")" >> "$csv"

@@ -21,6 +21,9 @@ pub enum Error {
     /// Failure already reported on stderr: exit 1 without another message.
     #[error("failed")]
     Failed,
+    /// Failure already reported, with the exit status samtools gives it (quickcheck's bitmask).
+    #[error("exit status {0}")]
+    Status(i32),
     /// `--help`: print the command's usage to stdout and exit 0.
     #[error("help")]
     Help,
@@ -45,3 +48,17 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The C library's message for an I/O error (`strerror`), without Rust's ` (os error N)`, for
+/// the lines samtools and htslib print.
+pub fn c_message(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => {
+            let text = std::io::Error::from_raw_os_error(code).to_string();
+            text.split(" (os error").next().unwrap_or(&text).to_string()
+        }
+        // `io::input::Input::open` refuses a directory before the C library would.
+        None if e.kind() == std::io::ErrorKind::InvalidInput => "Is a directory".to_string(),
+        None => e.to_string(),
+    }
+}

@@ -26,12 +26,17 @@ mod command_line;
 mod bad_input;
 /// `fixmate` against the oracle.
 mod fixmate;
+/// `flagstat`'s three reports against the oracle, at several thread counts.
+mod flagstat;
 /// The inputs fuzzing found crashes with, through the library functions.
 mod fuzz_regressions;
 /// Positions above 2^31 (SAM only) against the oracle; BAM output refused.
 mod large_positions;
 /// `sort`, `collate` and `index` against the samtools 1.24 oracle.
 mod sort;
+
+/// `quickcheck`, `head` and `idxstats` against the oracle, damaged files included.
+mod inspect;
 
 /// `markdup` against the oracle.
 mod markdup;

@@ -24,6 +24,7 @@ pub const OPTIONS: OptionTable = OptionTable {
     ],
     // SAM_OPT_GLOBAL_OPTIONS('-', 0, 0, 0, 0, '@')
     globals: Some(Globals { input_fmt: Take::Refused, threads: Take::Short("@"), ..Globals::LONG }),
+    globals_first: false,
     unlisted: &["--write-index"],
 };
 

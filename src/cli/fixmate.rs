@@ -21,6 +21,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "no-PG", has_arg: false, key: "no-PG" },
     ],
     globals: Some(Globals::O_AND_THREADS),
+    globals_first: false,
     unlisted: &["--write-index"],
 };
 

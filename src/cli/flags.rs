@@ -57,6 +57,32 @@ fn strtol_prefix(s: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
+/// `strtoull(s, NULL, 0)`: the prefix rules of [`strtol_prefix`] in 64 unsigned bits, saturating
+/// at `u64::MAX`; a minus sign negates modulo 2^64 (`-1` is `u64::MAX`); no digits read is 0.
+pub fn strtoull(s: &str) -> u64 {
+    let body = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let (neg, body) = match body.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, body.strip_prefix('+').unwrap_or(body)),
+    };
+    let hex = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X"));
+    let (radix, digits) = match hex {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_hexdigit()) => (16, rest),
+        _ if body.starts_with('0') => (8, body),
+        _ => (10, body),
+    };
+    let len = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
+    let mut v: u64 = 0;
+    for c in digits[..len].chars() {
+        let digit = u64::from(c.to_digit(radix).unwrap_or(0));
+        match v.checked_mul(u64::from(radix)).and_then(|v| v.checked_add(digit)) {
+            Some(next) => v = next,
+            None => return u64::MAX,
+        }
+    }
+    if neg { v.wrapping_neg() } else { v }
+}
+
 /// A flag value as htslib's `bam_str2flag` reads it: a leading C integer (trailing text ignored),
 /// else a comma list of names. The error names the whole argument, as samtools prints it;
 /// negative numbers are refused like unknown names.
@@ -76,6 +102,16 @@ pub fn parse_flags(s: &str) -> Result<u16, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strtoull_reads_a_prefix_and_wraps_negatives() {
+        assert_eq!(strtoull("12abc"), 12);
+        assert_eq!(strtoull("0x1f"), 31);
+        assert_eq!(strtoull("010"), 8);
+        assert_eq!(strtoull("abc"), 0);
+        assert_eq!(strtoull("-1"), u64::MAX);
+        assert_eq!(strtoull("99999999999999999999999"), u64::MAX);
+    }
 
     #[test]
     fn numbers_and_names() {

@@ -83,6 +83,94 @@ pub fn parse_threads(v: &str) -> Result<usize, Error> {
         .map_err(|_| Error::Usage(format!("invalid number of threads \"{v}\"")))
 }
 
+/// `-@`/`--threads` as samtools' `parse_sam_global_opt` reads it (`parse_int_value`: a whole
+/// decimal `int`), for the commands that leave the option to it; a bad value shows the usage.
+pub fn parse_global_threads(v: &str) -> Result<usize, Error> {
+    let digits = v.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    match digits.parse::<i32>() {
+        Ok(n) => Ok(n.max(0) as usize),
+        Err(_) => Err(Error::ShowUsage(Some("Invalid threads value.".into()))),
+    }
+}
+
+/// `--verbosity` as `parse_sam_global_opt` reads it; mdsam has no log levels to set.
+pub fn check_verbosity(v: &str) -> Result<(), Error> {
+    let digits = v.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    match digits.parse::<i32>() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(Error::ShowUsage(Some("Invalid verbosity value.".into()))),
+    }
+}
+
+/// htslib's `hts_opt_add` names (each also in upper case).
+const FORMAT_OPTIONS: &[&str] = &[
+    "decode_md",
+    "verbosity",
+    "seqs_per_slice",
+    "bases_per_slice",
+    "slices_per_container",
+    "embed_ref",
+    "no_ref",
+    "pos_delta",
+    "ignore_md5",
+    "use_bzip2",
+    "use_rans",
+    "use_lzma",
+    "use_tok",
+    "use_fqz",
+    "use_arith",
+    "fast",
+    "normal",
+    "small",
+    "archive",
+    "reference",
+    "version",
+    "multi_seq_per_slice",
+    "nthreads",
+    "cache_size",
+    "required_fields",
+    "lossy_names",
+    "name_prefix",
+    "store_md",
+    "store_nm",
+    "block_size",
+    "level",
+    "filter",
+    "fastq_aux",
+    "fastq_barcode",
+    "fastq_rnum",
+    "fastq_casava",
+    "fastq_name2",
+    "fastq_umi",
+    "fastq_umi_regex",
+];
+
+/// `--input-fmt-option NAME[=VAL]` for a command that reads SAM/BAM records: htslib's refusal
+/// of an unknown name or cache size suffix; `filter=EXPR` comes back (the other options only
+/// concern CRAM, FASTQ or tuning mdsam does not need).
+pub fn parse_input_fmt_option(v: &str) -> Result<Option<String>, Error> {
+    let (name, value) = v.split_once('=').unwrap_or((v, "1"));
+    // htslib spells store_md and store_nm in lower case only.
+    let known = FORMAT_OPTIONS
+        .iter()
+        .any(|n| *n == name || (!n.starts_with("store_") && n.to_ascii_uppercase() == name));
+    if !known {
+        return Err(Error::ShowUsage(Some(format!("[E::hts_opt_add] Unknown option '{name}'"))));
+    }
+    if name.eq_ignore_ascii_case("cache_size") {
+        let digits =
+            value.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '+' || c == '-');
+        let digits =
+            digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")).unwrap_or(digits);
+        let suffix = digits.trim_start_matches(|c: char| c.is_ascii_hexdigit());
+        if let Some(c) = suffix.chars().next().filter(|c| !"gGmMkK".contains(*c)) {
+            let line = format!("[E::hts_opt_add] Unrecognised cache size suffix '{c}'");
+            return Err(Error::ShowUsage(Some(line)));
+        }
+    }
+    Ok(name.eq_ignore_ascii_case("filter").then(|| value.to_string()))
+}
+
 /// `-O`/`--output-fmt FMT[,level=N,...]`: the format and any level it sets.
 pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Option<i32>), Error> {
     use crate::io::format::OutputFormat;

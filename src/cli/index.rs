@@ -30,6 +30,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         write_index: Take::Refused,
         verbosity: Take::Refused,
     }),
+    globals_first: false,
     unlisted: &[],
 };
 

@@ -37,6 +37,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "metrics", has_arg: true, key: "metrics" },
     ],
     globals: Some(Globals::O_AND_THREADS),
+    globals_first: false,
     unlisted: &[],
 };
 

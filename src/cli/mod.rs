@@ -8,9 +8,12 @@ pub mod completion;
 pub mod delegate;
 pub mod fixmate;
 pub mod flags;
+pub mod flagstat;
 pub mod getopt;
 pub mod global;
+pub mod head;
 pub mod hw_model;
+pub mod idxstats;
 pub mod index;
 pub mod install_shim;
 pub mod manpage;
@@ -18,6 +21,7 @@ pub mod markdup;
 pub mod markdup_pipeline;
 pub mod options;
 pub mod outfmt;
+pub mod quickcheck;
 pub mod simulate;
 pub mod sort;
 pub mod view;
@@ -234,6 +238,45 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             markdup::USAGE,
             markdup::parse(&inv, args).and_then(crate::pipeline::markdup::run_on_pool),
         ),
+        "head" => match head::parse(args, std::io::stdin().is_terminal()) {
+            Ok(head::HeadRequest::UsageOnTerminal) => {
+                print!("{}", head::USAGE);
+                return 0;
+            }
+            Ok(head::HeadRequest::Run(options)) => {
+                (head::USAGE, crate::pipeline::head::run(&options))
+            }
+            Err(e) => (head::USAGE, Err(e)),
+        },
+        "idxstats" => match idxstats::parse(args) {
+            Ok(idxstats::IdxstatsRequest::Usage) => {
+                print!("{}", idxstats::USAGE);
+                return 0;
+            }
+            Ok(idxstats::IdxstatsRequest::Run(options)) => {
+                (idxstats::USAGE, crate::pipeline::idxstats::run(&options))
+            }
+            Err(e) => (idxstats::USAGE, Err(e)),
+        },
+        "flagstat" => match flagstat::parse(args) {
+            Ok(flagstat::FlagstatRequest::Usage) => {
+                print!("{}", flagstat::USAGE);
+                return 0;
+            }
+            Ok(flagstat::FlagstatRequest::Run(options)) => {
+                (flagstat::USAGE, crate::pipeline::flagstat::run(&options))
+            }
+            Err(e) => (flagstat::USAGE, Err(e)),
+        },
+        "quickcheck" => match quickcheck::parse(args) {
+            Ok(options) if options.inputs.is_empty() => {
+                print!("{}", quickcheck::USAGE);
+                return 1;
+            }
+            parsed => {
+                (quickcheck::USAGE, parsed.and_then(|o| crate::pipeline::quickcheck::run(&o)))
+            }
+        },
         "markdup-pipeline" => {
             if args.is_empty() {
                 print!("{}", markdup_pipeline::USAGE);
@@ -262,6 +305,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         }
         Err(Error::BrokenPipe) => 0,
         Err(Error::Failed) => 1,
+        Err(Error::Status(status)) => status,
         Err(Error::Bare(msg)) => {
             let _ = std::io::stdout().flush();
             eprintln!("{msg}");

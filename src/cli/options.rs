@@ -20,14 +20,20 @@ pub struct OptionTable {
     pub globals: Option<Globals>,
     /// Options samtools accepts that its usage text does not list (`-x` or `--name`).
     pub unlisted: &'static [&'static str],
+    /// samtools' table lists the global options before the command's own: getopt names the
+    /// candidates of an ambiguous abbreviation in table order.
+    pub globals_first: bool,
 }
 
 impl OptionTable {
     /// The command's long options followed by the global ones.
     pub fn long_options(&self) -> Vec<LongOpt> {
-        let mut all = self.long.to_vec();
-        all.extend(self.globals.iter().flat_map(Globals::long_options));
-        all
+        let globals = self.globals.iter().flat_map(Globals::long_options);
+        if self.globals_first {
+            globals.chain(self.long.iter().copied()).collect()
+        } else {
+            self.long.iter().copied().chain(globals).collect()
+        }
     }
 
     /// Parses `args` (without the command name) with getopt's rules.
@@ -75,6 +81,7 @@ mod tests {
             threads: Take::Short("@"),
             ..Globals::LONG
         }),
+        globals_first: false,
         unlisted: &[],
     };
 

@@ -47,6 +47,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "help", has_arg: false, key: "?" },
     ],
     globals: None,
+    globals_first: false,
     unlisted: &["-?", "--help"],
 };
 

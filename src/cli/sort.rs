@@ -26,6 +26,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "max-memory", has_arg: true, key: "max-memory" },
     ],
     globals: Some(Globals::O_AND_THREADS),
+    globals_first: false,
     unlisted: &[],
 };
 

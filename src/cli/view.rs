@@ -82,6 +82,7 @@ pub const OPTIONS: OptionTable = OptionTable {
     // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', 0, 'T', '@')
     globals: Some(Globals { reference: Take::Short("T"), ..Globals::O_AND_THREADS }),
     // samtools' usage spells -n's long name "--exclude-no-read_group", which it does not accept.
+    globals_first: false,
     unlisted: &[
         "-?",
         "--exclude-no-read-group",

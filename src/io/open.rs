@@ -114,7 +114,9 @@ pub fn open_streamed(path: &str, threads: usize, target: usize) -> Result<Opened
     open_input(path, Input::from_reader(path, Box::new(file)), threads, target)
 }
 
-fn open_input(
+/// Reads the header of an input already opened (for commands that report opening and reading
+/// the header as two failures, as samtools does).
+pub fn open_input(
     path: &str,
     mut input: Input,
     threads: usize,

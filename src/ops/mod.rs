@@ -2,6 +2,8 @@
 
 pub mod collate;
 pub mod fixmate;
+pub mod flagstat;
+pub mod idxstats;
 pub mod markdup;
 pub mod posix_regex;
 pub mod sort;

@@ -3,12 +3,17 @@
 
 pub mod collate;
 pub mod fixmate;
+pub mod flagstat;
+pub mod head;
+pub mod idxstats;
 pub mod index;
+pub mod input_filter;
 pub mod load;
 pub mod markdup;
 pub mod markdup_pipeline;
 pub mod memory_limit;
 pub mod prefetch;
+pub mod quickcheck;
 pub mod region;
 pub mod simulate;
 pub mod sink;

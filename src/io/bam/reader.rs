@@ -191,7 +191,10 @@ impl Reader {
                 let carry_spans = spans.iter().map(|&(c, d)| (c, d - used as i64)).collect();
                 return Ok((Reader { bgzf, carry, carry_spans, records_read: 0, n_ref }, header));
             }
-            match bgzf.read_piece(data)? {
+            // As htslib, the header is read as far as it goes, not a whole piece: a bad block
+            // after it is reported by the first record read. Doubling keeps a long header linear.
+            let want = data.len().max(1);
+            match bgzf.read_piece_of(data, want)? {
                 Some(p) if !p.blocks.is_empty() => {
                     spans.extend(p.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
                     data = p.data;

@@ -73,6 +73,18 @@ impl Reader {
         Ok(())
     }
 
+    /// [`Self::read_piece`] of about `target` inflated bytes (at least one block) this once.
+    pub fn read_piece_of(
+        &mut self,
+        prefix: Vec<u8>,
+        target: usize,
+    ) -> Result<Option<Piece>, ReadError> {
+        let usual = std::mem::replace(&mut self.target, target.max(1));
+        let piece = self.read_piece(prefix);
+        self.target = usual;
+        piece
+    }
+
     /// Inflates the next run of blocks after `prefix`. At end of input it gives the prefix back
     /// as a piece without blocks, or `None` when the prefix is empty too.
     pub fn read_piece(&mut self, prefix: Vec<u8>) -> Result<Option<Piece>, ReadError> {

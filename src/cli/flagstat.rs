@@ -1,0 +1,64 @@
+//! `flagstat`'s command line → [`FlagstatOptions`] (samtools 1.24 `bam_flagstat` in
+//! `bam_stat.c`); the work is [`crate::pipeline::flagstat`].
+
+use super::global::{self, Globals, Take};
+use super::options::OptionTable;
+use crate::error::Error;
+use crate::ops::flagstat::report::ReportFormat;
+use crate::pipeline::flagstat::FlagstatOptions;
+
+pub const USAGE: &str = include_str!("usage/flagstat.txt");
+
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "flagstat",
+    short: "@:O:",
+    long: &[],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 'O', '-', '-', '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Short("O"),
+        output_fmt_option: Take::Refused,
+        reference: Take::Refused,
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    // parse_sam_global_opt takes it, flagstat's usage does not list it.
+    globals_first: true,
+    unlisted: &["--write-index"],
+};
+
+/// What the command line asks for: the counts, or the usage on stdout (no input at all).
+pub enum FlagstatRequest {
+    Run(FlagstatOptions),
+    Usage,
+}
+
+pub fn parse(args: &[String]) -> Result<FlagstatRequest, Error> {
+    let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
+    let (mut format, mut threads, mut filter) = (ReportFormat::Default, 1, None);
+    for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.key.as_str() {
+            "O" => format = ReportFormat::from_option(v),
+            "@" => threads = global::parse_global_threads(v)? + 1,
+            "verbosity" => global::check_verbosity(v)?,
+            "input-fmt-option" => {
+                if let Some(expr) = global::parse_input_fmt_option(v)? {
+                    filter = Some(expr);
+                }
+            }
+            // --write-index: nothing to write.
+            _ => {}
+        }
+    }
+    match positionals.len() {
+        0 => Ok(FlagstatRequest::Usage),
+        1 => Ok(FlagstatRequest::Run(FlagstatOptions {
+            input: positionals.remove(0),
+            format,
+            threads,
+            filter,
+        })),
+        _ => Err(Error::ShowUsage(None)),
+    }
+}

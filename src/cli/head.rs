@@ -1,0 +1,69 @@
+//! `head`'s command line → [`HeadOptions`] (samtools 1.24 `main_head` in `sam_view.c`); the work
+//! is [`crate::pipeline::head`].
+
+use super::getopt::LongOpt;
+use super::global::{self, Globals, Take};
+use super::options::OptionTable;
+use crate::error::Error;
+use crate::pipeline::head::HeadOptions;
+
+pub const USAGE: &str = include_str!("usage/head.txt");
+
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "head",
+    short: "h:n:T:@:",
+    long: &[
+        LongOpt { name: "headers", has_arg: true, key: "h" },
+        LongOpt { name: "records", has_arg: true, key: "n" },
+    ],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, '-', '-', 'T', '@')
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Refused,
+        output_fmt_option: Take::Refused,
+        reference: Take::Short("T"),
+        threads: Take::Short("@"),
+        ..Globals::LONG
+    }),
+    // parse_sam_global_opt takes it, head's usage does not list it.
+    globals_first: true,
+    unlisted: &["--write-index"],
+};
+
+/// What the command line asks for: the head, or the usage on stdout (no input on a terminal).
+pub enum HeadRequest {
+    Run(HeadOptions),
+    UsageOnTerminal,
+}
+
+/// `stdin_is_terminal` decides samtools' `nargs == 0 && isatty(STDIN_FILENO)` case.
+pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadRequest, Error> {
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
+    let mut options =
+        HeadOptions { input: "-".into(), header_lines: None, records: 0, threads: 1, filter: None };
+    for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.key.as_str() {
+            "h" => options.header_lines = Some(super::flags::strtoull(v)),
+            "n" => options.records = super::flags::strtoull(v),
+            "@" => options.threads = global::parse_global_threads(v)? + 1,
+            "verbosity" => global::check_verbosity(v)?,
+            "input-fmt-option" => {
+                if let Some(expr) = global::parse_input_fmt_option(v)? {
+                    options.filter = Some(expr);
+                }
+            }
+            // -T (a CRAM's reference), --write-index: nothing to do without CRAM records.
+            _ => {}
+        }
+    }
+    match positionals.as_slice() {
+        [] if stdin_is_terminal => Ok(HeadRequest::UsageOnTerminal),
+        [] => Ok(HeadRequest::Run(options)),
+        [input] => {
+            options.input = input.clone();
+            Ok(HeadRequest::Run(options))
+        }
+        _ => Err(Error::ShowUsage(None)),
+    }
+}
