@@ -49,6 +49,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::collate::OPTIONS),
     },
     CommandDoc {
+        name: "cat",
+        summary: "concatenate BAMs",
+        usage: super::cat::USAGE,
+        from_samtools: true,
+        options: Some(&super::cat::OPTIONS),
+    },
+    CommandDoc {
         name: "sort",
         summary: "sort alignment file",
         usage: super::sort::USAGE,

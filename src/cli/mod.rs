@@ -1,6 +1,7 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod cat;
 pub mod catalog;
 pub mod collate;
 pub mod common;
@@ -220,6 +221,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             }
             (index::USAGE, index::parse(args).and_then(crate::pipeline::index::run))
         }
+        "cat" => (cat::USAGE, cat::parse(&inv, args).and_then(crate::pipeline::cat::run)),
         "fixmate" => {
             if args.is_empty() {
                 print!("{}", fixmate::USAGE);

@@ -1,5 +1,6 @@
 //! What the samtools commands mean, on records only.
 
+pub mod cat;
 pub mod collate;
 pub mod fixmate;
 pub mod markdup;
