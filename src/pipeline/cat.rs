@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use crate::error::{Error, strerror};
-use crate::io::bam::raw::{CopyError, Ending, RawBam};
+use crate::io::bam::raw::{self, CopyError, Ending, RawBam};
 use crate::io::bgzf::block::{BLOCK_DATA_MAX, Deflater, EOF_BLOCK};
 use crate::io::input::Input;
 use crate::io::open::{self, Sniffed};
@@ -112,13 +112,14 @@ fn open_input(inputs: &[String], index: usize) -> Result<RawBam, Error> {
             return Err(Error::Message(format!("File {path} is of different format!")));
         }
     }
-    let raw = RawBam::read_header(input);
-    // htslib checks for the end-of-file block as it reads the header.
-    if raw.as_ref().is_ok_and(|r| !r.has_eof_marker()) {
+    // htslib checks for the end-of-file block as it starts reading the header.
+    if !raw::has_eof_marker(&input) {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
-    raw.map_err(|_| {
-        Error::Bare(format!("[cat_check_merge_hdr] ERROR: header reading for file '{path}' filed."))
+    RawBam::read_header(input).map_err(|e| {
+        Error::Bare(format!(
+            "samtools cat: {path}: {e}\n[cat_check_merge_hdr] ERROR: header reading for file '{path}' filed."
+        ))
     })
 }
 
@@ -198,6 +199,8 @@ pub fn run(opts: CatOptions) -> Result<(), Error> {
     let (mut out, guard) = create_output(&opts.output)?;
     if let Some(pg) = &opts.pg {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        // sam_hdr_add_pg parses the header first: @SQ lines appear for a text without them.
+        header.rebuild_text();
         header.add_pg("samtools", &fields);
     }
     concatenate(&mut out, &header, &mut opened, &inputs, &opts.output)?;

@@ -72,12 +72,6 @@ impl RawBam {
         }
     }
 
-    /// Whether the file ends with an end-of-file block (htslib's `bgzf_check_EOF`; streams
-    /// cannot tell and say yes, as htslib says nothing for them).
-    pub fn has_eof_marker(&self) -> bool {
-        self.input.mapped().is_none_or(|m| m.ends_with(&block::EOF_BLOCK))
-    }
-
     /// Copies the blocks after the header's to `out`, all but the last [`TAIL_LEN`] bytes, which
     /// are copied only when they are not an end-of-file block. `last_tail` carries those bytes
     /// from file to file: samtools checks the previous file's again when a file has no blocks
@@ -132,6 +126,12 @@ impl RawBam {
         }
         Ok(run)
     }
+}
+
+/// Whether the file ends with an end-of-file block (htslib's `bgzf_check_EOF`; streams
+/// cannot tell and say yes, as htslib says nothing for them).
+pub fn has_eof_marker(input: &Input) -> bool {
+    input.mapped().is_none_or(|m| m.ends_with(&block::EOF_BLOCK))
 }
 
 /// The next whole block at the input's position, not consumed; `None` at end of input.
