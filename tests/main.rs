@@ -21,6 +21,8 @@ mod command_line;
 
 /// Every command on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
+/// `cat` against the oracle: blocks copied as they are, headers merged, bad inputs.
+mod cat;
 /// `fixmate` against the oracle.
 mod fixmate;
 /// The inputs fuzzing found crashes with, through the library functions.

@@ -113,6 +113,8 @@ pub const GLOBAL_OPTIONS: &[&str] = &["--no-progress"];
 pub fn options(usage: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for line in usage.lines() {
+        // `cat` names its first option on the heading's line: "Options: -b FILE  …".
+        let line = line.strip_prefix("Options:").unwrap_or(line);
         let rest = line.trim_start();
         if !rest.starts_with('-') || line.len() == rest.len() {
             continue;
@@ -168,10 +170,11 @@ mod tests {
 
     #[test]
     fn options_are_read_from_samtools_layout() {
-        let usage = "Usage: x\nOptions:\n  -l INT     level\n  -@, --threads INT  threads\n      --region[s]-file FILE  regions\n  -F, --excl[ude]-flags FLAG  flags\n  -m --mode TYPE   mode\n      --input-fmt-option OPT[=VAL]\n not -an option line\n";
+        let usage = "Usage: x\nOptions: -b FILE  list\n  -l INT     level\n  -@, --threads INT  threads\n      --region[s]-file FILE  regions\n  -F, --excl[ude]-flags FLAG  flags\n  -m --mode TYPE   mode\n      --input-fmt-option OPT[=VAL]\n not -an option line\n";
         assert_eq!(
             options(usage),
             [
+                "-b",
                 "-l",
                 "-@",
                 "--threads",
