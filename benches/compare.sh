@@ -54,6 +54,7 @@ case_ "sort -n" sort -n -@ "$threads" -o OUT "$bam"
 case_ "collate" collate -@ "$threads" -o OUT "$bam"
 case_ "fixmate -m" fixmate -m -@ "$threads" "$named" OUT
 case_ "markdup" markdup -@ "$threads" "$sorted" OUT
+case_ "cat" cat -o OUT "$bam" "$sorted" "$bam"
 if command -v sambamba > /dev/null; then
   for _ in $(seq "$repeats"); do
     echo "sort,sambamba,$(wall sambamba sort -t "$((threads + 1))" -o "$tmp/s.bam" "$fixed")" >> "$csv"
