@@ -63,6 +63,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::sort::OPTIONS),
     },
     CommandDoc {
+        name: "checksum",
+        summary: "produce order-agnostic checksums of sequence content",
+        usage: super::checksum::USAGE,
+        from_samtools: true,
+        options: Some(&super::checksum::OPTIONS),
+    },
+    CommandDoc {
         name: "view",
         summary: "SAM<->BAM conversion",
         usage: super::view::USAGE,

@@ -2,6 +2,7 @@
 //! running the command inside it.
 
 pub mod cat;
+pub mod checksum;
 pub mod collate;
 pub mod fixmate;
 pub mod index;
