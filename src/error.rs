@@ -15,6 +15,9 @@ pub enum Error {
     /// A complete line printed as it is (no `samtools <cmd>: ` prefix), as htslib-style logs.
     #[error("{0}")]
     Bare(String),
+    /// Lines printed as they are, then this exit status (samtools' `return -1` is 255).
+    #[error("{message}")]
+    Status { message: String, status: i32 },
     /// A complete line as [`Error::Bare`] (if any), then the command's usage on stderr.
     #[error("{}", .0.as_deref().unwrap_or("usage"))]
     ShowUsage(Option<String>),

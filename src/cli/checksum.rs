@@ -146,7 +146,7 @@ fn apply(o: &mut ChecksumOptions, key: &str, v: &str) -> Result<(), Error> {
         "m" => o.merge = true,
         "z" => {
             o.sanitize = sanitize::parse_options(v)
-                .map_err(|e| Error::Bare(format!("samtools sanitize: {e}")))?
+                .map_err(|e| Error::Bare(format!("samtools sanitize: {e}\n")))?
         }
         "a" => check_all(o),
         "o" => o.output = v.to_string(),

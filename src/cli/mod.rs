@@ -282,6 +282,11 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             eprintln!("{msg}");
             1
         }
+        Err(Error::Status { message, status }) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("{message}");
+            status
+        }
         Err(Error::ShowUsage(line)) => {
             let _ = std::io::stdout().flush();
             if let Some(line) = line {

@@ -170,7 +170,9 @@ pub fn run(opts: ChecksumOptions) -> Result<(), Error> {
         file.commit().map_err(|e| Error::io(opts.output.as_str(), e))?;
     }
     if failed {
-        return Err(Error::Bare("[checksum] Failed to process data".into()));
+        let message = "[checksum] Failed to process data".to_string();
+        // A failed merge returns -1 from samtools' main, one input failing returns 1.
+        return Err(Error::Status { message, status: if opts.merge { 255 } else { 1 } });
     }
     Ok(())
 }
