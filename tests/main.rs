@@ -23,6 +23,8 @@ mod command_line;
 mod bad_input;
 /// `cat` against the oracle: blocks copied as they are, headers merged, bad inputs.
 mod cat;
+/// `checksum` against the oracle: every report layout and option, merging, bad inputs.
+mod checksum;
 /// `fixmate` against the oracle.
 mod fixmate;
 /// The inputs fuzzing found crashes with, through the library functions.

@@ -62,6 +62,9 @@ pub const OPTIONS: OptionTable = OptionTable {
 /// The `-t` list split as samtools' `parse_tags`: two-letter names or `*`; `None` when malformed.
 fn parse_tags(list: &str) -> Option<Vec<Option<[u8; 2]>>> {
     let mut entries = Vec::new();
+    if list.is_empty() {
+        return Some(entries);
+    }
     for entry in list.split(',') {
         match entry.as_bytes() {
             [a, b] => entries.push(Some([*a, *b])),

@@ -166,7 +166,8 @@ pub fn run(opts: ChecksumOptions) -> Result<(), Error> {
         .and_then(|_| sink.flush())
         .map_err(|e| Error::io(opts.output.as_str(), e))?;
     drop(sink);
-    if let Some(file) = guard {
+    // A report file appears only whole: samtools leaves the reports written before a failure.
+    if let Some(file) = guard.filter(|_| !failed) {
         file.commit().map_err(|e| Error::io(opts.output.as_str(), e))?;
     }
     if failed {
