@@ -176,8 +176,8 @@ fn push_canonical(raw: &[u8], out: &mut Vec<u8>) {
         0..=255 => b'C',
         256..=65535 => b'S',
         v if v >= 0 => b'I',
-        -128..=127 => b'c',
-        -32768..=32767 => b's',
+        -128..=-1 => b'c',
+        -32768..=-129 => b's',
         _ => b'i',
     };
     out.extend_from_slice(&raw[..2]);
