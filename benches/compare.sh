@@ -55,6 +55,7 @@ case_ "collate" collate -@ "$threads" -o OUT "$bam"
 case_ "fixmate -m" fixmate -m -@ "$threads" "$named" OUT
 case_ "markdup" markdup -@ "$threads" "$sorted" OUT
 case_ "cat" cat -o OUT "$bam" "$sorted" "$bam"
+case_ "checksum" checksum -@ "$threads" "$bam"
 if command -v sambamba > /dev/null; then
   for _ in $(seq "$repeats"); do
     echo "sort,sambamba,$(wall sambamba sort -t "$((threads + 1))" -o "$tmp/s.bam" "$fixed")" >> "$csv"
