@@ -59,6 +59,8 @@ case_ "flagstat -O json" flagstat -O json -@ "$threads" "$bam"
 [ -s "$sorted.bai" ] || "$samtools" index "$sorted"
 case_ "idxstats" idxstats "$sorted"
 case_ "idxstats (no index)" idxstats -@ "$threads" "$fixed"
+case_ "cat" cat -o OUT "$bam" "$sorted" "$bam"
+case_ "checksum" checksum -@ "$threads" "$bam"
 if command -v sambamba > /dev/null; then
   for _ in $(seq "$repeats"); do
     echo "sort,sambamba,$(wall sambamba sort -t "$((threads + 1))" -o "$tmp/s.bam" "$fixed")" >> "$csv"

@@ -21,7 +21,8 @@ pub enum Error {
     /// Failure already reported on stderr: exit 1 without another message.
     #[error("failed")]
     Failed,
-    /// Failure already reported, with the exit status samtools gives it (quickcheck's bitmask).
+    /// Failure already reported, with the exit status samtools gives it (quickcheck's bitmask,
+    /// 255 for a `return -1` from samtools' main).
     #[error("exit status {0}")]
     Status(i32),
     /// `--help`: print the command's usage to stdout and exit 0.

@@ -42,6 +42,14 @@ const CASES: &[(&str, &[&str])] = &[
     ("index", &["--verbosity=3", "{in}", "{out}"]),
     ("index", &["--threads=1", "{in}", "{out}"]),
     ("index", &["--foo", "{in}", "{out}"]),
+    ("cat", &["--input-fmt=bam", "-o", "{out}", "{in}"]),
+    ("cat", &["--threads", "2", "-o", "{out}", "{in}"]),
+    ("cat", &["--write-index", "--output-fmt-option=level=1", "-o", "{out}", "{in}"]),
+    ("cat", &["-Z", "-o", "{out}", "{in}"]),
+    ("checksum", &["--input-fmt", "bam", "-o", "{out}", "{in}"]),
+    ("checksum", &["--reference=x", "--verbosity=2", "--write-index", "-o", "{out}", "{in}"]),
+    ("checksum", &["--input-fmt-option=nthreads=1", "--threads=1", "-o", "{out}", "{in}"]),
+    ("checksum", &["--check", "-o", "{out}", "{in}"]),
 ];
 
 fn first_line(bytes: &[u8]) -> String {

@@ -24,6 +24,10 @@ mod command_line;
 
 /// Every command on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
+/// `cat` against the oracle: blocks copied as they are, headers merged, bad inputs.
+mod cat;
+/// `checksum` against the oracle: every report layout and option, merging, bad inputs.
+mod checksum;
 /// `fixmate` against the oracle.
 mod fixmate;
 /// `flagstat`'s three reports against the oracle, at several thread counts.

@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "index fixmate markdup collate quickcheck sort flagstat idxstats head view markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "index fixmate markdup collate cat sort quickcheck flagstat idxstats checksum head view markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -11,10 +11,12 @@ _mdsam() {
         fixmate) opts='-r -p -c -m -M -O -@ -u -z --sanitize --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         markdup) opts='-r -s -l -S -t -T -O -@ -f -d -c -m -u --include-fails --no-PG --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --json --duplicate-count --move-umi-to-tag --umi-separator --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         collate) opts='-n -l -u -O -o -@ -f -r -T --no-PG --max-memory --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
-        quickcheck) opts='-v -q -u --no-progress' ;;
+        cat) opts='-h -o -b -r -p -q -f --no-PG --output-fmt-option --write-index --verbosity --no-progress' ;;
         sort) opts='-l -m -n -N -o -O -T -@ -t -M -I -K -u -R -w -H --no-PG --template-coordinate --max-memory --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
+        quickcheck) opts='-v -q -u --no-progress' ;;
         flagstat) opts='-@ -O --input-fmt-option --output-fmt --threads --write-index --verbosity --no-progress' ;;
         idxstats) opts='-@ -X --input-fmt-option --threads --write-index --verbosity --no-progress' ;;
+        checksum) opts='-@ -f -F -t -c -P -C -M -O -b -z -a -N -v -q -o -T -m -B --exclude-flags --require-flags --flag-mask --tags --no-rev-comp --in-order --check-pos --check-cigar --check-mate --count --sanitize --output --show-qc --verbose --all --tabs --merge --bamseqchksum --input-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         head) opts='-h -n -T -@ --input-fmt-option --reference --threads --write-index --verbosity --headers --records --no-progress' ;;
         view) opts='-S -b -B -c -C -t -h -1 -H -o -O -q -f -F -G -u -l -r -T -R -N -d -D -L -s -@ -m -x -U -M -X -e -p -P -z -n -? --add-flags --bam --count --cram --customized-index --excl-flags --exclude-flags --exclude-no-read-group --expr --expression --fai-reference --fast --fetch-pairs --header-only --help --incl-flags --include-flags --rf --keep-tag --library --min-mapq --min-MQ --min-mq --min-qlen --no-header --output --output-unselected --QNAME-file --qname-file --read-group --read-group-file --readgroup --readgroup-file --region-file --regions-file --remove-B --remove-flags --remove-tag --require-flags --sanitize --save-counts --subsample --subsample-seed --tag --tag-file --target-file --targets-file --uncompressed --unmap --unoutput --use-index --with-header --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         markdup-pipeline) opts='-@ -O -u -l -r -p -c -s -S -f -d -m -t -T --no-PG --verify --max-memory --fixmate-remove --fixmate-cigar --max-read-length --include-fails --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --move-umi-to-tag --umi-separator --json --duplicate-count --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;

@@ -49,11 +49,11 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::collate::OPTIONS),
     },
     CommandDoc {
-        name: "quickcheck",
-        summary: "quickly check if SAM/BAM/CRAM file appears intact",
-        usage: super::quickcheck::USAGE,
+        name: "cat",
+        summary: "concatenate BAMs",
+        usage: super::cat::USAGE,
         from_samtools: true,
-        options: Some(&super::quickcheck::OPTIONS),
+        options: Some(&super::cat::OPTIONS),
     },
     CommandDoc {
         name: "sort",
@@ -61,6 +61,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         usage: super::sort::USAGE,
         from_samtools: true,
         options: Some(&super::sort::OPTIONS),
+    },
+    CommandDoc {
+        name: "quickcheck",
+        summary: "quickly check if SAM/BAM/CRAM file appears intact",
+        usage: super::quickcheck::USAGE,
+        from_samtools: true,
+        options: Some(&super::quickcheck::OPTIONS),
     },
     CommandDoc {
         name: "flagstat",
@@ -75,6 +82,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         usage: super::idxstats::USAGE,
         from_samtools: true,
         options: Some(&super::idxstats::OPTIONS),
+    },
+    CommandDoc {
+        name: "checksum",
+        summary: "produce order-agnostic checksums of sequence content",
+        usage: super::checksum::USAGE,
+        from_samtools: true,
+        options: Some(&super::checksum::OPTIONS),
     },
     CommandDoc {
         name: "head",
@@ -134,6 +148,8 @@ pub const GLOBAL_OPTIONS: &[&str] = &["--no-progress"];
 pub fn options(usage: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for line in usage.lines() {
+        // `cat` names its first option on the heading's line: "Options: -b FILE  …".
+        let line = line.strip_prefix("Options:").unwrap_or(line);
         let rest = line.trim_start();
         if !rest.starts_with('-') || line.len() == rest.len() {
             continue;
@@ -189,10 +205,11 @@ mod tests {
 
     #[test]
     fn options_are_read_from_samtools_layout() {
-        let usage = "Usage: x\nOptions:\n  -l INT     level\n  -@, --threads INT  threads\n      --region[s]-file FILE  regions\n  -F, --excl[ude]-flags FLAG  flags\n  -m --mode TYPE   mode\n      --input-fmt-option OPT[=VAL]\n not -an option line\n";
+        let usage = "Usage: x\nOptions: -b FILE  list\n  -l INT     level\n  -@, --threads INT  threads\n      --region[s]-file FILE  regions\n  -F, --excl[ude]-flags FLAG  flags\n  -m --mode TYPE   mode\n      --input-fmt-option OPT[=VAL]\n not -an option line\n";
         assert_eq!(
             options(usage),
             [
+                "-b",
                 "-l",
                 "-@",
                 "--threads",

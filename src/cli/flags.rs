@@ -1,20 +1,7 @@
 //! Flag arguments (`-f -F -G --rf --add-flags --remove-flags`) as htslib's `bam_str2flag`:
 //! a number in any C base (`0x` hex, leading `0` octal) or a comma list of flag names.
 
-const NAMES: [(&str, u16); 12] = [
-    ("PAIRED", 0x1),
-    ("PROPER_PAIR", 0x2),
-    ("UNMAP", 0x4),
-    ("MUNMAP", 0x8),
-    ("REVERSE", 0x10),
-    ("MREVERSE", 0x20),
-    ("READ1", 0x40),
-    ("READ2", 0x80),
-    ("SECONDARY", 0x100),
-    ("QCFAIL", 0x200),
-    ("DUP", 0x400),
-    ("SUPPLEMENTARY", 0x800),
-];
+use crate::record::layout::flags::NAMES;
 
 /// Parses a C integer the way `strtol(s, &end, 0)` does, requiring the whole string.
 pub fn parse_c_int(s: &str) -> Option<i64> {
@@ -81,6 +68,11 @@ pub fn strtoull(s: &str) -> u64 {
         }
     }
     if neg { v.wrapping_neg() } else { v }
+}
+
+/// `strtoll(s, NULL, 0)`: the leading C integer, 0 when there is none (`checksum -N`).
+pub fn parse_c_int_prefix(s: &str) -> i64 {
+    strtol_prefix(s).unwrap_or(0)
 }
 
 /// A flag value as htslib's `bam_str2flag` reads it: a leading C integer (trailing text ignored),

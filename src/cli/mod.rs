@@ -1,7 +1,9 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod cat;
 pub mod catalog;
+pub mod checksum;
 pub mod collate;
 pub mod common;
 pub mod completion;
@@ -223,6 +225,19 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 return 0;
             }
             (index::USAGE, index::parse(args).and_then(crate::pipeline::index::run))
+        }
+        "cat" => (cat::USAGE, cat::parse(&inv, args).and_then(crate::pipeline::cat::run)),
+        "checksum" => {
+            if args.is_empty() && std::io::stdin().is_terminal() {
+                // samtools prints the global options part to stdout, the rest to stderr.
+                let (head, globals) = checksum::USAGE.split_at(
+                    checksum::USAGE.find(checksum::GLOBAL_PART).unwrap_or(checksum::USAGE.len()),
+                );
+                eprint!("{head}");
+                print!("{globals}");
+                return 0;
+            }
+            (checksum::USAGE, checksum::parse(args).and_then(crate::pipeline::checksum::run))
         }
         "fixmate" => {
             if args.is_empty() {

@@ -1,5 +1,5 @@
 //! Word-list files: the read names of `view -N`, the read groups of `view -R` and the tag values
-//! of `view -D`, read whole as samtools reads them.
+//! of `view -D`, and the file names of `cat -b`, read whole as samtools reads them.
 
 use crate::error::Error;
 
@@ -11,6 +11,26 @@ pub fn read_words(path: &str) -> Result<Vec<Vec<u8>>, Error> {
 /// The values of a `-D TAG:FILE` file: words separated by whitespace or `;`.
 pub fn read_tag_values(path: &str) -> Result<Vec<Vec<u8>>, Error> {
     Ok(split_words(&read(path)?, |b| b.is_ascii_whitespace() || b == b';'))
+}
+
+/// The non-empty lines of a list file, as htslib's `hts_readlines` reads them (`cat -b`): a
+/// plain or gzipped file, else a `:a,b,c` list in the argument itself; `None` when neither.
+pub fn read_lines(path: &str) -> Option<Vec<String>> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return path.strip_prefix(':').map(|list| list.split(',').map(String::from).collect());
+    };
+    let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut plain = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut plain)
+            .ok()?;
+        plain
+    } else {
+        bytes
+    };
+    let lines = text.split(|&b| b == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    // Each line is a C string to htslib: a NUL ends it.
+    let names = lines.map(|l| &l[..memchr::memchr(0, l).unwrap_or(l.len())]);
+    Some(names.filter(|l| !l.is_empty()).map(|l| String::from_utf8_lossy(l).into_owned()).collect())
 }
 
 fn read(path: &str) -> Result<Vec<u8>, Error> {
@@ -31,6 +51,19 @@ mod tests {
         assert_eq!(split_words(text, |b| b.is_ascii_whitespace()), [&b"a"[..], b"b", b"c;d"]);
         let values = split_words(text, |b| b.is_ascii_whitespace() || b == b';');
         assert_eq!(values, [&b"a"[..], b"b", b"c", b"d"]);
+    }
+
+    #[test]
+    fn list_lines_as_htslib_reads_them() {
+        let dir = std::env::temp_dir().join(format!("mdsam-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("l.txt");
+        std::fs::write(&path, b"a.bam\r\n\n b.bam\nc\0x\nd").unwrap();
+        let lines = read_lines(path.to_str().unwrap()).unwrap();
+        assert_eq!(lines, ["a.bam", " b.bam", "c", "d"]);
+        assert_eq!(read_lines(":x,y").unwrap(), ["x", "y"]);
+        assert!(read_lines("/nonexistent/list").is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod background;
 pub mod bam;
 pub mod bed;
 pub mod bgzf;
+pub mod checksum_report;
 pub mod cram_header;
 pub mod detect;
 pub mod eof_check;

@@ -39,7 +39,7 @@ pub struct Opened {
 }
 
 /// What the first bytes say the input is.
-enum Sniffed {
+pub enum Sniffed {
     Bgzf {
         bam: bool,
     },
@@ -59,7 +59,8 @@ fn looks_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(4096).any(|&b| b < 0x09 || (0x0e..0x20).contains(&b))
 }
 
-fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
+/// What `input` holds, from its first block (nothing is consumed).
+pub fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
     let head = input.peek(block::BLOCK_MAX)?;
     if head.is_empty() {
         return Ok(Sniffed::Empty);

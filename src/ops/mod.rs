@@ -1,5 +1,7 @@
 //! What the samtools commands mean, on records only.
 
+pub mod cat;
+pub mod checksum;
 pub mod collate;
 pub mod fixmate;
 pub mod flagstat;

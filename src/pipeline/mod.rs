@@ -1,6 +1,8 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod cat;
+pub mod checksum;
 pub mod collate;
 pub mod fixmate;
 pub mod flagstat;

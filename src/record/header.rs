@@ -179,6 +179,33 @@ impl Header {
         self.set_lines(lines);
     }
 
+    /// The `@RG` lines, in order.
+    pub fn read_group_lines(&self) -> impl Iterator<Item = &[u8]> {
+        self.lines().filter(|l| l.starts_with(b"@RG\t"))
+    }
+
+    /// Appends whole lines after every other line, as htslib's `sam_hdr_add_lines` places them.
+    pub fn append_lines(&mut self, new: impl IntoIterator<Item = Vec<u8>>) {
+        let mut lines = self.owned_lines();
+        lines.extend(new);
+        self.set_lines(lines);
+    }
+
+    /// Rebuilds the text from its lines, as htslib writes a header it has parsed: no NUL padding
+    /// or empty lines, and `@SQ` lines for the references when the text has none.
+    pub fn rebuild_text(&mut self) {
+        let mut lines = self.owned_lines();
+        if !lines.iter().any(|l| l.starts_with(b"@SQ\t")) {
+            lines.extend(self.refs.iter().map(|r| {
+                let mut l = b"@SQ\tSN:".to_vec();
+                l.extend_from_slice(&r.name);
+                l.extend_from_slice(format!("\tLN:{}", r.len).as_bytes());
+                l
+            }));
+        }
+        self.set_lines(lines);
+    }
+
     /// Adds `@SQ` lines and references from a `.fai`-style list when the header has none.
     pub fn add_references(&mut self, refs: Vec<Reference>) {
         if !self.refs.is_empty() {

@@ -151,6 +151,49 @@ pub mod flags {
     pub const QCFAIL: u16 = 0x200;
     pub const DUP: u16 = 0x400;
     pub const SUPPLEMENTARY: u16 = 0x800;
+
+    /// The flag names htslib reads and writes (`bam_str2flag`, `bam_flag2str`), in bit order.
+    pub const NAMES: [(&str, u16); 12] = [
+        ("PAIRED", PAIRED),
+        ("PROPER_PAIR", PROPER_PAIR),
+        ("UNMAP", UNMAP),
+        ("MUNMAP", MUNMAP),
+        ("REVERSE", REVERSE),
+        ("MREVERSE", MREVERSE),
+        ("READ1", READ1),
+        ("READ2", READ2),
+        ("SECONDARY", SECONDARY),
+        ("QCFAIL", QCFAIL),
+        ("DUP", DUP),
+        ("SUPPLEMENTARY", SUPPLEMENTARY),
+    ];
+
+    /// A flag as htslib's `bam_str2flag` reads a report's `# BAM flags:` (names, or a number);
+    /// −1 when a name is unknown.
+    pub fn parse_names(text: &str) -> i32 {
+        if text.starts_with(|c: char| c.is_ascii_digit()) {
+            let hex = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X"));
+            let value = match hex {
+                Some(h) => i64::from_str_radix(h.trim_end(), 16),
+                None => text.trim_end().parse::<i64>(),
+            };
+            return value.map_or(-1, |v| v as i32);
+        }
+        let mut mask = 0;
+        for name in text.split(',') {
+            match NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                Some((_, bit)) => mask |= i32::from(*bit),
+                None => return -1,
+            }
+        }
+        mask
+    }
+
+    /// The names of the bits set in `mask`, comma-separated (htslib's `bam_flag2str`).
+    pub fn names_of(mask: i32) -> String {
+        let set = NAMES.iter().filter(|(_, bit)| mask & i32::from(*bit) != 0);
+        set.map(|(name, _)| *name).collect::<Vec<_>>().join(",")
+    }
 }
 
 /// The 4-bit base codes of packed sequences, in code order.

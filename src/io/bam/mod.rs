@@ -1,5 +1,6 @@
 //! BAM: header and `block_size`-framed records to and from BGZF.
 
+pub mod raw;
 pub mod reader;
 pub mod writer;
 
