@@ -199,12 +199,10 @@ pub mod flags {
 /// The 4-bit base codes of packed sequences, in code order.
 pub const SEQ_CODES: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
 
-/// Base letter → 4-bit code, as htslib's `seq_nt16_table` for letters: [`SEQ_CODES`] in either
-/// case and RNA `U`/`u` as `T` (8, htslib 1.22 on); anything else is N (15). The one table for
-/// every base letter read: SAM `SEQ`, FASTA references, base-modification base types.
-///
-/// htslib also maps the digits `0`-`3` to 1/2/4/8; this table keeps them N, as mdsam's SAM
-/// reader always has.
+/// Base letter → 4-bit code, as htslib's `seq_nt16_table`: [`SEQ_CODES`] in either case, RNA
+/// `U`/`u` as `T` (8, htslib 1.22 on) and the digits `0`-`3` as `A`/`C`/`G`/`T`; anything else
+/// is N (15). The one table for every base letter read: SAM `SEQ`, FASTA references,
+/// base-modification base types.
 pub const SEQ_NT16: [u8; 256] = {
     let mut t = [15u8; 256];
     let mut i = 0;
@@ -215,6 +213,11 @@ pub const SEQ_NT16: [u8; 256] = {
     }
     t[b'U' as usize] = 8;
     t[b'u' as usize] = 8;
+    // htslib's seq_nt16_table reads the digits 0-3 as A, C, G, T (colour-space SAM).
+    t[b'0' as usize] = 1;
+    t[b'1' as usize] = 2;
+    t[b'2' as usize] = 4;
+    t[b'3' as usize] = 8;
     t
 };
 

@@ -12,7 +12,9 @@
 use crate::record::layout::{self, SEQ_NT16, flags};
 use crate::record::{Batch, Header, cigar};
 
+mod array;
 mod aux;
+mod numbers;
 
 use aux::encode_aux;
 
@@ -31,6 +33,8 @@ pub enum ParseError {
     CigarSeqMismatch,
     #[error("SEQ and QUAL are of different length")]
     SeqQualMismatch,
+    #[error("invalid QUAL character")]
+    BadQual,
     #[error("invalid aux field '{0}'")]
     BadAux(String),
     /// A position beyond 32 bits needs the name extension (`layout::NAME_EXT_LEN` bytes), for
@@ -54,6 +58,7 @@ pub enum Warning {
     UnknownMateReference(Vec<u8>),
     MappedWithoutCigar,
     MappedAtZero,
+    MateAtZero,
     EmptyQueryName,
 }
 
@@ -75,6 +80,12 @@ impl std::fmt::Display for Warning {
                 write!(f, "[W::sam_parse1] mapped query must have a CIGAR; treated as unmapped")
             }
             Warning::EmptyQueryName => write!(f, "[W::sam_parse1] empty query name"),
+            Warning::MateAtZero => {
+                write!(
+                    f,
+                    "[W::sam_parse1] mapped mate cannot have zero coordinate; treated as unmapped"
+                )
+            }
             Warning::MappedAtZero => {
                 write!(
                     f,
@@ -84,9 +95,6 @@ impl std::fmt::Display for Warning {
         }
     }
 }
-
-/// The largest POS/PNEXT htslib reads (`hts_str2uint(.., 62, ..)`).
-const MAX_POS: i64 = (1 << 62) - 1;
 
 fn parse_i64(s: &[u8]) -> Option<i64> {
     let (neg, digits) = match s.first() {
@@ -313,7 +321,12 @@ impl LineParser<'_> {
         }
         push_qual(text.qual, l_seq, buf)?;
         while !fields.done {
-            encode_aux(fields.short()?, buf)?;
+            let field = fields.short()?;
+            // One tab may end the line (htslib stops at the end); an empty field elsewhere is bad.
+            if field.is_empty() && fields.done {
+                break;
+            }
+            encode_aux(field, buf)?;
         }
         let sizes = FixedSizes { l_read_name, bin, n_cigar, l_seq };
         write_fixed(&mut buf[rec..rec + layout::FIXED_LEN], &core, sizes);
@@ -327,20 +340,16 @@ impl LineParser<'_> {
         text: &MandatoryFields<'_>,
         warnings: &mut Vec<Warning>,
     ) -> Result<CoreFields, ParseError> {
-        let mut flag = parse_i64(text.flag)
-            .filter(|f| (0..=0xffff).contains(f))
-            .ok_or(ParseError::BadField("FLAG"))? as u16;
+        let bad = |field| move |_| ParseError::BadField(field);
+        let mut flag = numbers::field_flag(text.flag).map_err(bad("FLAG"))?;
         if text.rname != b"*" && self.header.refs().is_empty() {
             return Err(ParseError::NoReferences);
         }
         let mut tid = self.ref_id(text.rname, warnings, false);
-        let pos = parse_i64(text.pos)
-            .filter(|p| (0..=MAX_POS).contains(p))
-            .ok_or(ParseError::BadField("POS"))?
-            - 1;
+        let pos = numbers::field_uint(text.pos, 62).map_err(bad("POS"))? as i64 - 1;
         // htslib's corrections, in its order (the warnings too): a placed read at position 0
         // loses its reference; a read without one is unmapped; so is a mapped read without CIGAR.
-        // `RNEXT` `=` then names the corrected reference.
+        // `RNEXT` `=` then names the corrected reference; a placed mate at 0 loses its own.
         if pos < 0 && tid >= 0 {
             warnings.push(Warning::MappedAtZero);
             tid = -1;
@@ -348,20 +357,19 @@ impl LineParser<'_> {
         if tid < 0 {
             flag |= flags::UNMAP;
         }
-        let mapq = parse_i64(text.mapq)
-            .filter(|m| (0..=255).contains(m))
-            .ok_or(ParseError::BadField("MAPQ"))? as u8;
+        let mapq = numbers::field_uint(text.mapq, 8).map_err(bad("MAPQ"))? as u8;
         if text.cigar == b"*" && flag & flags::UNMAP == 0 {
             warnings.push(Warning::MappedWithoutCigar);
             flag |= flags::UNMAP;
         }
-        let next_tid =
+        let mut next_tid =
             if text.rnext == b"=" { tid } else { self.ref_id(text.rnext, warnings, true) };
-        let next_pos = parse_i64(text.pnext)
-            .filter(|p| (0..=MAX_POS).contains(p))
-            .ok_or(ParseError::BadField("PNEXT"))?
-            - 1;
-        let tlen = parse_i64(text.tlen).ok_or(ParseError::BadField("TLEN"))?;
+        let next_pos = numbers::field_uint(text.pnext, 62).map_err(bad("PNEXT"))? as i64 - 1;
+        if next_pos < 0 && next_tid >= 0 {
+            warnings.push(Warning::MateAtZero);
+            next_tid = -1;
+        }
+        let tlen = numbers::field_int(text.tlen, 63).map_err(bad("TLEN"))?;
         Ok(CoreFields { flag, tid, pos, mapq, next_tid, next_pos, tlen })
     }
 }
@@ -429,7 +437,15 @@ fn push_qual(qual: &[u8], l_seq: usize, buf: &mut Vec<u8>) -> Result<(), ParseEr
     }
     let at = buf.len();
     buf.extend_from_slice(qual);
-    buf[at..].iter_mut().for_each(|q| *q = q.wrapping_sub(33));
+    // htslib's COPY_MINUS_N: a character below '!' or past '!' + 127 leaves the high bit set.
+    let mut high = 0u8;
+    buf[at..].iter_mut().for_each(|q| {
+        *q = q.wrapping_sub(33);
+        high |= *q;
+    });
+    if high & 0x80 != 0 {
+        return Err(ParseError::BadQual);
+    }
     Ok(())
 }
 

@@ -12,7 +12,7 @@ fn parse_i64_lenient(s: &[u8]) -> Option<i64> {
     parse_i64(&s[..sign + digits])
 }
 
-fn parse_f64(s: &[u8]) -> Option<f64> {
+pub(super) fn parse_f64(s: &[u8]) -> Option<f64> {
     std::str::from_utf8(s).ok()?.trim().parse::<f64>().ok()
 }
 
@@ -67,59 +67,16 @@ pub(super) fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseErr
             buf.extend_from_slice(&v.to_le_bytes());
         }
         ty @ (b'Z' | b'H') => {
-            if ty == b'H'
-                && (!value.len().is_multiple_of(2) || !value.iter().all(u8::is_ascii_hexdigit))
-            {
+            // htslib checks only that a hex string has an even number of characters.
+            if ty == b'H' && !value.len().is_multiple_of(2) {
                 return Err(bad());
             }
             buf.push(ty);
             buf.extend_from_slice(value);
             buf.push(0);
         }
-        b'B' => encode_array(value, buf).ok_or_else(bad)?,
+        b'B' => super::array::encode_array(value, buf).ok_or_else(bad)?,
         _ => return Err(bad()),
     }
     Ok(())
-}
-
-fn encode_array(value: &[u8], buf: &mut Vec<u8>) -> Option<()> {
-    let sub = *value.first()?;
-    let items: &[u8] = match value.get(1) {
-        None => b"",
-        Some(b',') => &value[2..],
-        Some(_) => return None,
-    };
-    buf.push(b'B');
-    buf.push(sub);
-    let count_at = buf.len();
-    buf.extend_from_slice(&[0; 4]);
-    let mut count = 0u32;
-    if !value[1..].is_empty() {
-        for item in items.split(|&b| b == b',') {
-            count += 1;
-            match sub {
-                b'f' => buf.extend_from_slice(&(parse_f64(item)? as f32).to_le_bytes()),
-                _ => {
-                    let v = parse_i64(item)?;
-                    let (lo, hi, size) = match sub {
-                        b'c' => (i8::MIN as i64, i8::MAX as i64, 1),
-                        b'C' => (0, u8::MAX as i64, 1),
-                        b's' => (i16::MIN as i64, i16::MAX as i64, 2),
-                        b'S' => (0, u16::MAX as i64, 2),
-                        b'i' => (i32::MIN as i64, i32::MAX as i64, 4),
-                        b'I' => (0, u32::MAX as i64, 4),
-                        _ => return None,
-                    };
-                    if v < lo || v > hi {
-                        return None;
-                    }
-                    buf.extend_from_slice(&v.to_le_bytes()[..size]);
-                }
-            }
-        }
-    } else if !matches!(sub, b'c' | b'C' | b's' | b'S' | b'i' | b'I' | b'f') {
-        return None;
-    }
-    buf[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
-    Some(())
 }
