@@ -7,11 +7,10 @@ use std::io::Write;
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::io::detect;
-use crate::io::input::Input;
-use crate::io::open::{self, Opened, PIECE_BYTES_PER_THREAD};
+use crate::io::open::Opened;
 use crate::ops::flagstat::FlagStats;
 use crate::ops::flagstat::report::{ReportFormat, report};
+use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::input_filter::{InputFilter, passes};
 use crate::record::{Batch, Header};
 
@@ -82,27 +81,9 @@ fn count_batch(
 
 /// `sam_open_format` and `sam_hdr_read`, failing with samtools' and htslib's lines.
 fn open_input(path: &str, threads: usize) -> Result<Opened, Error> {
-    let header_failure = || Error::Bare(format!("Failed to read header for \"{path}\""));
-    let mut input = Input::open(path).map_err(|e| open_failure(path, &e))?;
-    let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
-    let detected = detect::detect(head, path);
-    if let detect::Format::Cram { .. } = detected.format {
-        return Err(Error::file(path, "CRAM is not supported by mdsam"));
-    }
-    if !detected.is_sequence_data() {
-        return Err(header_failure());
-    }
-    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
-    open::open_input(path, input, threads, piece).map_err(|_| header_failure())
-}
-
-fn open_failure(path: &str, e: &std::io::Error) -> Error {
-    let reason = crate::error::c_message(e);
-    let mut lines = String::new();
-    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-        lines.push_str(&format!("[E::hts_hopen] Failed to open file {path}\n"));
-    }
-    lines.push_str(&format!("[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n"));
-    lines.push_str(&format!("samtools flagstat: Cannot open input file \"{path}\": {reason}"));
-    Error::Bare(lines)
+    let wording = Wording {
+        cannot_open: "samtools flagstat: Cannot open input file",
+        no_header: "Failed to read header for",
+    };
+    open_sequence_input(path, threads, &wording)
 }

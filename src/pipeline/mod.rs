@@ -2,6 +2,7 @@
 //! running the command inside it.
 
 pub mod cat;
+pub mod checked_open;
 pub mod checksum;
 pub mod collate;
 pub mod fixmate;

@@ -1,0 +1,42 @@
+//! Opening an input the way samtools' reporting commands (flagstat, idxstats) do:
+//! `sam_open_format` then `sam_hdr_read`, each failure reported with htslib's and samtools' lines.
+
+use crate::error::Error;
+use crate::io::detect;
+use crate::io::input::Input;
+use crate::io::open::{self, Opened, PIECE_BYTES_PER_THREAD};
+
+/// The command's own wording of its two failures, each followed by ` "PATH"`.
+pub struct Wording {
+    /// e.g. `samtools flagstat: Cannot open input file` (then `: REASON`).
+    pub cannot_open: &'static str,
+    /// e.g. `Failed to read header for`.
+    pub no_header: &'static str,
+}
+
+/// Opens `path` and reads its header; CRAM is refused (mdsam decodes no CRAM records).
+pub fn open_sequence_input(path: &str, threads: usize, wording: &Wording) -> Result<Opened, Error> {
+    let header_failure = || Error::Bare(format!("{} \"{path}\"", wording.no_header));
+    let mut input = Input::open(path).map_err(|e| open_failure(path, &e, wording))?;
+    let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
+    let detected = detect::detect(head, path);
+    if let detect::Format::Cram { .. } = detected.format {
+        return Err(Error::file(path, "CRAM is not supported by mdsam"));
+    }
+    if !detected.is_sequence_data() {
+        return Err(header_failure());
+    }
+    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
+    open::open_input(path, input, threads, piece).map_err(|_| header_failure())
+}
+
+fn open_failure(path: &str, e: &std::io::Error, wording: &Wording) -> Error {
+    let reason = crate::error::c_message(e);
+    let mut lines = String::new();
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        lines.push_str(&format!("[E::hts_hopen] Failed to open file {path}\n"));
+    }
+    lines.push_str(&format!("[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n"));
+    lines.push_str(&format!("{} \"{path}\": {reason}", wording.cannot_open));
+    Error::Bare(lines)
+}
