@@ -10,30 +10,27 @@
 use super::numbers::{NumberError, leading_int, leading_uint};
 
 /// Appends `value` (`c,1,2`: subtype and items) as a BAM `B` array; `None` when htslib fails.
+/// Nothing is allocated: the items are split again on each pass and written straight into `buf`
+/// (the SAM reader parses millions of these).
 pub fn encode_array(value: &[u8], buf: &mut Vec<u8>) -> Option<()> {
     let (&sub, list) = value.split_first()?;
-    let items: Vec<&[u8]> = match list.split_first() {
-        None => Vec::new(),
-        Some((b',', rest)) => rest.split(|&b| b == b',').collect(),
+    let list = match list.split_first() {
+        None => None,
+        Some((b',', rest)) => Some(rest),
         Some(_) => return None,
     };
+    let items = || list.into_iter().flat_map(|l| l.split(|&b| b == b','));
     if sub == b'f' {
-        return encode_floats(&items, buf);
+        return encode_floats(items(), buf);
     }
+    let start = buf.len();
     let mut ty = sub;
     for _ in 0..2 {
-        match read_ints(&items, ty)? {
-            Some(values) => {
-                let width = width(ty)?;
-                buf.extend_from_slice(&[b'B', ty]);
-                buf.extend_from_slice(&(values.len() as u32).to_le_bytes());
-                for v in values {
-                    buf.extend_from_slice(&v.to_le_bytes()[..width]);
-                }
-                return Some(());
-            }
-            None => ty = retyped(&items)?,
+        if write_ints(items(), ty, buf)? {
+            return Some(());
         }
+        buf.truncate(start);
+        ty = retyped(items())?;
     }
     None
 }
@@ -48,13 +45,20 @@ fn width(ty: u8) -> Option<usize> {
     }
 }
 
-/// The items read as subtype `ty`: `None` (outer) when htslib fails, `Some(None)` when one
-/// overflowed and the array must be retyped.
-#[allow(clippy::option_option)]
-fn read_ints(items: &[&[u8]], ty: u8) -> Option<Option<Vec<i64>>> {
-    let bits = width(ty)? as u32 * 8;
+/// Writes the items as subtype `ty`: `None` when htslib fails, `Some(false)` when one
+/// overflowed and the array must be retyped (what was written is then to be cut off).
+fn write_ints<'a>(
+    items: impl Iterator<Item = &'a [u8]>,
+    ty: u8,
+    buf: &mut Vec<u8>,
+) -> Option<bool> {
+    let width = width(ty)?;
+    let bits = width as u32 * 8;
     let unsigned = ty.is_ascii_uppercase();
-    let mut values = Vec::with_capacity(items.len());
+    buf.extend_from_slice(&[b'B', ty]);
+    let count_at = buf.len();
+    buf.extend_from_slice(&[0; 4]);
+    let mut count = 0u32;
     let mut overflow = false;
     for item in items {
         if unsigned && item.first() == Some(&b'-') {
@@ -71,15 +75,19 @@ fn read_ints(items: &[&[u8]], ty: u8) -> Option<Option<Vec<i64>>> {
             return None;
         }
         match value {
-            Ok(v) => values.push(v),
+            Ok(v) => {
+                buf.extend_from_slice(&v.to_le_bytes()[..width]);
+                count += 1;
+            }
             Err(NumberError::Overflow | NumberError::Junk) => overflow = true,
         }
     }
-    Some((!overflow).then_some(values))
+    buf[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
+    Some(!overflow)
 }
 
 /// The subtype htslib retypes an overflowing array to, from its items' range (0 included).
-fn retyped(items: &[&[u8]]) -> Option<u8> {
+fn retyped<'a>(items: impl Iterator<Item = &'a [u8]>) -> Option<u8> {
     let (mut min, mut max) = (0i64, 0i64);
     for item in items {
         let v = leading_int(item, 64).0.ok()?;
@@ -106,13 +114,17 @@ fn retyped(items: &[&[u8]]) -> Option<u8> {
 }
 
 /// `f` items as C's `strtod`; an empty item is 0.
-fn encode_floats(items: &[&[u8]], buf: &mut Vec<u8>) -> Option<()> {
+fn encode_floats<'a>(items: impl Iterator<Item = &'a [u8]>, buf: &mut Vec<u8>) -> Option<()> {
     buf.extend_from_slice(b"Bf");
-    buf.extend_from_slice(&(items.len() as u32).to_le_bytes());
+    let count_at = buf.len();
+    buf.extend_from_slice(&[0; 4]);
+    let mut count = 0u32;
     for item in items {
         let v = if item.is_empty() { 0.0 } else { super::aux::parse_f64(item)? };
         buf.extend_from_slice(&(v as f32).to_le_bytes());
+        count += 1;
     }
+    buf[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
     Some(())
 }
 
