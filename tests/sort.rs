@@ -7,7 +7,7 @@ use mdsam::io::index::Index;
 use mdsam::simulate::{Order, SimulateOptions};
 
 use crate::support::{
-    assert_same_sam, mdsam_bin, oracle, oracle_ok, run_ok, scratch_dir, simulated_sam,
+    assert_same_sam, mdsam_bin, oracle, oracle_ok, run, run_ok, scratch_dir, simulated_sam,
 };
 
 fn small(order: Order) -> SimulateOptions {
@@ -174,6 +174,46 @@ fn index_and_write_index_are_identical_to_samtools_index() {
     let region = ["view", "-c", bam_s, "chr2:20000-60000"];
     let ours = run_ok(&mdsam_bin(), &region).stdout;
     assert_eq!(ours, oracle_ok(&oracle, &region).stdout);
+}
+
+/// BGZF-compressed SAM is indexed as htslib indexes it (one entry a line, `bgzf_tell` offsets),
+/// across many blocks and pieces; an existing index file named second is the output, as
+/// samtools decides by the file's content.
+#[test]
+fn bgzf_sam_is_indexed_as_samtools_indexes_it() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("index_sam_gz");
+    let sam = simulated_sam(&dir, &SimulateOptions { pairs: 60_000, ..small(Order::Coordinate) });
+    let gz = dir.join("sorted.sam.gz");
+    let (sam_s, gz_s) = (sam.to_str().unwrap(), gz.to_str().unwrap());
+    oracle_ok(&oracle, &["view", "-h", "-o", gz_s, sam_s]);
+    let read = |p: &Path| std::fs::read(p).unwrap();
+    for (options, name) in [(&[][..], "bai"), (&["-c"], "csi"), (&["-m", "12"], "m12.csi")] {
+        let (ours, theirs) =
+            (dir.join(format!("ours-{name}.out")), dir.join(format!("theirs-{name}.out")));
+        let (ours_s, theirs_s) = (ours.to_str().unwrap(), theirs.to_str().unwrap());
+        let ours_args: Vec<&str> = [&["index"][..], options, &[gz_s, ours_s]].concat();
+        let theirs_args: Vec<&str> = [&["index"][..], options, &[gz_s, theirs_s]].concat();
+        oracle_ok(&oracle, &theirs_args);
+        run_ok(&mdsam_bin(), &ours_args);
+        assert_eq!(
+            Index::from_bytes(&read(&ours)).unwrap(),
+            Index::from_bytes(&read(&theirs)).unwrap(),
+            "{name}"
+        );
+        // Again: the output named second now exists, and samtools (by its content, not its name)
+        // still takes it as the index to write.
+        run_ok(&mdsam_bin(), &ours_args);
+        assert_eq!(
+            Index::from_bytes(&read(&ours)).unwrap(),
+            Index::from_bytes(&read(&theirs)).unwrap(),
+            "{name} again"
+        );
+    }
+    // An existing file that is not an index is a second input.
+    let out = run(&mdsam_bin(), &["index", gz_s, sam_s]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use -M"), "{out:?}");
 }
 
 /// The files left in `dir`.

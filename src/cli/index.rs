@@ -34,14 +34,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &[],
 };
 
-/// htslib's `nonexistent_or_index`: the second positional names an index when it does not exist
-/// or has an index extension.
-fn nonexistent_or_index(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    [".bai", ".csi", ".crai", ".tbi"].iter().any(|e| lower.ends_with(e))
-        || std::fs::metadata(path).is_err()
-}
-
 pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let (mut csi, mut min_shift, mut multiple, mut output, mut threads) =
@@ -66,7 +58,8 @@ pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
     if inputs.is_empty() {
         return Err(Error::Help);
     }
-    if inputs.len() == 2 && output.is_none() && nonexistent_or_index(&inputs[1]) {
+    if inputs.len() == 2 && output.is_none() && crate::io::detect::nonexistent_or_index(&inputs[1])
+    {
         output = inputs.pop();
     }
     if inputs.len() > 1 && !multiple {

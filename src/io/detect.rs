@@ -31,7 +31,9 @@ pub enum Format {
     Fastq,
     /// VCF, BCF, BED, plain text and empty input: htslib opens them, they hold no alignments.
     OtherOpenable,
-    /// Indexes, unknown binary data and the formats htslib cannot open without a plugin.
+    /// BAI, CSI, TBI, GZI, CRAI, FAI and FQI: htslib's `index_file` category, not opened as data.
+    Index,
+    /// Unknown binary data and the formats htslib cannot open without a plugin.
     Unopenable,
 }
 
@@ -52,7 +54,7 @@ impl Detected {
 
     /// Whether `hts_open` succeeds for this format (CRAM: before its header is read).
     pub fn opens(&self) -> bool {
-        self.format != Format::Unopenable
+        !matches!(self.format, Format::Unopenable | Format::Index)
     }
 }
 
@@ -77,6 +79,17 @@ pub fn detect(head: &[u8], path: &str) -> Detected {
     };
     let format = classify(&plain, &extension(path), compression == Compression::Gzip);
     Detected { format, compression }
+}
+
+/// samtools index's `nonexistent_or_index`: whether `path` cannot be opened, or opens and is
+/// an index by htslib's detection (so `index in.bam out` takes `out` as the index's name).
+pub fn nonexistent_or_index(path: &str) -> bool {
+    let Ok(file) = std::fs::File::open(path) else { return true };
+    let mut head = Vec::with_capacity(PEEK_COMPRESSED);
+    if file.take(PEEK_COMPRESSED as u64).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    detect(&head, path).format == Format::Index
 }
 
 /// bzip2, xz and zstd: htslib recognises them but reads none of their content.
@@ -130,7 +143,7 @@ fn classify(s: &[u8], extension: &str, gzip: bool) -> Format {
         if [&b"BAI\x01"[..], b"CSI\x01", b"TBI\x01"].iter().any(|m| s.starts_with(m))
             || extension == "gzi"
         {
-            return Format::Unopenable;
+            return Format::Index;
         }
     } else if s.starts_with(b"##fileformat=VCF") {
         return Format::OtherOpenable;
@@ -192,7 +205,7 @@ fn classify_tabbed(s: &[u8], extension: &str, gzip: bool) -> Option<Format> {
         || (extension.contains("fai") && column_match(&columns, b"Ziiii") == 5)
     {
         // A CRAM index, a FASTQ or FASTA index: htslib does not open indexes as data.
-        Some(Format::Unopenable)
+        Some(Format::Index)
     } else if column_match(&columns, b"Zii+") >= 3 {
         Some(Format::OtherOpenable)
     } else {

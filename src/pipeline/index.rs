@@ -4,8 +4,11 @@
 
 use crate::error::Error;
 use crate::io::index::{Format, IndexBuilder, IndexedRecord};
+use crate::io::input::Input;
 use crate::io::open::{self, Opened, RecordReader};
+use crate::io::sam::located::LocatedReader;
 use crate::record::layout::flags;
+use crate::record::store::Batch;
 
 pub struct IndexOptions {
     pub inputs: Vec<String>,
@@ -26,10 +29,15 @@ pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<V
             Error::File { what, .. } => failed(&what),
             other => failed(&other),
         })?;
-    let RecordReader::Bam(mut reader) = reader else {
-        return Err(Error::Message(format!(
-            "\"{path}\" is in a format that cannot be usefully indexed"
-        )));
+    let bam = match reader {
+        RecordReader::Bam(reader) => Some(reader),
+        // htslib indexes BGZF-compressed SAM too (CSI only: a SAM's BAI is refused below).
+        RecordReader::Sam(_) if is_bgzf => None,
+        _ => {
+            return Err(Error::Message(format!(
+                "\"{path}\" is in a format that cannot be usefully indexed"
+            )));
+        }
     };
     // Virtual offsets only mean something in BGZF; a plain-gzip BAM reads but cannot be indexed
     // (samtools: "not BGZF compressed").
@@ -42,7 +50,7 @@ pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<V
         Some(m) => Format::csi_for_longest_reference(m, longest),
     };
     let mut builder = IndexBuilder::new(header.refs().len(), format);
-    while let Some((batch, offsets)) = reader.read_batch_located().map_err(|e| failed(&e))? {
+    let mut push_batch = |batch: &Batch, offsets: &[u64]| -> Result<(), Error> {
         for (i, r) in batch.iter().enumerate() {
             let rec = IndexedRecord {
                 tid: r.ref_id(),
@@ -53,6 +61,25 @@ pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<V
                 voffset_end: offsets[i + 1],
             };
             builder.push(&rec).map_err(|e| failed(&e))?;
+        }
+        Ok(())
+    };
+    match bam {
+        Some(mut reader) => {
+            while let Some((batch, offsets)) =
+                reader.read_batch_located().map_err(|e| failed(&e))?
+            {
+                push_batch(&batch, &offsets)?;
+            }
+        }
+        None => {
+            let input = Input::open(path).map_err(|e| Error::io(path, e))?;
+            let mut reader = LocatedReader::new(input, header.clone());
+            while let Some((batch, offsets)) =
+                reader.read_batch_located().map_err(|e| failed(&e))?
+            {
+                push_batch(&batch, &offsets)?;
+            }
         }
     }
     // After the last record htslib's position is the start of the block after the data: the EOF

@@ -2,6 +2,7 @@
 
 pub mod format;
 pub mod header;
+pub mod located;
 pub mod parse;
 pub mod reader;
 

@@ -1,0 +1,110 @@
+//! SAM records of a BGZF-compressed SAM file with the virtual offset of each line, for
+//! `samtools index` on `.sam.gz` (htslib indexes such a file like a BAM, one CSI entry a line).
+//!
+//! Offsets follow htslib's `bgzf_tell` after `bgzf_getline`: once a block has been read to its
+//! end, the position is `(next block, 0)`. Lines are read one piece (a run of whole blocks) at a
+//! time; the unfinished line at a piece's end is carried, with the block spans it covers, into
+//! the next piece, as the BAM reader carries a partial record.
+
+use super::parse::{LineParser, ParseError};
+use crate::io::bgzf::{self, reader::ReadError as BgzfError};
+use crate::io::input::Input;
+use crate::record::header::Header;
+use crate::record::store::Batch;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LocatedError {
+    #[error(transparent)]
+    Bgzf(#[from] BgzfError),
+    #[error("parse error at line {line}: {source}")]
+    Parse { line: u64, source: ParseError },
+}
+
+pub struct LocatedReader {
+    bgzf: bgzf::Reader,
+    header: Header,
+    carry: Vec<u8>,
+    /// `(compressed offset, start in data)` of the blocks the carry covers; a negative start is
+    /// a block that began before the carry.
+    carry_spans: Vec<(u64, i64)>,
+    in_header: bool,
+    lines: u64,
+}
+
+impl LocatedReader {
+    /// Reads `input` (BGZF) from its start; header lines (`@…` before the first record) are
+    /// skipped, records are parsed against `header`.
+    pub fn new(input: Input, header: Header) -> LocatedReader {
+        LocatedReader {
+            bgzf: bgzf::Reader::new(input, 4 << 20),
+            header,
+            carry: Vec::new(),
+            carry_spans: Vec::new(),
+            in_header: true,
+            lines: 0,
+        }
+    }
+
+    /// The next records with their start offsets and, last, the offset after the last one.
+    pub fn read_batch_located(&mut self) -> Result<Option<(Batch, Vec<u64>)>, LocatedError> {
+        loop {
+            let carry = std::mem::take(&mut self.carry);
+            let mut spans = std::mem::take(&mut self.carry_spans);
+            let Some(piece) = self.bgzf.read_piece(carry)? else {
+                return Ok(None);
+            };
+            spans.extend(piece.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
+            let at_end = piece.blocks.is_empty();
+            let data = &piece.data;
+            let voffset = |at: usize| -> u64 {
+                let i = spans.partition_point(|&(_, d)| d <= at as i64).max(1) - 1;
+                let (c, d) = spans[i];
+                c << 16 | (at as i64 - d) as u64
+            };
+            let mut batch = Batch::with_capacity(data.len(), data.len() / 200);
+            let mut offsets = Vec::new();
+            let mut parser = LineParser::new(&self.header);
+            let mut warnings = Vec::new();
+            let mut at = 0;
+            while at < data.len() {
+                let end = match memchr::memchr(b'\n', &data[at..]) {
+                    Some(n) => at + n,
+                    None if at_end => data.len(),
+                    None => break,
+                };
+                let line = &data[at..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                self.lines += 1;
+                self.in_header &= line.first() == Some(&b'@');
+                if !self.in_header && !line.is_empty() {
+                    let parsed = if memchr::memchr(0, line).is_some() {
+                        Err(ParseError::NulByte)
+                    } else {
+                        parser.parse(line, &mut batch, &mut warnings)
+                    };
+                    parsed.map_err(|source| LocatedError::Parse { line: self.lines, source })?;
+                    offsets.push(voffset(at));
+                }
+                at = (end + 1).min(data.len());
+            }
+            let used = at;
+            if !offsets.is_empty() {
+                offsets.push(voffset(used));
+            }
+            self.carry = data[used..].to_vec();
+            self.carry_spans = spans
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| spans.get(i + 1).is_none_or(|n| n.1 > used as i64))
+                .map(|(_, &(c, d))| (c, d - used as i64))
+                .collect();
+            if batch.is_empty() {
+                if at_end && self.carry.is_empty() {
+                    return Ok(None);
+                }
+                continue;
+            }
+            return Ok(Some((batch, offsets)));
+        }
+    }
+}
