@@ -316,3 +316,23 @@ pub fn advise_huge_pages(buf: &mut Vec<u8>) {
     #[cfg(not(target_os = "linux"))]
     let _ = buf;
 }
+
+/// Gives the pages of `buf`'s capacity past its length back to the kernel (`MADV_DONTNEED`):
+/// a recycled buffer larger than what was written into it then holds no resident memory for
+/// its unused tail. The contents up to the length are untouched; the tail reads as zeros.
+pub fn release_unused_tail(buf: &mut Vec<u8>) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = buf.as_mut_ptr() as usize;
+        let first = (start + buf.len()).next_multiple_of(PAGE);
+        let end = (start + buf.capacity()) / PAGE * PAGE;
+        if end > first {
+            // SAFETY: the range lies inside `buf`'s own allocation, past its initialised bytes,
+            // and is page-aligned; no live data is there, and the allocator's metadata is not.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buf;
+}

@@ -240,6 +240,7 @@ impl<'o> Marker<'o> {
     /// Keys and decides the records of `store` not seen yet.
     pub fn advance(&mut self, store: &RecordStore) {
         let name = |i: usize| store.get(store.order[i]).read_name();
+        self.decider.expect_records(store.len());
         while self.keyed < store.len() {
             let range = self.keyed..(self.keyed + KEY_BLOCK).min(store.len());
             self.keyed = range.end;

@@ -127,8 +127,15 @@ pub struct Slots<T> {
 }
 
 impl<T: Clone> Slots<T> {
-    fn filled(n: usize, value: T) -> Self {
-        Slots { first: 0, items: std::iter::repeat_n(value, n).collect() }
+    /// `n` copies of `value` from index 0, in the memory these slots already hold.
+    fn refill(&mut self, n: usize, value: T) {
+        self.first = 0;
+        self.items.clear();
+        self.items.resize(n, value);
+    }
+
+    fn capacity(&self) -> usize {
+        self.items.capacity()
     }
 }
 

@@ -301,6 +301,24 @@ struct Window {
     end_state: Option<CutState>,
 }
 
+/// A window's per-record state and hash tables, kept by each thread for its next window: fresh
+/// ones for every window were a quarter of markdup-pipeline's page faults (memory freed is given
+/// back to the OS at once there, so each window faulted its pages in and cleared them again).
+#[derive(Default)]
+struct Scratch {
+    nodes: Slots<Node>,
+    out: Slots<Outcome>,
+    pair_hash: FastMap<Key, u32>,
+    single_hash: FastMap<Key, u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+}
+
+/// Windows are a few thousand records; the single pass over a whole input is not kept.
+const SCRATCH_MOST_RECORDS: usize = 1 << 20;
+
 /// Runs samtools' single pass over one window.
 fn run_window<'n>(
     span: Span<'_>,
@@ -313,15 +331,20 @@ fn run_window<'n>(
     let n = infos.len();
     let src = WindowSource { infos, name, base };
     let mut mute = |_: String| {};
+    let mut scratch = SCRATCH.take();
+    scratch.nodes.refill(n, Node::default());
+    scratch.out.refill(n, Outcome::default());
+    scratch.pair_hash.clear();
+    scratch.single_hash.clear();
     let mut e = Engine {
         src: &src,
         opts,
         log: &mut mute,
-        nodes: Slots::filled(n, Node::default()),
-        out: Slots::filled(n, Outcome::default()),
+        nodes: scratch.nodes,
+        out: scratch.out,
         stats: vec![Stats::default(); groups + 1],
-        pair_hash: FastMap::default(),
-        single_hash: FastMap::default(),
+        pair_hash: scratch.pair_hash,
+        single_hash: scratch.single_hash,
         dup_hash: HashMap::new(),
         retagged: Vec::new(),
         opt_warnings: 0,
@@ -373,6 +396,14 @@ fn run_window<'n>(
     };
     let by = base as i64;
     let out = (own_from..own_to).map(|i| moved_outcome(e.out[i], by)).collect();
+    if e.nodes.capacity() <= SCRATCH_MOST_RECORDS {
+        SCRATCH.set(Scratch {
+            nodes: std::mem::take(&mut e.nodes),
+            out: std::mem::take(&mut e.out),
+            pair_hash: std::mem::take(&mut e.pair_hash),
+            single_hash: std::mem::take(&mut e.single_hash),
+        });
+    }
     let mut dup_hash = e.dup_hash;
     for v in dup_hash.values_mut() {
         v.orig = moved(v.orig, by);
@@ -488,6 +519,14 @@ impl<'o> Decider<'o> {
             replayed: 0,
             reach: WARM_UP_LENGTHS.saturating_mul(opts.max_length.max(1)),
         }
+    }
+
+    /// Makes room for the outcomes of `records` records in all: the merged outcomes otherwise
+    /// grow by doubling, each step a copy into fresh pages (a fifth of markdup-pipeline's page
+    /// faults).
+    pub fn expect_records(&mut self, records: usize) {
+        let out = &mut self.merged.out;
+        out.reserve(records.saturating_sub(out.len()));
     }
 
     /// Takes (empties) the infos of the next records in input order and decides the windows they
