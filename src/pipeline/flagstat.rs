@@ -44,6 +44,7 @@ fn flagstat(options: &FlagstatOptions, pool: &rayon::ThreadPool) -> Result<(), E
                 .par_iter()
                 .map(|b| count_batch(b, filter.as_ref(), header))
                 .try_reduce(FlagStats::default, |a, b| Ok(a.merge(&b)));
+            crate::pipeline::prefetch::recycle(batches);
             match counted {
                 Ok(counted) => stats = stats.merge(&counted),
                 Err(lines) => filter_failure = Some(lines),

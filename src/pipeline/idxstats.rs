@@ -150,6 +150,7 @@ fn counted(
                     failed()
                 })?;
             }
+            crate::pipeline::prefetch::recycle(batches);
             Ok(())
         });
     if let Some(line) = &complaint {

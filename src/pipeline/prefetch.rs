@@ -65,6 +65,15 @@ pub fn for_each_batches(
     })
 }
 
+/// Hands the buffers of batches that were only read back for the next pieces: freed on this
+/// thread, memory the reader's workers allocated stays in their allocator heaps, and a
+/// counting command's resident set grew to 300 MB (samtools: 18 MB).
+pub fn recycle(batches: Vec<Batch>) {
+    for b in batches {
+        crate::io::recycle::give(b.data);
+    }
+}
+
 /// The next item from `rx`, `None` once the sender is gone. While nothing has arrived, this
 /// worker runs the pool's queued jobs (the reader's inflate and parse tasks, the writer's
 /// deflates) instead of sleeping in `recv`, which left them to the other workers.
