@@ -84,16 +84,11 @@ impl Default for MergeOptions {
     }
 }
 
-/// Where an input's records come from: the whole file, or what its index selected.
-enum Records {
-    Stream(RecordReader),
-    Selected,
-}
-
 /// One input being merged: its records, its translation, and its current record translated.
 struct MergeInput {
     path: String,
-    records: Records,
+    /// The whole file read as it goes, or `None` when the index selected `pending` up front.
+    stream: Option<RecordReader>,
     pending: VecDeque<Batch>,
     batch: Batch,
     at: usize,
@@ -114,7 +109,7 @@ impl MergeInput {
                 self.at = 0;
                 continue;
             }
-            let Records::Stream(reader) = &mut self.records else { return Ok(false) };
+            let Some(reader) = &mut self.stream else { return Ok(false) };
             match reader.read_batches(&self.path)? {
                 Some((batches, warnings)) => {
                     for w in warnings {
@@ -159,9 +154,17 @@ fn read_header_file(path: &str) -> Result<Header, Error> {
         .map_err(|_| Error::Bare(format!("samtools merge: couldn't read headers from \"{path}\"")))
 }
 
-/// The inputs: `-b` lists' names, then the command line's; and `-X`'s index names. The flag
-/// says a list could not be read (samtools goes on, and exits 1 at the end).
-fn gather_inputs(opts: &MergeOptions) -> Result<(Vec<String>, Option<Vec<String>>, bool), Error> {
+/// The inputs named by the lists and the command line.
+struct Gathered {
+    names: Vec<String>,
+    /// `-X`'s index names, one per input.
+    indexes: Option<Vec<String>>,
+    /// A `-b` list could not be read: samtools goes on, and exits 1 at the end.
+    bad_list: bool,
+}
+
+/// The inputs: `-b` lists' names, then the command line's; and `-X`'s index names.
+fn gather_inputs(opts: &MergeOptions) -> Result<Gathered, Error> {
     let mut names = Vec::new();
     let mut bad_list = false;
     for path in &opts.lists {
@@ -181,7 +184,7 @@ fn gather_inputs(opts: &MergeOptions) -> Result<(Vec<String>, Option<Vec<String>
     }
     let mut indexes = None;
     if opts.with_indexes {
-        if opts.inputs.len() % 2 != 0 {
+        if !opts.inputs.len().is_multiple_of(2) {
             return Err(Error::Bare(
                 "Odd number of filenames detected! Each BAM file should have an index file".into(),
             ));
@@ -203,7 +206,7 @@ fn gather_inputs(opts: &MergeOptions) -> Result<(Vec<String>, Option<Vec<String>
             "samtools merge: You must specify either a BED file or a region".into(),
         ));
     }
-    Ok((names, indexes, bad_list))
+    Ok(Gathered { names, indexes, bad_list })
 }
 
 /// Which records of each input to read.
@@ -331,18 +334,18 @@ fn open_inputs(
     let mut inputs = Vec::with_capacity(opened.len());
     for (i, (path, mut reader, input_header, translation, group)) in opened.into_iter().enumerate()
     {
-        let (records, pending) = match wanted {
-            Wanted::All => (Records::Stream(reader), VecDeque::new()),
+        let (stream, pending) = match wanted {
+            Wanted::All => (Some(reader), VecDeque::new()),
             _ => {
                 let index_path = indexes.map(|x| x[i].as_str());
                 let selected =
                     select(&mut reader, (&path, index_path), &input_header, &translation, &wanted)?;
-                (Records::Selected, selected.into())
+                (None, selected.into())
             }
         };
         inputs.push(MergeInput {
             path: path.clone(),
-            records,
+            stream,
             pending,
             batch: Batch::default(),
             at: usize::MAX,
@@ -402,7 +405,7 @@ fn merge_into(
 }
 
 pub fn run(opts: MergeOptions) -> Result<(), Error> {
-    let (names, indexes, bad_list) = gather_inputs(&opts)?;
+    let Gathered { names, indexes, bad_list } = gather_inputs(&opts)?;
     let (mut inputs, mut header) = open_inputs(&opts, &names, indexes.as_deref())?;
     let n_refs = header.refs().len();
     let mut live = Vec::new();

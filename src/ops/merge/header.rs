@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::rand48::Rand48;
-use super::translate::Translation;
+use super::translate::{IdMap, Translation};
 use crate::record::Header;
 use crate::record::header::{Reference, line_field};
 
@@ -50,11 +50,7 @@ fn with_id(line: &[u8], id: &[u8]) -> Vec<u8> {
 
 /// The line with the value of its first `search` (`\tPG:` or `\tPP:`) tag renamed through
 /// `programs`, and a warning when that value names no `@PG` of the input (`finish_rg_pg`).
-fn with_program_link(
-    line: &[u8],
-    search: &[u8; 4],
-    programs: &HashMap<Vec<u8>, Option<Vec<u8>>>,
-) -> (Vec<u8>, Option<String>) {
+fn with_program_link(line: &[u8], search: &[u8; 4], programs: &IdMap) -> (Vec<u8>, Option<String>) {
     let Some(at) = line.windows(4).position(|w| w == search) else { return (line.to_vec(), None) };
     let start = at + 4;
     let end = start + line[start..].iter().position(|&b| b == b'\t').unwrap_or(line.len() - start);
@@ -118,7 +114,7 @@ impl MergedHeader {
         rg: bool,
         combine: bool,
         rename_to: Option<&[u8]>,
-    ) -> (Vec<Vec<u8>>, HashMap<Vec<u8>, Option<Vec<u8>>>) {
+    ) -> (Vec<Vec<u8>>, IdMap) {
         let kind: &[u8] = if rg { b"@RG\t" } else { b"@PG\t" };
         let mut new_lines = Vec::new();
         let mut map = HashMap::new();
@@ -151,13 +147,14 @@ impl MergedHeader {
         }
         // `-r` when no `@RG` line was added (samtools tests the lines to add, not the input's):
         // one is made, and reads without RG map to it.
-        if rg && new_lines.is_empty() {
-            if let Some(new) = rename_to {
-                let id = self.unique_id(new, true, false);
-                new_lines.push([b"@RG\tID:".as_slice(), &id].concat());
-                self.rg_ids.insert(id.clone());
-                map.insert(Vec::new(), Some(id));
-            }
+        if rg
+            && new_lines.is_empty()
+            && let Some(new) = rename_to
+        {
+            let id = self.unique_id(new, true, false);
+            new_lines.push([b"@RG\tID:".as_slice(), &id].concat());
+            self.rg_ids.insert(id.clone());
+            map.insert(Vec::new(), Some(id));
         }
         (new_lines, map)
     }

@@ -11,7 +11,7 @@ use crate::record::edit;
 use crate::record::layout::{NEXT_REF_ID, REF_ID};
 
 /// Input ID → output ID; `None` for an unknown ID already reported (the tag is dropped).
-type IdMap = HashMap<Vec<u8>, Option<Vec<u8>>>;
+pub type IdMap = HashMap<Vec<u8>, Option<Vec<u8>>>;
 
 pub struct Translation {
     tids: Vec<i32>,
