@@ -15,7 +15,7 @@ use crate::io::index::{Region, parse_region_with};
 use crate::io::input::Input;
 use crate::io::open::{self, RecordReader};
 use crate::io::sam::format::format_record;
-use crate::ops::merge::header::{Combine, MergedHeader};
+use crate::ops::merge::header::{Combine, MergedHeader, program_link_warnings};
 use crate::ops::merge::order::{MergeKey, cmp_current};
 use crate::ops::merge::translate::{self, Translation};
 use crate::ops::sort::SortOrder;
@@ -303,7 +303,9 @@ fn open_inputs(
     let combine = Combine { read_groups: opts.combine_rg, programs: opts.combine_pg };
     if let Some(path) = &opts.header_file {
         let given = read_header_file(path)?;
-        merged.add(&given, combine, true, None);
+        for w in merged.add(&given, combine, true, None).1 {
+            eprintln!("{w}");
+        }
     }
     let mut opened = Vec::with_capacity(names.len());
     let mut reset_order = false;
@@ -358,6 +360,11 @@ fn open_inputs(
     Ok((inputs, header))
 }
 
+/// samtools' line for an input whose records cannot be read to the end.
+fn truncated(path: &str) -> Error {
+    Error::Bare(format!("samtools merge: \"{path}\" is truncated"))
+}
+
 /// The k-way merge into `sink`.
 fn merge_into(
     opts: &MergeOptions,
@@ -396,9 +403,7 @@ fn merge_into(
             sink.write(&out)?;
             out = Encoded::default();
         }
-        let alive = input
-            .advance(opts.order, n_refs)
-            .map_err(|_| Error::Bare(format!("samtools merge: \"{}\" is truncated", input.path)))?;
+        let alive = input.advance(opts.order, n_refs).map_err(|_| truncated(&input.path))?;
         heap.advanced(alive, &|a, b| cmp(inputs, a, b));
     }
     sink.write(&out)
@@ -410,19 +415,31 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
     let n_refs = header.refs().len();
     let mut live = Vec::new();
     for (i, input) in inputs.iter_mut().enumerate() {
-        let alive = input.advance(opts.order, n_refs).map_err(|_| {
-            Error::Bare(format!(
-                "samtools merge: failed to read first record from \"{}\"",
-                input.path
-            ))
-        })?;
+        // mdsam reads records a piece at a time, so an input cut short usually fails here;
+        // samtools, reading one record at a time, reports it as truncated.
+        let alive = input.advance(opts.order, n_refs).map_err(|_| truncated(&input.path))?;
         if alive {
             live.push(i);
         }
     }
     if let Some(pg) = &opts.pg {
+        // htslib links the merged @PG lines as samtools' line is added.
+        for w in program_link_warnings(&header) {
+            eprintln!("{w}");
+        }
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         header.add_pg("samtools", &fields);
+    }
+    if let Some((path, _)) = &opts.index {
+        // htslib cannot index standard output (samtools fails without a word) nor plain SAM.
+        if opts.output == "-" {
+            return Err(Error::Failed);
+        }
+        if opts.format == OutputFormat::Sam {
+            return Err(Error::Bare(format!(
+                "samtools auto_index: failed to open index \"{path}\" for writing: No such file or directory"
+            )));
+        }
     }
     // -u writes uncompressed BAM on the calling thread, as samtools sets no output threads.
     let threads = if opts.uncompressed { 1 } else { opts.threads + 1 };

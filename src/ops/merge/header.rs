@@ -246,6 +246,31 @@ impl MergedHeader {
     }
 }
 
+/// htslib's warnings when it links the `@PG` chains of a header it has changed
+/// (`sam_hdr_link_pg`, as it adds samtools' line or writes the header): a `PP` naming no `@PG`,
+/// or the line itself.
+pub fn program_link_warnings(header: &Header) -> Vec<String> {
+    let programs: Vec<&[u8]> = header.lines().filter(|l| l.starts_with(b"@PG\t")).collect();
+    let ids: Vec<&[u8]> = programs.iter().filter_map(|l| line_field(l, b"ID")).collect();
+    let mut warnings = Vec::new();
+    for line in &programs {
+        let (Some(id), Some(pp)) = (line_field(line, b"ID"), line_field(line, b"PP")) else {
+            continue;
+        };
+        let (id_text, pp_text) = (String::from_utf8_lossy(id), String::from_utf8_lossy(pp));
+        if !ids.contains(&pp) {
+            warnings.push(format!(
+                "[W::sam_hdr_link_pg] PG line with ID:{id_text} has a PP link to missing program '{pp_text}'"
+            ));
+        } else if pp == id {
+            warnings.push(format!(
+                "[W::sam_hdr_link_pg] PG line with ID:{id_text} has a PP link to itself"
+            ));
+        }
+    }
+    warnings
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,6 +295,15 @@ mod tests {
             "@HD\tVN:1.6\tSO:coordinate\n@SQ\tSN:c1\tLN:9\n@SQ\tSN:c2\tLN:5\n@RG\tID:g\tPG:p\n\
              @RG\tID:g-055424A4\tPG:p-3A2CCEF5\n@PG\tID:p\n@PG\tID:p-3A2CCEF5\n"
         );
+    }
+
+    #[test]
+    fn dangling_and_self_links_are_reported() {
+        let h = header("@PG\tID:a\tPP:zz\n@PG\tID:b\tPP:b\n@PG\tID:c\tPP:a\n");
+        let w = program_link_warnings(&h);
+        assert_eq!(w.len(), 2);
+        assert!(w[0].ends_with("ID:a has a PP link to missing program 'zz'"), "{}", w[0]);
+        assert!(w[1].ends_with("ID:b has a PP link to itself"), "{}", w[1]);
     }
 
     #[test]
