@@ -360,9 +360,25 @@ fn open_inputs(
     Ok((inputs, header))
 }
 
-/// samtools' line for an input whose records cannot be read to the end.
-fn truncated(path: &str) -> Error {
-    Error::Bare(format!("samtools merge: \"{path}\" is truncated"))
+/// samtools' line for an input cut short; any other reading error as mdsam's reader words it
+/// (the file and what is wrong).
+fn read_failed(path: &str, e: Error) -> Error {
+    match &e {
+        Error::File { what, .. } if what.contains("truncated") => {
+            Error::Bare(format!("samtools merge: \"{path}\" is truncated"))
+        }
+        _ => e,
+    }
+}
+
+/// htslib's line for a record BAM cannot hold, then samtools' naming the output.
+fn write_failed(output: &str, e: Error) -> Error {
+    match e {
+        Error::Bare(line) => {
+            Error::Bare(format!("{line}\nsamtools merge: failed writing to \"{output}\""))
+        }
+        e => e,
+    }
 }
 
 /// The k-way merge into `sink`.
@@ -400,13 +416,13 @@ fn merge_into(
         }
         out.end_unit();
         if out.data.len() >= 1 << 20 {
-            sink.write(&out)?;
+            sink.write(&out).map_err(|e| write_failed(&opts.output, e))?;
             out = Encoded::default();
         }
-        let alive = input.advance(opts.order, n_refs).map_err(|_| truncated(&input.path))?;
+        let alive = input.advance(opts.order, n_refs).map_err(|e| read_failed(&input.path, e))?;
         heap.advanced(alive, &|a, b| cmp(inputs, a, b));
     }
-    sink.write(&out)
+    sink.write(&out).map_err(|e| write_failed(&opts.output, e))
 }
 
 pub fn run(opts: MergeOptions) -> Result<(), Error> {
@@ -417,7 +433,7 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
     for (i, input) in inputs.iter_mut().enumerate() {
         // mdsam reads records a piece at a time, so an input cut short usually fails here;
         // samtools, reading one record at a time, reports it as truncated.
-        let alive = input.advance(opts.order, n_refs).map_err(|_| truncated(&input.path))?;
+        let alive = input.advance(opts.order, n_refs).map_err(|e| read_failed(&input.path, e))?;
         if alive {
             live.push(i);
         }
