@@ -311,8 +311,10 @@ fn open_inputs(
     let mut reset_order = false;
     for path in names {
         let input = Input::open(path).map_err(|e| open_failed(path, &e))?;
-        let o = open::open_input(path, input, 1, 1 << 20).map_err(|_| {
-            Error::Bare(format!("samtools merge: failed to read header from \"{path}\""))
+        let o = open::open_input(path, input, 1, 1 << 20).map_err(|e| match e {
+            // What samtools reads and mdsam does not: say so rather than blame the file.
+            Error::File { ref what, .. } if what.contains("not supported") => e,
+            _ => Error::Bare(format!("samtools merge: failed to read header from \"{path}\"")),
         })?;
         let group = if opts.attach_rg { translate::read_group_of_path(path) } else { Vec::new() };
         let (translation, warnings) =
