@@ -288,7 +288,7 @@ fn select(
     Ok(selected)
 }
 
-/// Opens every input, builds the output header, and positions each input on its first record.
+/// Opens every input, builds the output header, and selects what `-R`/`-L` ask of each input.
 fn open_inputs(
     opts: &MergeOptions,
     names: &[String],
