@@ -60,6 +60,7 @@ case_ "flagstat -O json" flagstat -O json -@ "$threads" "$bam"
 case_ "idxstats" idxstats "$sorted"
 case_ "idxstats (no index)" idxstats -@ "$threads" "$fixed"
 case_ "cat" cat -o OUT "$bam" "$sorted" "$bam"
+case_ "merge" merge -f -@ "$threads" -o OUT "$sorted" "$sorted"
 case_ "checksum" checksum -@ "$threads" "$bam"
 if command -v sambamba > /dev/null; then
   for _ in $(seq "$repeats"); do

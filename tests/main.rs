@@ -36,6 +36,8 @@ mod flagstat;
 mod fuzz_regressions;
 /// Positions above 2^31 (SAM only) against the oracle; BAM output refused.
 mod large_positions;
+/// `merge` against the oracle: orders, header merging, regions, lists, bad inputs.
+mod merge;
 /// `sort`, `collate` and `index` against the samtools 1.24 oracle.
 mod sort;
 

@@ -114,6 +114,11 @@ fn cat_cases_pass() {
 }
 
 #[test]
+fn merge_cases_pass() {
+    run_suite("merge");
+}
+
+#[test]
 fn checksum_cases_pass() {
     run_suite("checksum");
 }

@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "index fixmate markdup collate cat sort quickcheck flagstat idxstats checksum head view markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "index fixmate markdup collate cat merge sort quickcheck flagstat idxstats checksum head view markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -12,6 +12,7 @@ _mdsam() {
         markdup) opts='-r -s -l -S -t -T -O -@ -f -d -c -m -u --include-fails --no-PG --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --json --duplicate-count --move-umi-to-tag --umi-separator --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         collate) opts='-n -l -u -O -o -@ -f -r -T --no-PG --max-memory --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         cat) opts='-h -o -b -r -p -q -f --no-PG --output-fmt-option --write-index --verbosity --no-progress' ;;
+        merge) opts='-h -n -N -r -u -1 -R -o -f -@ -l -c -p -s -b -O -t -X -L --no-PG --template-coordinate --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         sort) opts='-l -m -n -N -o -O -T -@ -t -M -I -K -u -R -w -H --no-PG --template-coordinate --max-memory --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         quickcheck) opts='-v -q -u --no-progress' ;;
         flagstat) opts='-@ -O --input-fmt-option --output-fmt --threads --write-index --verbosity --no-progress' ;;

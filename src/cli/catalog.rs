@@ -56,6 +56,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::cat::OPTIONS),
     },
     CommandDoc {
+        name: "merge",
+        summary: "merge sorted alignments",
+        usage: super::merge::USAGE,
+        from_samtools: true,
+        options: Some(&super::merge::OPTIONS),
+    },
+    CommandDoc {
         name: "sort",
         summary: "sort alignment file",
         usage: super::sort::USAGE,

@@ -1,6 +1,6 @@
 //! Commands mdsam does not implement run the real samtools, so a script that has mdsam installed
 //! as `samtools` keeps working on the lines mdsam has no native answer for (`stats` right
-//! after `markdup`, `merge` after a scatter).
+//! after `markdup`, `depth` after a sort).
 //!
 //! The rules, and why each exists:
 //!
@@ -294,7 +294,7 @@ mod tests {
         for name in ["bamshuf", "hw-model", "load", "view", "sort"] {
             assert!(is_native(name), "{name}");
         }
-        for name in ["depth", "merge", "stats", "help", "--version", ""] {
+        for name in ["depth", "stats", "help", "--version", ""] {
             assert!(!is_native(name), "{name}");
         }
         let (from_samtools, additions) = native_commands();

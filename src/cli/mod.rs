@@ -21,6 +21,7 @@ pub mod install_shim;
 pub mod manpage;
 pub mod markdup;
 pub mod markdup_pipeline;
+pub mod merge;
 pub mod options;
 pub mod outfmt;
 pub mod quickcheck;
@@ -227,6 +228,9 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             (index::USAGE, index::parse(args).and_then(crate::pipeline::index::run))
         }
         "cat" => (cat::USAGE, cat::parse(&inv, args).and_then(crate::pipeline::cat::run)),
+        "merge" => {
+            (merge::USAGE, merge::parse(&inv, args).and_then(crate::pipeline::merge::run_on_pool))
+        }
         "checksum" => {
             if args.is_empty() && std::io::stdin().is_terminal() {
                 // samtools prints the global options part to stdout, the rest to stderr.

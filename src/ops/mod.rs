@@ -7,6 +7,7 @@ pub mod fixmate;
 pub mod flagstat;
 pub mod idxstats;
 pub mod markdup;
+pub mod merge;
 pub mod posix_regex;
 pub mod sort;
 pub mod view;

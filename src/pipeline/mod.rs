@@ -15,6 +15,7 @@ pub mod load;
 pub mod markdup;
 pub mod markdup_pipeline;
 pub mod memory_limit;
+pub mod merge;
 pub mod prefetch;
 pub mod quickcheck;
 pub mod region;

@@ -137,6 +137,20 @@ impl Header {
         self.by_name.get(name).copied()
     }
 
+    /// The reference id of a name or of an alternative name (`@SQ AN:a,b`), as htslib's
+    /// `sam_hdr_name2tid` resolves region names: a reference's own name wins over another's
+    /// alternative one.
+    pub fn tid_or_alias(&self, name: &[u8]) -> Option<i32> {
+        if let Some(t) = self.tid(name) {
+            return Some(t);
+        }
+        self.lines().filter(|l| l.starts_with(b"@SQ\t")).find_map(|line| {
+            let alts = line_field(line, b"AN")?;
+            let tid = self.tid(line_field(line, b"SN")?)?;
+            alts.split(|&b| b == b',').any(|a| a == name).then_some(tid)
+        })
+    }
+
     pub fn ref_name(&self, tid: i32) -> Option<&[u8]> {
         usize::try_from(tid).ok().and_then(|t| self.refs.get(t)).map(|r| r.name.as_slice())
     }
