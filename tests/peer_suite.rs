@@ -22,7 +22,6 @@ const KNOWN_GAPS: &[(&str, &str)] = &[
     ("cat-22-cat-CRAM-part-2-of-2", CRAM),
     ("cat-23-cat-CRAM-parts-1-of-2-plus-2-of-2", CRAM),
     ("cat-26-cat-CRAM-files-with-new-header", CRAM),
-    ("index-08-merge-X", "merge is not native yet: without a real samtools it is unrecognised"),
     ("index-15-index-crai-cram", CRAM),
     ("checksum-02-default-chk2-cram", CRAM),
     ("checksum-03-a-chk2-cram", CRAM),

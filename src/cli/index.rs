@@ -58,8 +58,7 @@ pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
     if inputs.is_empty() {
         return Err(Error::Help);
     }
-    if inputs.len() == 2 && output.is_none() && crate::io::detect::nonexistent_or_index(&inputs[1])
-    {
+    if inputs.len() == 2 && output.is_none() && crate::pipeline::index::names_an_index(&inputs[1]) {
         output = inputs.pop();
     }
     if inputs.len() > 1 && !multiple {

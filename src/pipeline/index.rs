@@ -88,6 +88,12 @@ pub fn build(path: &str, csi_min_shift: Option<u32>, threads: usize) -> Result<V
     Ok(builder.finish(end << 16).encode())
 }
 
+/// Whether `index IN PATH` names the index to write (samtools' `nonexistent_or_index`): `PATH`
+/// does not exist, or its content is an index.
+pub fn names_an_index(path: &str) -> bool {
+    crate::io::detect::nonexistent_or_index(path)
+}
+
 pub fn run(opts: IndexOptions) -> Result<(), Error> {
     super::threads::pool(opts.threads).install(|| {
         for input in &opts.inputs {
