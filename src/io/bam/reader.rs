@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use crate::io::bgzf;
+use crate::io::bgzf::spans::Spans;
 use crate::record::header::Reference;
 use crate::record::prefetch::{PREFETCH_AHEAD, prefetch_bytes};
 use crate::record::{Batch, Header, layout, view};
@@ -38,9 +39,8 @@ pub enum ReadError {
 pub struct Reader {
     bgzf: bgzf::Reader,
     carry: Vec<u8>,
-    /// The blocks the carried bytes came from: (compressed offset, where the block's first byte
-    /// is relative to the carry's start; negative when the carry starts inside the block).
-    carry_spans: Vec<(u64, i64)>,
+    /// The blocks the carried bytes came from.
+    carry_spans: Spans,
     records_read: u64,
     /// References in the header: record reference ids must be below this.
     n_ref: usize,
@@ -183,12 +183,12 @@ impl Reader {
     /// Reads the header of a BAM file.
     pub fn new(mut bgzf: bgzf::Reader) -> Result<(Reader, Header), ReadError> {
         let mut data = Vec::new();
-        let mut spans: Vec<(u64, i64)> = Vec::new();
+        let mut spans = Spans::default();
         loop {
             if let Some((header, used)) = decode_header(&data)? {
                 let carry = data[used..].to_vec();
                 let n_ref = header.refs().len();
-                let carry_spans = spans.iter().map(|&(c, d)| (c, d - used as i64)).collect();
+                let carry_spans = spans.carried_past(used);
                 return Ok((Reader { bgzf, carry, carry_spans, records_read: 0, n_ref }, header));
             }
             // As htslib, the header is read as far as it goes, not a whole piece: a bad block
@@ -196,7 +196,7 @@ impl Reader {
             let want = data.len().max(1);
             match bgzf.read_piece_of(data, want)? {
                 Some(p) if !p.blocks.is_empty() => {
-                    spans.extend(p.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
+                    spans.add(&p.blocks);
                     data = p.data;
                 }
                 _ => return Err(ReadError::TruncatedHeader),
@@ -227,7 +227,7 @@ impl Reader {
             let Some(piece) = self.bgzf.read_piece(carry)? else {
                 return Ok(None);
             };
-            spans.extend(piece.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
+            spans.add(&piece.blocks);
             let at_end = piece.blocks.is_empty();
             let (starts, used) = frame_records(&piece.data, self.records_read)?;
             if at_end && used < piece.data.len() {
@@ -240,26 +240,16 @@ impl Reader {
                 self.carry_spans = spans;
                 continue;
             }
-            let voffset = |at: usize| -> u64 {
-                let i = spans.partition_point(|&(_, d)| d <= at as i64).max(1) - 1;
-                let (c, d) = spans[i];
-                c << 16 | (at as i64 - d) as u64
-            };
             let located = if locate {
-                let mut v: Vec<u64> = starts.iter().map(|&s| voffset(s as usize)).collect();
-                v.push(voffset(used));
+                let mut v: Vec<u64> = starts.iter().map(|&s| spans.voffset(s as usize)).collect();
+                v.push(spans.voffset(used));
                 v
             } else {
                 Vec::new()
             };
             let mut data = piece.data;
             self.carry = data[used..].to_vec();
-            self.carry_spans = spans
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| spans.get(i + 1).is_none_or(|n| n.1 > used as i64))
-                .map(|(_, &(c, d))| (c, d - used as i64))
-                .collect();
+            self.carry_spans = spans.carried_past(used);
             data.truncate(used);
             let batch = Batch { data, starts };
             validate_batch(&batch, self.records_read, self.n_ref)?;

@@ -3,6 +3,7 @@
 pub mod block;
 pub mod plain;
 pub mod reader;
+pub mod spans;
 pub mod stage;
 pub mod writer;
 

@@ -7,6 +7,7 @@
 //! the next piece, as the BAM reader carries a partial record.
 
 use super::parse::{LineParser, ParseError};
+use crate::io::bgzf::spans::Spans;
 use crate::io::bgzf::{self, reader::ReadError as BgzfError};
 use crate::io::input::Input;
 use crate::record::header::Header;
@@ -24,9 +25,8 @@ pub struct LocatedReader {
     bgzf: bgzf::Reader,
     header: Header,
     carry: Vec<u8>,
-    /// `(compressed offset, start in data)` of the blocks the carry covers; a negative start is
-    /// a block that began before the carry.
-    carry_spans: Vec<(u64, i64)>,
+    /// The blocks the carry came from.
+    carry_spans: Spans,
     in_header: bool,
     lines: u64,
 }
@@ -39,7 +39,7 @@ impl LocatedReader {
             bgzf: bgzf::Reader::new(input, 4 << 20),
             header,
             carry: Vec::new(),
-            carry_spans: Vec::new(),
+            carry_spans: Spans::default(),
             in_header: true,
             lines: 0,
         }
@@ -53,14 +53,9 @@ impl LocatedReader {
             let Some(piece) = self.bgzf.read_piece(carry)? else {
                 return Ok(None);
             };
-            spans.extend(piece.blocks.iter().map(|b| (b.coffset, b.data_start as i64)));
+            spans.add(&piece.blocks);
             let at_end = piece.blocks.is_empty();
             let data = &piece.data;
-            let voffset = |at: usize| -> u64 {
-                let i = spans.partition_point(|&(_, d)| d <= at as i64).max(1) - 1;
-                let (c, d) = spans[i];
-                c << 16 | (at as i64 - d) as u64
-            };
             let mut batch = Batch::with_capacity(data.len(), data.len() / 200);
             let mut offsets = Vec::new();
             let mut parser = LineParser::new(&self.header);
@@ -83,21 +78,16 @@ impl LocatedReader {
                         parser.parse(line, &mut batch, &mut warnings)
                     };
                     parsed.map_err(|source| LocatedError::Parse { line: self.lines, source })?;
-                    offsets.push(voffset(at));
+                    offsets.push(spans.voffset(at));
                 }
                 at = (end + 1).min(data.len());
             }
             let used = at;
             if !offsets.is_empty() {
-                offsets.push(voffset(used));
+                offsets.push(spans.voffset(used));
             }
             self.carry = data[used..].to_vec();
-            self.carry_spans = spans
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| spans.get(i + 1).is_none_or(|n| n.1 > used as i64))
-                .map(|(_, &(c, d))| (c, d - used as i64))
-                .collect();
+            self.carry_spans = spans.carried_past(used);
             if batch.is_empty() {
                 if at_end && self.carry.is_empty() {
                     return Ok(None);
