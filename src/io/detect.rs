@@ -292,8 +292,10 @@ mod tests {
         assert_eq!(format(b">c1\nAC=T\n", "x"), Format::OtherOpenable);
         assert_eq!(format(b"CRAM\x03\x00rest", "x"), Format::Cram { major: 3, minor: 0 });
         assert_eq!(format(b"chr1\t10\t20\n", "x"), Format::OtherOpenable);
-        assert_eq!(format(b"chr1\t10\t20\t30\t40\n", "x.fai"), Format::Unopenable);
-        assert_eq!(format(b"BAI\x01\0\0\0\0", "x"), Format::Unopenable);
+        assert_eq!(format(b"chr1\t10\t20\t30\t40\n", "x.fai"), Format::Index);
+        assert_eq!(format(b"BAI\x01\0\0\0\0", "x"), Format::Index);
+        assert_eq!(format(b"CSI\x01\0\0\0\0", "x"), Format::Index);
+        assert!(!detect(b"BAI\x01\0\0\0\0", "x").opens(), "htslib opens no index as data");
         assert_eq!(format(b"\x01\x02\x03\x04\x05", "x"), Format::Unopenable);
         assert_eq!(format(b"", "x"), Format::OtherOpenable);
     }
