@@ -29,15 +29,25 @@ enum Source {
 }
 
 impl Input {
-    /// Opens `path`, or stdin for `-`.
-    #[allow(unsafe_code)] // memory-maps the file
+    /// Opens `path`, or stdin for `-`; a regular file is memory-mapped.
     pub fn open(path: &str) -> std::io::Result<Input> {
+        Input::open_as(path, true)
+    }
+
+    /// As [`Input::open`], but a regular file too is read with `read`: for bytes that are only
+    /// written out again, where `write` from a mapped file spent its time faulting the map in.
+    pub fn open_unmapped(path: &str) -> std::io::Result<Input> {
+        Input::open_as(path, false)
+    }
+
+    #[allow(unsafe_code)] // memory-maps the file
+    fn open_as(path: &str, map_files: bool) -> std::io::Result<Input> {
         if path == "-" {
             return Ok(Input::from_reader(path, Box::new(std::io::stdin())));
         }
         let file = File::open(path)?;
         let meta = file.metadata()?;
-        if meta.is_file() && meta.len() > 0 {
+        if map_files && meta.is_file() && meta.len() > 0 {
             // SAFETY: the map is read-only and private to this process; like every mmap-based
             // reader (samtools' own index reading included) it assumes nobody truncates the input
             // while we read it.

@@ -419,7 +419,9 @@ fn merge_into(
         out.end_unit();
         if out.data.len() >= 1 << 20 {
             sink.write(&out).map_err(|e| write_failed(&opts.output, e))?;
-            out = Encoded::default();
+            // The same buffer again: a new one grew by doubling into fresh pages each time.
+            out.data.clear();
+            out.ends.clear();
         }
         let alive = input.advance(opts.order, n_refs).map_err(|e| read_failed(&input.path, e))?;
         heap.advanced(alive, &|a, b| cmp(inputs, a, b));
