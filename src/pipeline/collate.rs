@@ -108,11 +108,11 @@ pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
     let mut items: Vec<Item<'_>> = (0..batch.len())
         .map(|i| {
             let r = batch.get(i);
-            Item::new(r.read_name(), r.flag(), i as u32)
+            Item::new(r.read_name(), r.flag(), RecordIdx { batch: 0, record: i as u32 })
         })
         .collect();
     collate::sort_bin(&mut items);
-    let order: Vec<_> = items.iter().map(|it| store.order[it.id as usize]).collect();
+    let order: Vec<_> = items.iter().map(|it| it.id).collect();
     drop(items);
     store.order = order;
     Ok(store)
@@ -194,25 +194,34 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
 /// first (with `fast` = the read buffer size), then the `bins` name-hash bins, each sorted.
 pub fn collated_order(store: &RecordStore, bins: usize, fast: Option<usize>) -> Vec<RecordIdx> {
     let handles = &store.order;
-    let records = handles.iter().enumerate().map(|(i, &h)| {
-        let r = store.get(h);
-        (r.read_name(), r.flag(), i as u32)
-    });
-    let (direct, to_bins): (Vec<u32>, Vec<Item<'_>>) = match fast {
+    let (direct, mut bins) = match fast {
         Some(store_max) => {
+            let records = handles.iter().enumerate().map(|(i, &h)| {
+                let r = store.get(h);
+                (r.read_name(), r.flag(), i as u32)
+            });
             let (pairs, rest) = collate::fast_plan(records, store_max);
-            (pairs, rest.into_iter().map(|(name, flag, id)| Item::new(name, flag, id)).collect())
+            let rest: Vec<Item<'_>> = rest
+                .into_iter()
+                .map(|(name, flag, i)| Item::new(name, flag, handles[i as usize]))
+                .collect();
+            let pairs: Vec<RecordIdx> = pairs.iter().map(|&i| handles[i as usize]).collect();
+            (pairs, collate::into_bins(&rest, bins))
         }
-        None => (Vec::new(), records.map(|(name, flag, id)| Item::new(name, flag, id)).collect()),
+        None => {
+            let hash_of = |i: usize| collate::name_hash(store.get(handles[i]).read_name());
+            let item_of = |i: usize, hash: u32| {
+                let r = store.get(handles[i]);
+                Item::hashed(hash, r.read_name(), r.flag(), handles[i])
+            };
+            (Vec::new(), collate::into_bins_on_pool(handles.len(), bins, hash_of, item_of))
+        }
     };
-    let mut bins = collate::into_bins(&to_bins, bins);
-    drop(to_bins);
     bins.par_iter_mut().for_each(|b| collate::sort_bin(b));
-    direct
-        .iter()
-        .map(|&id| handles[id as usize])
-        .chain(bins.iter().flatten().map(|it| handles[it.id as usize]))
-        .collect()
+    let mut order = direct;
+    order.reserve(handles.len() - order.len());
+    order.extend(bins.iter().flatten().map(|it| it.id));
+    order
 }
 
 /// Runs `collate` on a pool of `opts.threads` threads.

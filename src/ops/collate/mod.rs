@@ -10,6 +10,9 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
+use crate::record::RecordIdx;
 use crate::record::layout::flags;
 
 /// htslib's `hash_Wang` integer hash.
@@ -43,13 +46,19 @@ pub struct Item<'a> {
     pub hash: u32,
     pub name: &'a [u8],
     pub read: u8,
-    /// Caller's handle (e.g. input position).
-    pub id: u32,
+    /// The record's handle: the order is read straight off the sorted bins, with no gather
+    /// through a position table (a cache miss a record once that table outgrows the cache).
+    pub id: RecordIdx,
 }
 
 impl<'a> Item<'a> {
-    pub fn new(name: &'a [u8], flag: u16, id: u32) -> Self {
-        Item { hash: name_hash(name), name, read: (flag >> 6 & 3) as u8, id }
+    pub fn new(name: &'a [u8], flag: u16, id: RecordIdx) -> Self {
+        Item::hashed(name_hash(name), name, flag, id)
+    }
+
+    /// An item whose name hash is already known.
+    pub fn hashed(hash: u32, name: &'a [u8], flag: u16, id: RecordIdx) -> Self {
+        Item { hash, name, read: (flag >> 6 & 3) as u8, id }
     }
 }
 
@@ -206,6 +215,57 @@ pub fn into_bins<'a>(items: &[Item<'a>], n_bins: usize) -> Vec<Vec<Item<'a>>> {
     bins
 }
 
+/// Positions per work unit of [`into_bins_on_pool`].
+const BIN_CHUNK: usize = 1 << 16;
+
+/// [`into_bins`] of the items at positions `0..len` (arrival order), on the pool and without a
+/// list of all items first: pass one hashes every name (`hash_of`) and counts each chunk's items
+/// per bin; pass two builds each item (`item_of`, given its hash) straight into its slot, every
+/// chunk writing its own run of each bin, so a bin holds its items in arrival order as
+/// [`into_bins`] leaves them. At 6 M reads the serial build, copy and gather took ~330 ns a read.
+pub fn into_bins_on_pool<'a>(
+    len: usize,
+    n_bins: usize,
+    hash_of: impl Fn(usize) -> u32 + Sync,
+    item_of: impl Fn(usize, u32) -> Item<'a> + Sync,
+) -> Vec<Vec<Item<'a>>> {
+    let n = n_bins.max(1);
+    let hashes: Vec<u32> = (0..len).into_par_iter().map(&hash_of).collect();
+    let counts: Vec<Vec<usize>> = hashes
+        .par_chunks(BIN_CHUNK)
+        .map(|chunk| {
+            let mut per_bin = vec![0usize; n];
+            chunk.iter().for_each(|&h| per_bin[h as usize % n] += 1);
+            per_bin
+        })
+        .collect();
+    // Any value: every slot is overwritten by pass two.
+    let filler = Item { hash: 0, name: &[], read: 0, id: RecordIdx { batch: 0, record: 0 } };
+    let mut bins: Vec<Vec<Item<'a>>> =
+        (0..n).into_par_iter().map(|b| vec![filler; counts.iter().map(|c| c[b]).sum()]).collect();
+    // Each chunk's slots: one slice of every bin, in chunk order.
+    let mut slots: Vec<Vec<&mut [Item<'a>]>> =
+        counts.iter().map(|_| Vec::with_capacity(n)).collect();
+    for (b, bin) in bins.iter_mut().enumerate() {
+        let mut rest = bin.as_mut_slice();
+        for (chunk_slots, per_bin) in slots.iter_mut().zip(&counts) {
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(per_bin[b]);
+            chunk_slots.push(mine);
+            rest = tail;
+        }
+    }
+    slots.into_par_iter().enumerate().for_each(|(c, mut dest)| {
+        let mut filled = vec![0usize; n];
+        let first = c * BIN_CHUNK;
+        for (i, &h) in hashes[first..(first + BIN_CHUNK).min(len)].iter().enumerate() {
+            let b = h as usize % n;
+            dest[b][filled[b]] = item_of(first + i, h);
+            filled[b] += 1;
+        }
+    });
+    bins
+}
+
 /// Sorts one bin as samtools does.
 pub fn sort_bin(bin: &mut [Item<'_>]) {
     introsort(bin, elem_lt);
@@ -277,6 +337,34 @@ mod tests {
         // Signed chars: bytes >= 0x80 contribute negatively.
         assert_ne!(name_hash(b"r\xe9"), name_hash(b"r\x69"));
         assert_eq!(hash_wang(0), hash_wang(0));
+    }
+
+    #[test]
+    fn bins_on_pool_hold_what_serial_bins_hold_in_the_same_order() {
+        // More than two chunks, with names that repeat (mates) and a bin count that is not a
+        // power of two.
+        let names: Vec<Vec<u8>> = (0..BIN_CHUNK * 2 + 999)
+            .map(|i| format!("r{}", i / 2 * 7919 % 100_003).into())
+            .collect();
+        let id = |i: usize| RecordIdx { batch: (i / 1000) as u32, record: (i % 1000) as u32 };
+        let items: Vec<Item<'_>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Item::new(n, (i % 2) as u16 * 0x40, id(i)))
+            .collect();
+        let key = |b: &Vec<Vec<Item<'_>>>| -> Vec<Vec<(u32, RecordIdx, u8)>> {
+            b.iter().map(|bin| bin.iter().map(|it| (it.hash, it.id, it.read)).collect()).collect()
+        };
+        for n_bins in [1, 7, 64] {
+            let serial = into_bins(&items, n_bins);
+            let pooled = into_bins_on_pool(
+                items.len(),
+                n_bins,
+                |i| name_hash(&names[i]),
+                |i, h| Item::hashed(h, &names[i], (i % 2) as u16 * 0x40, id(i)),
+            );
+            assert_eq!(key(&serial), key(&pooled), "{n_bins} bins");
+        }
     }
 
     #[test]
