@@ -206,7 +206,11 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, E
         None if step == 0 && max - min >= 0 => {
             return Err(Error::Bare("Floating point exception".into()));
         }
-        None => return Err(Error::Bare("Out of memory".into())),
+        None => {
+            // samtools' message has no line end.
+            eprint!("Out of memory");
+            return Err(Error::Failed);
+        }
     };
     o.settings = s;
     Ok(StatsRequest::Run(Box::new(o)))
