@@ -95,7 +95,7 @@ fn stats(options: &StatsOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         let t = tag.as_bytes();
         SplitSetup {
             tag: [t.first().copied().unwrap_or(0), t.get(1).copied().unwrap_or(0)],
-            file_targets: file_targets.map(|f| (f.intervals, f.warning)),
+            file_targets,
         }
     });
     if options.regions.is_empty() {
@@ -120,9 +120,7 @@ fn read_all(
 ) -> Result<(), Error> {
     let mut failure = None;
     let read = crate::pipeline::prefetch::for_each_batches(&mut opened.reader, path, pool, |b| {
-        let added = reports.add_batches(&b);
-        crate::pipeline::prefetch::recycle(b);
-        added.map_err(|e| {
+        reports.add_batches(b).map_err(|e| {
             failure = Some(e);
             Error::Failed
         })
@@ -130,7 +128,8 @@ fn read_all(
     if let Some(message) = failure {
         return Err(Error::Bare(message));
     }
-    read
+    read?;
+    reports.finish().map_err(Error::Bare)
 }
 
 /// The regions' records through the index, each once, in file order (htslib's multi-region
@@ -184,7 +183,7 @@ fn read_regions(
     let mut failure = None;
     let read =
         region::for_each_region_batch(bam, &index, &options.input, &regions, true, &mut |batch| {
-            reports.add_batches(std::slice::from_ref(batch)).map_err(|e| {
+            reports.add_batches(vec![batch.clone()]).map_err(|e| {
                 failure = Some(e);
                 Error::Failed
             })
@@ -192,7 +191,8 @@ fn read_regions(
     if let Some(message) = failure {
         return Err(Error::Bare(message));
     }
-    read
+    read?;
+    reports.finish().map_err(Error::Bare)
 }
 
 /// The report of all reads to stdout, then each `-S` report to its file.

@@ -1,11 +1,13 @@
 //! The reports one `stats` run makes: the one of all reads and, with `-S`, one per value of the
 //! split tag. Each group of batches is followed in input order by every report's tracker
-//! ([`crate::ops::stats::tracker`]), then the records each report takes are summed on the pool.
+//! ([`crate::ops::stats::tracker`]), then the records each report takes are summed on the pool,
+//! while the next group is followed.
 
 use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
+use crate::io::stats_targets::TargetFile;
 use crate::ops::stats::counters::Counters;
 use crate::ops::stats::overlaps::PairTable;
 use crate::ops::stats::targets::Targets;
@@ -27,7 +29,7 @@ pub struct ReportState {
 /// How a new `-S` report gets its targets: `-t`'s intervals (their warning said again).
 pub struct SplitSetup {
     pub tag: [u8; 2],
-    pub file_targets: Option<(Vec<Vec<(i64, i64)>>, Option<String>)>,
+    pub file_targets: Option<TargetFile>,
 }
 
 pub struct Reports<'a> {
@@ -40,6 +42,7 @@ pub struct Reports<'a> {
     pub states: Vec<ReportState>,
     split_index: HashMap<Vec<u8>, usize>,
     pairs: PairTable,
+    pending: Option<Pending>,
 }
 
 /// A record of a batch group that a report counts: (report, batch, record).
@@ -63,6 +66,7 @@ impl<'a> Reports<'a> {
             states: vec![first],
             split_index: HashMap::new(),
             pairs: PairTable::default(),
+            pending: None,
         }
     }
 
@@ -77,11 +81,11 @@ impl<'a> Reports<'a> {
         if let Some(&i) = self.split_index.get(value) {
             return Ok(i);
         }
-        let targets = split.file_targets.as_ref().map(|(intervals, warning)| {
-            if let Some(w) = warning {
+        let targets = split.file_targets.as_ref().map(|file| {
+            if let Some(w) = &file.warning {
                 eprintln!("{w}");
             }
-            Targets::from_file_intervals(intervals.clone(), &ref_lens(self.header))
+            Targets::from_file_intervals(file.intervals.clone(), &ref_lens(self.header))
         });
         self.states.push(ReportState {
             split_value: Some(String::from_utf8_lossy(value).into_owned()),
@@ -133,39 +137,37 @@ impl<'a> Reports<'a> {
         result.map(|()| takes)
     }
 
-    /// Follows and sums one group of batches.
-    pub fn add_batches(&mut self, batches: &[Batch]) -> Result<(), String> {
-        let takes = self.track(batches)?;
+    /// Follows one group of batches in order while the previous group is summed on the pool;
+    /// the group is summed with the next one, or by [`Self::finish`].
+    pub fn add_batches(&mut self, batches: Vec<Batch>) -> Result<(), String> {
+        let pending = self.pending.take();
         let settings = self.settings;
-        let n_reports = self.states.len();
-        let sums = takes
-            .par_chunks(RECORDS_PER_TASK)
-            .map(|chunk| {
-                let mut sums: Vec<Option<Counters>> = (0..n_reports).map(|_| None).collect();
-                for &(report, b, i) in chunk {
-                    let r = batches[b as usize].get(i as usize);
-                    sums[report as usize]
-                        .get_or_insert_with(|| Counters::new(settings))
-                        .add(&r, settings);
-                }
-                sums
-            })
-            .reduce(
-                || (0..n_reports).map(|_| None).collect(),
-                |mut a, b| {
-                    for (x, y) in a.iter_mut().zip(b) {
-                        *x = match (x.take(), y) {
-                            (Some(x), Some(y)) => Some(x.merge(&y)),
-                            (x, y) => x.or(y),
-                        };
-                    }
-                    a
-                },
-            );
+        let (tracked, summed) = rayon::join(
+            || self.track(&batches),
+            || pending.map(|p| (sum_group(settings, &p), p.batches)),
+        );
+        if let Some((sums, done)) = summed {
+            crate::pipeline::prefetch::recycle(done);
+            self.add_sums(sums)?;
+        }
+        self.pending = Some(Pending { batches, takes: tracked?, reports: self.states.len() });
+        Ok(())
+    }
+
+    /// Sums the last group.
+    pub fn finish(&mut self) -> Result<(), String> {
+        if let Some(p) = self.pending.take() {
+            let sums = sum_group(self.settings, &p);
+            crate::pipeline::prefetch::recycle(p.batches);
+            self.add_sums(sums)?;
+        }
+        Ok(())
+    }
+
+    fn add_sums(&mut self, sums: Vec<Option<Counters>>) -> Result<(), String> {
         for (state, sum) in self.states.iter_mut().zip(sums) {
             if let Some(sum) = sum {
-                let mine = std::mem::replace(&mut state.counters, Counters::new(settings));
-                state.counters = mine.merge(&sum);
+                state.counters.merge(&sum);
             }
         }
         match self.states.iter().find_map(|s| s.counters.error.clone()) {
@@ -173,6 +175,44 @@ impl<'a> Reports<'a> {
             None => Ok(()),
         }
     }
+}
+
+/// A group followed but not summed yet: its batches and the records each report takes.
+struct Pending {
+    batches: Vec<Batch>,
+    takes: Vec<Take>,
+    /// The reports there were after following it.
+    reports: usize,
+}
+
+/// The sums of one followed group per report (`None` where it took nothing), counted in
+/// record ranges on the pool.
+fn sum_group(settings: &Settings, group: &Pending) -> Vec<Option<Counters>> {
+    let n = group.reports;
+    let none = || (0..n).map(|_| None).collect::<Vec<Option<Counters>>>();
+    group
+        .takes
+        .par_chunks(RECORDS_PER_TASK)
+        .map(|chunk| {
+            let mut sums = none();
+            for &(report, b, i) in chunk {
+                let r = group.batches[b as usize].get(i as usize);
+                sums[report as usize]
+                    .get_or_insert_with(|| Counters::new(settings))
+                    .add(&r, settings);
+            }
+            sums
+        })
+        .reduce(none, |mut a, b| {
+            for (x, y) in a.iter_mut().zip(b) {
+                match (x.as_mut(), y) {
+                    (Some(x), Some(y)) => x.merge(&y),
+                    (None, y) => *x = y,
+                    (Some(_), None) => {}
+                }
+            }
+            a
+        })
 }
 
 pub fn ref_lens(header: &Header) -> Vec<u64> {

@@ -58,12 +58,13 @@ fn text<'a>(r: &RecordRef<'a>, tag: [u8; 2]) -> Option<&'a [u8]> {
 impl Barcodes {
     /// Counts `r`'s barcodes; the warnings are samtools' stderr lines.
     pub fn add(&mut self, r: &RecordRef<'_>, warnings: &mut Vec<String>) {
-        let qname = String::from_utf8_lossy(r.read_name()).into_owned();
+        let qname = || String::from_utf8_lossy(r.read_name()).into_owned();
         for t in &mut self.tags {
             let Some(barcode) = text(r, t.tag).filter(|b| !b.is_empty()) else {
                 continue;
             };
-            let tag = String::from_utf8_lossy(&t.tag).into_owned();
+            let tag_bytes = t.tag;
+            let tag = std::str::from_utf8(&tag_bytes).unwrap_or("");
             if t.len == 0 {
                 t.len = barcode.len();
                 t.bases = vec![BaseCounts::default(); t.len];
@@ -71,7 +72,8 @@ impl Barcodes {
             }
             if barcode.len() > t.len {
                 warnings.push(format!(
-                    "Barcodes with tag {tag} differ in length at sequence '{qname}'"
+                    "Barcodes with tag {tag} differ in length at sequence '{}'",
+                    qname()
                 ));
                 continue;
             }
@@ -88,8 +90,9 @@ impl Barcodes {
                         Some(s) if s != i => {
                             if self.messages < MESSAGE_LIMIT {
                                 warnings.push(format!(
-                                    "Barcode separator for tag {tag} is in a different position or wrong barcode content('{}') at sequence '{qname}'",
-                                    String::from_utf8_lossy(barcode)
+                                    "Barcode separator for tag {tag} is in a different position or wrong barcode content('{}') at sequence '{}'",
+                                    String::from_utf8_lossy(barcode),
+                                    qname()
                                 ));
                                 self.messages += 1;
                             }
@@ -110,8 +113,9 @@ impl Barcodes {
             if quals.len() != barcode.len() {
                 if self.messages < MESSAGE_LIMIT {
                     warnings.push(format!(
-                        "{tag} length and {} length don't match for sequence '{qname}'",
-                        String::from_utf8_lossy(&t.quality_tag)
+                        "{tag} length and {} length don't match for sequence '{}'",
+                        String::from_utf8_lossy(&t.quality_tag),
+                        qname()
                     ));
                 }
                 self.messages += 1;

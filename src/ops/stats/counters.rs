@@ -430,7 +430,7 @@ impl Counters {
     }
 
     /// Adds `o`'s counts (of records after this one's) to these.
-    pub fn merge(mut self, o: &Counters) -> Counters {
+    pub fn merge(&mut self, o: &Counters) {
         for k in 0..3 {
             self.checksum[k] = self.checksum[k].wrapping_add(o.checksum[k]);
         }
@@ -474,7 +474,6 @@ impl Counters {
         if self.error.is_none() {
             self.error = o.error.clone();
         }
-        self
     }
 
     /// The quality count of `quality` at `cycle` for fragment `f`.

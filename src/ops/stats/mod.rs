@@ -143,13 +143,30 @@ pub fn unclipped_length(r: &RecordRef<'_>) -> usize {
     r.l_seq() + hard as usize
 }
 
+/// G and C bases (codes 2 and 4) in each packed byte of two bases.
+const GC_PER_BYTE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (hi, lo) = (b >> 4, b & 0xf);
+        t[b] = (hi == 2 || hi == 4) as u8 + (lo == 2 || lo == 4) as u8;
+        b += 1;
+    }
+    t
+};
+
 /// How many G and C bases the read has (base codes 2 and 4).
 pub fn gc_bases(r: &RecordRef<'_>) -> usize {
-    (0..r.l_seq()).filter(|&i| matches!(r.base_code(i), 2 | 4)).count()
+    let (packed, len) = (r.seq_packed(), r.l_seq());
+    let whole: usize =
+        packed[..len / 2].iter().map(|&b| usize::from(GC_PER_BYTE[b as usize])).sum();
+    // An odd length leaves one base in the high half of the last byte.
+    let last = if len % 2 == 1 { usize::from(matches!(packed[len / 2] >> 4, 2 | 4)) } else { 0 };
+    whole + last
 }
 
 /// The reference bases a report may ask for (htslib's `faidx_fetch_seq64`).
-pub trait ReferenceSource {
+pub trait ReferenceSource: Sync {
     /// The bases `beg..=end` (0-based) of sequence `name`, clamped to the sequence as htslib
     /// clamps them; `None` when the reference has no such sequence.
     fn fetch(&self, name: &[u8], beg: i64, end: i64) -> Option<Vec<u8>>;
