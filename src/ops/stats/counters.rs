@@ -31,14 +31,22 @@ impl BaseCounts {
     pub fn acgt(&self) -> u64 {
         self.a + self.c + self.g + self.t
     }
+}
 
-    fn add(&mut self, o: &BaseCounts) {
-        self.a += o.a;
-        self.c += o.c;
-        self.g += o.g;
-        self.t += o.t;
-        self.n += o.n;
-        self.other += o.other;
+/// One cycle's base counts in slots: A, C, G, T, N, other, and a slot nothing reads (where the
+/// read-oriented counts put N and the ambiguity codes), so counting needs no branch.
+pub type CycleCounts = [u64; 8];
+
+/// The slot of each base code (`=ACMGRSVTWYHKDBN`).
+const SLOT: [usize; 16] = [5, 0, 1, 5, 2, 5, 5, 5, 3, 5, 5, 5, 5, 5, 5, 4];
+/// The read-oriented slot of each base code of a forward and of a reverse read.
+const FORWARD_SLOT: [usize; 16] = [6, 0, 1, 6, 2, 6, 6, 6, 3, 6, 6, 6, 6, 6, 6, 6];
+const REVERSE_SLOT: [usize; 16] = [6, 3, 2, 6, 1, 6, 6, 6, 0, 6, 6, 6, 6, 6, 6, 6];
+
+impl BaseCounts {
+    /// The counts of a cycle's slots.
+    pub fn from_slots(c: &CycleCounts) -> BaseCounts {
+        BaseCounts { a: c[0], c: c[1], g: c[2], t: c[3], n: c[4], other: c[5] }
     }
 }
 
@@ -66,9 +74,10 @@ pub struct Counters {
     pub reads_other: u64,
     pub qc_failed: u64,
     pub paired_tech: u64,
-    pub cycles: ByFragment<Vec<BaseCounts>>,
+    /// Bases per cycle, as [`CycleCounts`].
+    pub cycles: ByFragment<Vec<CycleCounts>>,
     /// Bases per cycle as the read was sequenced (reverse reads complemented).
-    pub read_oriented: Vec<BaseCounts>,
+    pub read_oriented: Vec<CycleCounts>,
     pub gc: ByFragment<Vec<u64>>,
     pub trimmed: u64,
     /// Per cycle, [`QUALITY_COLUMNS`] counts each.
@@ -103,9 +112,9 @@ fn add_into(a: &mut Vec<u64>, b: &[u64]) {
     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
 }
 
-fn add_bases_into(a: &mut Vec<BaseCounts>, b: &[BaseCounts]) {
+fn add_cycles_into(a: &mut Vec<CycleCounts>, b: &[CycleCounts]) {
     grow(a, b.len());
-    a.iter_mut().zip(b).for_each(|(x, y)| x.add(y));
+    a.iter_mut().zip(b).for_each(|(x, y)| x.iter_mut().zip(y).for_each(|(p, q)| *p += q));
 }
 
 /// samtools' `bwa_trim_read`: the bases BWA would trim from the read's 3' end.
@@ -296,52 +305,29 @@ impl Counters {
         let seq_len = r.l_seq();
         grow(&mut self.cycles[f], seq_len);
         grow(&mut self.read_oriented, seq_len);
-        let (cycles, oriented) = (&mut self.cycles[f], &mut self.read_oriented);
-        let mut gc_count = 0;
-        let packed = r.seq_packed();
-        for i in 0..seq_len {
+        let cycles = &mut self.cycles[f][..seq_len];
+        let oriented = &mut self.read_oriented[..seq_len];
+        let orient = if reverse { &REVERSE_SLOT } else { &FORWARD_SLOT };
+        let mut count = |i: usize, code: u8| {
             let cycle = if reverse { seq_len - i - 1 } else { i };
-            let code = if i % 2 == 0 { packed[i / 2] >> 4 } else { packed[i / 2] & 0xf };
-            let (c, o) = (&mut cycles[cycle], &mut oriented[cycle]);
-            match code {
-                1 => {
-                    c.a += 1;
-                    if reverse { o.t += 1 } else { o.a += 1 }
-                }
-                2 => {
-                    c.c += 1;
-                    if reverse {
-                        o.g += 1
-                    } else {
-                        o.c += 1
-                    }
-                    gc_count += 1;
-                }
-                4 => {
-                    c.g += 1;
-                    if reverse {
-                        o.c += 1
-                    } else {
-                        o.g += 1
-                    }
-                    gc_count += 1;
-                }
-                8 => {
-                    c.t += 1;
-                    if reverse { o.a += 1 } else { o.t += 1 }
-                }
-                15 => c.n += 1,
-                // `=` and the ambiguity codes.
-                _ => c.other += 1,
-            }
+            cycles[cycle][SLOT[code as usize]] += 1;
+            oriented[cycle][orient[code as usize]] += 1;
+        };
+        let packed = r.seq_packed();
+        for (j, &b) in packed[..seq_len / 2].iter().enumerate() {
+            count(2 * j, b >> 4);
+            count(2 * j + 1, b & 0xf);
         }
-        gc_count
+        if seq_len % 2 == 1 {
+            count(seq_len - 1, packed[seq_len / 2] >> 4);
+        }
+        super::gc_bases(r)
     }
 
     fn add_qualities(&mut self, quals: &[u8], f: usize, reverse: bool) {
         let len = quals.len();
         grow(&mut self.qualities[f], len * QUALITY_COLUMNS);
-        let table = &mut self.qualities[f];
+        let table = &mut self.qualities[f][..len * QUALITY_COLUMNS];
         let mut max = self.max_quality;
         for i in 0..len {
             let q = quals[if reverse { len - i - 1 } else { i }];
@@ -445,7 +431,7 @@ impl Counters {
         self.reads_other += o.reads_other;
         self.qc_failed += o.qc_failed;
         self.paired_tech += o.paired_tech;
-        add_bases_into(&mut self.read_oriented, &o.read_oriented);
+        add_cycles_into(&mut self.read_oriented, &o.read_oriented);
         self.trimmed += o.trimmed;
         self.quality_sum += o.quality_sum;
         self.max_quality = self.max_quality.max(o.max_quality);
@@ -463,7 +449,7 @@ impl Counters {
             add_into(&mut self.read_lengths_frag[f], &o.read_lengths_frag[f]);
             self.total_len_frag[f] += o.total_len_frag[f];
             self.reads_frag[f] += o.reads_frag[f];
-            add_bases_into(&mut self.cycles[f], &o.cycles[f]);
+            add_cycles_into(&mut self.cycles[f], &o.cycles[f]);
             add_into(&mut self.gc[f], &o.gc[f]);
             add_into(&mut self.qualities[f], &o.qualities[f]);
             add_into(&mut self.insertion_cycles[f], &o.insertion_cycles[f]);

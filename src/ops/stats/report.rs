@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::counters::{BaseCounts, Counters, GC_BINS};
+use super::counters::{BaseCounts, Counters, CycleCounts, GC_BINS};
 use super::printf::{fixed, scientific};
 use super::ref_stats::RefStats;
 use super::report_tail;
@@ -269,8 +269,8 @@ fn percent(x: u64, sum: u64) -> String {
     fixed(100.0 * x as f64 / sum as f64, 2)
 }
 
-fn cycle_counts(v: &[BaseCounts], i: usize) -> BaseCounts {
-    v.get(i).copied().unwrap_or_default()
+fn cycle_counts(v: &[CycleCounts], i: usize) -> BaseCounts {
+    v.get(i).map(BaseCounts::from_slots).unwrap_or_default()
 }
 
 fn write_base_content(out: &mut String, c: &Counters) {
