@@ -108,15 +108,76 @@ fn flag(v: &str) -> Result<u16, Error> {
     parse_flags(v).map_err(Error::Message)
 }
 
+/// What the options say besides [`StatsOptions`].
+struct Extras {
+    /// `-c`'s three numbers.
+    coverage: (i32, i32, i32),
+    /// `-X`: the index follows the input.
+    custom_index: bool,
+    /// `-h`: samtools prints the usage when it meets it.
+    usage: bool,
+}
+
+/// Applies one option.
+fn apply(o: &mut StatsOptions, extra: &mut Extras, key: &str, v: &str) -> Result<(), Error> {
+    match key {
+        "f" => o.settings.flag_require = flag(v)?,
+        "F" => o.settings.flag_filter |= flag(v)?,
+        "d" => o.settings.flag_filter |= crate::record::layout::flags::DUP,
+        "X" => extra.custom_index = true,
+        "r" => o.reference = Some(v.to_string()),
+        "GC-depth" => o.settings.gcd_bin_size = atof(v) as i32,
+        "c" => {
+            extra.coverage =
+                coverage_triple(v).ok_or_else(|| Error::Bare(format!("Unable to parse -c {v}")))?
+        }
+        "l" => o.settings.read_length = atoi(v),
+        "i" => o.settings.max_insert = atoi(v),
+        "m" => o.settings.main_bulk = atof(v) as f32,
+        "q" => o.settings.trim_quality = atoi(v),
+        "t" => o.targets = Some(v.to_string()),
+        "I" => o.read_group = Some(v.to_string()),
+        "x" => o.settings.sparse = true,
+        "S" => o.split_tag = Some(v.to_string()),
+        "P" => o.split_prefix = Some(v.to_string()),
+        "p" => o.settings.remove_overlaps = true,
+        "g" => {
+            o.settings.cov_threshold = atoi(v);
+            if o.settings.cov_threshold < 0 || o.settings.cov_threshold == i32::MAX {
+                return Err(Error::Bare(format!(
+                    "Unsupported value for coverage threshold {}",
+                    o.settings.cov_threshold
+                )));
+            }
+        }
+        "ref-stats" => o.ref_stats = true,
+        "ref-stats-chunk" => {
+            let mb = atoi(v).max(1);
+            o.ref_chunk = i64::from(mb.wrapping_mul(1 << 20)).max(1);
+        }
+        "h" | "?" => extra.usage = true,
+        "@" => o.threads = global::parse_global_threads(v)? + 1,
+        "verbosity" => global::check_verbosity(v)?,
+        "input-fmt-option" => {
+            if let Some(expr) = global::parse_input_fmt_option(v)? {
+                o.filter = Some(expr);
+            }
+        }
+        // -s, --reference (CRAM only), --write-index: nothing to do.
+        _ => {}
+    }
+    Ok(())
+}
+
 pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, Error> {
     // A getopt failure is `ShowUsage`: the caller prints the usage on stdout, as samtools.
     let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
-    let (mut s, mut coverage) = defaults();
+    let (settings, coverage) = defaults();
     let mut o = StatsOptions {
         input: String::new(),
         index: None,
         regions: Vec::new(),
-        settings: s.clone(),
+        settings,
         reference: None,
         targets: None,
         read_group: None,
@@ -137,54 +198,11 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, E
             .collect::<Vec<_>>()
             .join(" "),
     };
-    let mut custom_index = false;
+    let mut extra = Extras { coverage, custom_index: false, usage: false };
     for opt in &opts {
-        let v = opt.value.as_deref().unwrap_or("");
-        match opt.key.as_str() {
-            "f" => s.flag_require = flag(v)?,
-            "F" => s.flag_filter |= flag(v)?,
-            "d" => s.flag_filter |= crate::record::layout::flags::DUP,
-            "X" => custom_index = true,
-            "r" => o.reference = Some(v.to_string()),
-            "GC-depth" => s.gcd_bin_size = atof(v) as i32,
-            "c" => {
-                coverage = coverage_triple(v)
-                    .ok_or_else(|| Error::Bare(format!("Unable to parse -c {v}")))?
-            }
-            "l" => s.read_length = atoi(v),
-            "i" => s.max_insert = atoi(v),
-            "m" => s.main_bulk = atof(v) as f32,
-            "q" => s.trim_quality = atoi(v),
-            "t" => o.targets = Some(v.to_string()),
-            "I" => o.read_group = Some(v.to_string()),
-            "x" => s.sparse = true,
-            "S" => o.split_tag = Some(v.to_string()),
-            "P" => o.split_prefix = Some(v.to_string()),
-            "p" => s.remove_overlaps = true,
-            "g" => {
-                s.cov_threshold = atoi(v);
-                if s.cov_threshold < 0 || s.cov_threshold == i32::MAX {
-                    return Err(Error::Bare(format!(
-                        "Unsupported value for coverage threshold {}",
-                        s.cov_threshold
-                    )));
-                }
-            }
-            "ref-stats" => o.ref_stats = true,
-            "ref-stats-chunk" => {
-                let mb = atoi(v).max(1);
-                o.ref_chunk = i64::from(mb.wrapping_mul(1 << 20)).max(1);
-            }
-            "h" | "?" => return Ok(StatsRequest::Usage),
-            "@" => o.threads = global::parse_global_threads(v)? + 1,
-            "verbosity" => global::check_verbosity(v)?,
-            "input-fmt-option" => {
-                if let Some(expr) = global::parse_input_fmt_option(v)? {
-                    o.filter = Some(expr);
-                }
-            }
-            // -s, --reference (CRAM only), --write-index: nothing to do.
-            _ => {}
+        apply(&mut o, &mut extra, &opt.key, opt.value.as_deref().unwrap_or(""))?;
+        if extra.usage {
+            return Ok(StatsRequest::Usage);
         }
     }
     if positionals.is_empty() {
@@ -195,13 +213,13 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, E
     }
     let mut rest = positionals.into_iter();
     o.input = rest.next().unwrap_or_default();
-    if custom_index {
+    if extra.custom_index {
         o.index = Some(rest.next().unwrap_or_default());
     }
     o.regions = rest.collect();
-    s.has_reference = o.reference.is_some();
-    let (min, max, step) = coverage;
-    s.coverage = match CoverageBins::new(min, max, step) {
+    o.settings.has_reference = o.reference.is_some();
+    let (min, max, step) = extra.coverage;
+    o.settings.coverage = match CoverageBins::new(min, max, step) {
         Some(bins) => bins,
         None if step == 0 && max - min >= 0 => {
             return Err(Error::Bare("Floating point exception".into()));
@@ -212,7 +230,6 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, E
             return Err(Error::Failed);
         }
     };
-    o.settings = s;
     Ok(StatsRequest::Run(Box::new(o)))
 }
 

@@ -143,7 +143,15 @@ fn read_regions(
     let no_index = || {
         let mut lines = String::new();
         match &options.index {
-            Some(index) => lines.push_str(&format!("Invalid index file '{index}'\n")),
+            Some(index) => {
+                if let Err(e) = std::fs::metadata(index) {
+                    let why = crate::error::c_message(&e);
+                    lines.push_str(&format!(
+                        "[E::hts_idx_load3] Could not load local index file '{index}' : {why}\n"
+                    ));
+                }
+                lines.push_str(&format!("Invalid index file '{index}'\n"));
+            }
             None => lines.push_str(&format!(
                 "[E::idx_find_and_load] Could not retrieve index file for '{}'\n",
                 options.input
