@@ -159,6 +159,8 @@ fn bad_inputs_fail_like_the_oracle() {
         &[bam, "chrZ:1-100"],
         &["-S", "XX", bam],
         &["-z", bam],
+        &["--input-fmt-option", "filter=foo(", bam],
+        &["--input-fmt-option", "filter=foo(", bam, "chr1:1-5000"],
     ] {
         same_stats(&oracle, &dir, args);
     }

@@ -126,10 +126,21 @@ fn read_all(
         })
     });
     if let Some(message) = failure {
-        return Err(Error::Bare(message));
+        return Err(failed(reports, message, "Failure while decoding file"));
     }
     read?;
     reports.finish().map_err(Error::Bare)
+}
+
+/// The error for a failure met while following the records: samtools' `sam_read1` failing
+/// (the input filter) says `read_failure` and returns -2 from its main; other messages exit 1.
+fn failed(reports: &Reports<'_>, message: String, read_failure: &str) -> Error {
+    if reports.decode_failed {
+        eprintln!("{message}\n{read_failure}");
+        Error::Status(254)
+    } else {
+        Error::Bare(message)
+    }
 }
 
 /// The regions' records through the index, each once, in file order (htslib's multi-region
@@ -197,7 +208,7 @@ fn read_regions(
             })
         });
     if let Some(message) = failure {
-        return Err(Error::Bare(message));
+        return Err(failed(reports, message, "Failure while running the iterator"));
     }
     read?;
     reports.finish().map_err(Error::Bare)

@@ -43,6 +43,8 @@ pub struct Reports<'a> {
     split_index: HashMap<Vec<u8>, usize>,
     pairs: PairTable,
     pending: Option<Pending>,
+    /// The input filter failed: samtools ends as for a record it cannot decode.
+    pub decode_failed: bool,
 }
 
 /// A record of a batch group that a report counts: (report, batch, record).
@@ -67,6 +69,7 @@ impl<'a> Reports<'a> {
             split_index: HashMap::new(),
             pairs: PairTable::default(),
             pending: None,
+            decode_failed: false,
         }
     }
 
@@ -105,7 +108,11 @@ impl<'a> Reports<'a> {
             for (b, batch) in batches.iter().enumerate() {
                 for i in 0..batch.len() {
                     let r = batch.get(i);
-                    if !passes(self.filter.as_ref(), &r, self.header)? {
+                    let kept = passes(self.filter.as_ref(), &r, self.header).map_err(|lines| {
+                        self.decode_failed = true;
+                        lines
+                    })?;
+                    if !kept {
                         continue;
                     }
                     let mut reports = Vec::with_capacity(2);
