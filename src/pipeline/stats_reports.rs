@@ -108,10 +108,8 @@ impl<'a> Reports<'a> {
             for (b, batch) in batches.iter().enumerate() {
                 for i in 0..batch.len() {
                     let r = batch.get(i);
-                    let kept = passes(self.filter.as_ref(), &r, self.header).map_err(|lines| {
-                        self.decode_failed = true;
-                        lines
-                    })?;
+                    let kept = passes(self.filter.as_ref(), &r, self.header)
+                        .inspect_err(|_| self.decode_failed = true)?;
                     if !kept {
                         continue;
                     }
