@@ -55,6 +55,12 @@ const CASES: &[(&str, &[&str])] = &[
     ("checksum", &["--reference=x", "--verbosity=2", "--write-index", "-o", "{out}", "{in}"]),
     ("checksum", &["--input-fmt-option=nthreads=1", "--threads=1", "-o", "{out}", "{in}"]),
     ("checksum", &["--check", "-o", "{out}", "{in}"]),
+    ("stats", &["--input-fmt", "bam", "{in}"]),
+    ("stats", &["--reference=x", "--verbosity=2", "--write-index", "{in}"]),
+    ("stats", &["--input-fmt-option=nthreads=1", "--threads=1", "{in}"]),
+    ("stats", &["--cov", "3", "{in}"]),
+    ("stats", &["--customized-index-file", "{in}"]),
+    ("stats", &["-h"]),
 ];
 
 fn first_line(bytes: &[u8]) -> String {

@@ -40,6 +40,8 @@ mod large_positions;
 mod merge;
 /// `sort`, `collate` and `index` against the samtools 1.24 oracle.
 mod sort;
+/// `stats` against the oracle: every option and section, `-S` files, bad inputs.
+mod stats;
 
 /// `quickcheck`, `head` and `idxstats` against the oracle, damaged files included.
 mod inspect;

@@ -123,6 +123,11 @@ fn checksum_cases_pass() {
 }
 
 #[test]
+fn stats_cases_pass() {
+    run_suite("stats");
+}
+
+#[test]
 fn index_cases_pass() {
     run_suite("index");
 }

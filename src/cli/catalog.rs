@@ -91,6 +91,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::idxstats::OPTIONS),
     },
     CommandDoc {
+        name: "stats",
+        summary: "produces summary statistics",
+        usage: super::stats::USAGE,
+        from_samtools: true,
+        options: Some(&super::stats::OPTIONS),
+    },
+    CommandDoc {
         name: "checksum",
         summary: "produce order-agnostic checksums of sequence content",
         usage: super::checksum::USAGE,

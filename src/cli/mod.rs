@@ -27,6 +27,7 @@ pub mod outfmt;
 pub mod quickcheck;
 pub mod simulate;
 pub mod sort;
+pub mod stats;
 pub mod view;
 
 use std::io::{IsTerminal, Write};
@@ -286,6 +287,24 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 (flagstat::USAGE, crate::pipeline::flagstat::run(&options))
             }
             Err(e) => (flagstat::USAGE, Err(e)),
+        },
+        "stats" => match stats::parse(args, std::io::stdin().is_terminal()) {
+            Ok(stats::StatsRequest::Run(options)) => {
+                (stats::USAGE, crate::pipeline::stats::run(*options))
+            }
+            // samtools prints its usage on stdout and exits 1 for -h and for a bad option.
+            Ok(stats::StatsRequest::Usage) => {
+                print!("{}", stats::USAGE);
+                return 1;
+            }
+            Err(Error::ShowUsage(line)) => {
+                if let Some(line) = line {
+                    eprintln!("{line}");
+                }
+                print!("{}", stats::USAGE);
+                return 1;
+            }
+            Err(e) => (stats::USAGE, Err(e)),
         },
         "quickcheck" => match quickcheck::parse(args) {
             Ok(options) if options.inputs.is_empty() => {

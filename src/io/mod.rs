@@ -10,6 +10,7 @@ pub mod cram_header;
 pub mod detect;
 pub mod eof_check;
 pub mod fai;
+pub mod faidx;
 pub mod fasta;
 pub mod format;
 pub mod index;
@@ -19,6 +20,7 @@ pub mod open;
 pub mod output;
 pub mod recycle;
 pub mod sam;
+pub mod stats_targets;
 pub mod stream;
 pub mod tempfiles;
 #[cfg(test)]

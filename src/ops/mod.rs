@@ -10,4 +10,5 @@ pub mod markdup;
 pub mod merge;
 pub mod posix_regex;
 pub mod sort;
+pub mod stats;
 pub mod view;

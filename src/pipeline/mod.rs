@@ -22,5 +22,7 @@ pub mod region;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
+pub mod stats;
+pub mod stats_reports;
 pub mod threads;
 pub mod view;

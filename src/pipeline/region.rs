@@ -156,7 +156,7 @@ fn chunks_for(index: &Index, region: &Region) -> Vec<(u64, u64)> {
 
 /// Per reference (in file order, `*` last): its intervals sorted, with overlapping and adjacent
 /// ones merged (htslib's `bed_unify`).
-fn merge_by_tid(regions: &[Region]) -> Vec<Vec<Region>> {
+pub fn merge_by_tid(regions: &[Region]) -> Vec<Vec<Region>> {
     let mut by_tid: std::collections::BTreeMap<u32, Vec<Region>> = Default::default();
     for r in regions {
         // Unplaced (`*`) sorts after every reference.

@@ -42,7 +42,7 @@
 
 mod eval;
 mod fields;
-mod number;
+pub mod number;
 mod syntax;
 #[cfg(test)]
 mod test_records;
