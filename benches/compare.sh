@@ -66,6 +66,8 @@ case_ "idxstats (no index)" idxstats -@ "$threads" "$unindexed"
 case_ "cat" cat -o OUT "$bam" "$sorted" "$bam"
 case_ "merge" merge -f -@ "$threads" -o OUT "$sorted" "$sorted"
 case_ "checksum" checksum -@ "$threads" "$bam"
+# stats on coordinate-sorted input: the coverage and GC-depth sections are filled in.
+case_ "stats" stats -@ "$threads" "$sorted"
 if command -v sambamba > /dev/null; then
   for _ in $(seq "$repeats"); do
     echo "sort,sambamba,$(wall sambamba sort -t "$((threads + 1))" -o "$tmp/s.bam" "$fixed")" >> "$csv"
