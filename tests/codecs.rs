@@ -180,6 +180,12 @@ fn mdsam_deflate_selects_isal_and_the_option_overrides_it() {
         read(view_bam(&dir, &sam, "inflate", &[], &[("MDSAM_INFLATE", "libdeflate")]));
     // Whole files compared with assert! (assert_eq! would print megabytes).
     assert!(option != default, "-O bam,deflate=isal wrote libdeflate's bytes");
+    // The same bytes at any thread count and on every run.
+    for (name, threads) in [("serial", "0"), ("again", "2"), ("more", "5")] {
+        let isal =
+            read(view_bam(&dir, &sam, name, &["-O", "bam,deflate=isal", "-@", threads], &[]));
+        assert!(isal == option, "deflate=isal with -@ {threads} ({name}) wrote other bytes");
+    }
     assert!(env == option, "MDSAM_DEFLATE=isal differs from deflate=isal");
     assert!(back == default, "deflate=libdeflate over MDSAM_DEFLATE=isal");
     assert!(libdeflate_in == default, "MDSAM_INFLATE changed the output");

@@ -14,8 +14,10 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use isal::{Codec, CompressionLevel};
+use isal::Codec;
 use libdeflater::{CompressionLvl, Compressor, Decompressor};
+
+use super::isal_deflate::IsalDeflate;
 
 /// A DEFLATE implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,7 +154,7 @@ pub enum PayloadDeflater {
     /// Level 0: the caller writes stored blocks, whatever the engine.
     Stored,
     Libdeflate(Compressor),
-    Isal(CompressionLevel),
+    Isal(IsalDeflate),
 }
 
 impl PayloadDeflater {
@@ -173,10 +175,7 @@ impl PayloadDeflater {
                     CompressionLvl::new(lvl).unwrap_or_default(),
                 ))
             }
-            Engine::Isal => PayloadDeflater::Isal(match isal_level(samtools_level) {
-                1 => CompressionLevel::One,
-                _ => CompressionLevel::Three,
-            }),
+            Engine::Isal => PayloadDeflater::Isal(IsalDeflate::new(isal_level(samtools_level))),
         }
     }
 
@@ -197,9 +196,7 @@ impl PayloadDeflater {
         match self {
             PayloadDeflater::Stored => None,
             PayloadDeflater::Libdeflate(c) => c.deflate_compress(data, out).ok(),
-            PayloadDeflater::Isal(level) => {
-                isal::compress_into(data, out, *level, Codec::Deflate).ok()
-            }
+            PayloadDeflater::Isal(c) => c.compress(data, out),
         }
     }
 }

@@ -2,6 +2,8 @@
 
 pub mod block;
 pub mod codec;
+#[allow(unsafe_code)]
+mod isal_deflate;
 pub mod plain;
 pub mod reader;
 pub mod spans;
