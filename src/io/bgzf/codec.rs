@@ -14,10 +14,9 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use isal::Codec;
 use libdeflater::{CompressionLvl, Compressor, Decompressor};
 
-use super::isal_deflate::IsalDeflate;
+use super::isal_ffi::{IsalDeflate, IsalInflate};
 
 /// A DEFLATE implementation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +96,8 @@ pub fn deflate_engine() -> Engine {
 
 /// Inflates BGZF payloads; one per thread.
 pub struct Inflater {
-    isal: bool,
+    /// ISA-L's state, when it is the engine.
+    isal: Option<IsalInflate>,
     /// Made on first use: with ISA-L it serves only blocks ISA-L refused.
     libdeflate: Option<Decompressor>,
 }
@@ -115,7 +115,7 @@ impl Inflater {
     }
 
     pub fn with_engine(engine: Engine) -> Self {
-        Inflater { isal: engine == Engine::Isal, libdeflate: None }
+        Inflater { isal: (engine == Engine::Isal).then(IsalInflate::new), libdeflate: None }
     }
 
     /// ISA-L's answer for a whole gzip member (a BGZF block): its inflated length in `out`, with
@@ -124,10 +124,10 @@ impl Inflater {
     pub fn inflate_checked_member(&mut self, member: &[u8], out: &mut [u8]) -> Option<usize> {
         // FEXTRA alone, as BGZF writes it: ISA-L would also read a name, comment or header CRC
         // that the libdeflate path (DEFLATE data right after the extra field) does not expect.
-        if !self.isal || member.get(3) != Some(&4) {
+        if member.get(3) != Some(&4) {
             return None;
         }
-        isal::decompress_into(member, out, Codec::Gzip).ok()
+        self.isal.as_mut()?.inflate_member(member, out)
     }
 
     /// libdeflate, for raw DEFLATE data.

@@ -3,7 +3,7 @@
 pub mod block;
 pub mod codec;
 #[allow(unsafe_code)]
-mod isal_deflate;
+mod isal_ffi;
 pub mod plain;
 pub mod reader;
 pub mod spans;
