@@ -2,8 +2,8 @@
 //! (inflate is 80 % of `view -c` under perf; deflate dominates BAM output at the default level).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use libdeflater::Decompressor;
 use mdsam::io::bgzf::block::{self, Deflater};
+use mdsam::io::bgzf::codec::{Engine, Inflater};
 use mdsam::simulate::{SimulateOptions, write_sam};
 
 /// One block's worth of realistic SAM text (compresses like BAM record data does).
@@ -18,23 +18,27 @@ fn bench(c: &mut Criterion) {
     let data = block_payload();
     let mut group = c.benchmark_group("bgzf");
     group.throughput(Throughput::Bytes(data.len() as u64));
-    for level in [0, 1, -1] {
-        let mut d = Deflater::new(level);
-        group.bench_function(format!("deflate level {level}"), |b| {
-            b.iter(|| {
-                let mut out = Vec::with_capacity(block::BLOCK_MAX);
-                d.deflate_into(&data, &mut out);
-                out
-            })
-        });
+    for engine in [Engine::Libdeflate, Engine::Isal] {
+        for level in [0, 1, -1] {
+            let mut d = Deflater::with_engine(level, engine);
+            group.bench_function(format!("deflate level {level} {engine:?}"), |b| {
+                b.iter(|| {
+                    let mut out = Vec::with_capacity(block::BLOCK_MAX);
+                    d.deflate_into(&data, &mut out);
+                    out
+                })
+            });
+        }
     }
     let mut compressed = Vec::new();
-    Deflater::new(-1).deflate_into(&data, &mut compressed);
-    let mut inflater = Decompressor::new();
-    let mut out = vec![0; data.len()];
-    group.bench_function("inflate default-level block", |b| {
-        b.iter(|| block::inflate(&compressed, &mut out, &mut inflater).unwrap())
-    });
+    Deflater::with_engine(-1, Engine::Libdeflate).deflate_into(&data, &mut compressed);
+    for engine in [Engine::Libdeflate, Engine::Isal] {
+        let mut inflater = Inflater::with_engine(engine);
+        let mut out = vec![0; data.len()];
+        group.bench_function(format!("inflate default-level block {engine:?}"), |b| {
+            b.iter(|| block::inflate(&compressed, &mut out, &mut inflater).unwrap())
+        });
+    }
     group.finish();
 }
 

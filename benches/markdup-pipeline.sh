@@ -4,6 +4,7 @@
 #   samtools-pipe   samtools as a 4-process pipe (collate -O -u | fixmate -m -u | sort -u | markdup)
 #   mdsam-pipe      mdsam's four subcommands piped the same way
 #   mdsam-pipeline  mdsam markdup-pipeline (one process, one record list)
+#   mdsam-isal      the same with --output-fmt-option deflate=isal (ISA-L deflate; not at -u)
 # each at the default output level, level 1 and uncompressed (-u). Prints wall time, CPU time
 # (user+sys) and peak RSS, and draws an SVG bar chart into bench-out/markdup-pipeline-PAIRS.svg.
 #
@@ -99,6 +100,15 @@ for level in default 1 u; do
   read -r cpu rss < <(summary max)
   record mdsam-pipeline $level "$(echo "$e - $s" | bc)" "$cpu" "$rss"
   rm -f "$tmp"/*.bam
+  [ $level = u ] && continue
+  s=$(now)
+  # shellcheck disable=SC2046
+  stage 1 "$mdsam" markdup-pipeline -@ "$threads" $(pl_level $level) \
+    --output-fmt-option deflate=isal "$input" "$tmp/out.bam"
+  e=$(now)
+  read -r cpu rss < <(summary max)
+  record mdsam-isal $level "$(echo "$e - $s" | bc)" "$cpu" "$rss"
+  rm -f "$tmp"/*.bam
 done
 
 svg="$out/markdup-pipeline-$pairs.svg"
@@ -106,8 +116,8 @@ python3 - "$results" "$svg" "$pairs" "$threads" <<'EOF'
 import sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().split("\n") if l]
 svg_path, pairs, threads = sys.argv[2], sys.argv[3], sys.argv[4]
-recipes = ["samtools-files", "samtools-pipe", "mdsam-pipe", "mdsam-pipeline"]
-colours = ["#9e9e9e", "#616161", "#64b5f6", "#1565c0"]
+recipes = ["samtools-files", "samtools-pipe", "mdsam-pipe", "mdsam-pipeline", "mdsam-isal"]
+colours = ["#9e9e9e", "#616161", "#64b5f6", "#1565c0", "#2e7d32"]
 levels = ["default", "1", "u"]
 metrics = [("wall time (s)", 2), ("CPU time (s)", 3), ("peak RSS (MiB)", 4)]
 data = {(r[0], r[1]): r for r in rows}

@@ -9,7 +9,8 @@
 # (one 4.6 Mb reference, 15 % duplicates: 40-160x coverage, long duplicate chains).
 # Cases: view BAM->SAM, view SAM->BAM -u, sort, sort -n, collate, fixmate -m, markdup, and
 # markdup-pipeline at -u, level 1 and the default level against samtools' 4-process pipe
-# (collate -O -u | fixmate -m -u | sort -u | markdup).
+# (collate -O -u | fixmate -m -u | sort -u | markdup); view BAM->BAM and markdup-pipeline at the
+# default level again with mdsam's ISA-L deflate (`-isal`: --output-fmt-option deflate=isal).
 #
 # Per case it prints the wall and CPU ratio samtools/mdsam (> 1: mdsam is faster), mdsam's wall
 # and CPU ns per read, both tools' peak RSS (summed over the processes of a pipe) and whether the
@@ -150,6 +151,9 @@ for shape in $shapes; do
     one_case pipeline-u bam "$(pipe '--output-fmt-option level=0')" "{bin} markdup-pipeline -@ $t -u $name {out}"
     one_case pipeline-l1 bam "$(pipe '--output-fmt-option level=1')" "{bin} markdup-pipeline -@ $t -l 1 $name {out}"
     one_case pipeline bam "$(pipe '')" "{bin} markdup-pipeline -@ $t $name {out}"
+    isal="--output-fmt-option deflate=isal"
+    one_case view-bam2bam-isal bam "{bin} view -b -@ $t -o {out} $name" "{bin} view -b -@ $t $isal -o {out} $name"
+    one_case pipeline-isal bam "$(pipe '')" "{bin} markdup-pipeline -@ $t $isal $name {out}"
   done
 done
 

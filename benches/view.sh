@@ -7,7 +7,9 @@
 #
 # SAMTOOLS picks the samtools binary (default: samtools on PATH, e.g. Debian's 1.16.1 built with
 # libdeflate); THREADS the -@ value (default 2). Inputs are made by `mdsam simulate` in
-# bench-out/ and reused on later runs.
+# bench-out/ and reused on later runs. MDSAM_INFLATE=libdeflate or MDSAM_DEFLATE=isal in the
+# environment reach mdsam only (samtools ignores them); the "deflate=isal" cases set the latter
+# for mdsam alone and also print both outputs' sizes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-750000}
@@ -38,13 +40,20 @@ run_case() {
   local sw=() mw=() sc=() mc=() t
   for _ in $(seq "$repeats"); do
     t=$(seconds "$samtools" view "$@"); sw+=("${t% *}"); sc+=("${t#* }")
-    t=$(seconds "$mdsam" view "$@"); mw+=("${t% *}"); mc+=("${t#* }")
+    t=$(seconds env ${MDSAM_ENV:-} "$mdsam" view "$@"); mw+=("${t% *}"); mc+=("${t#* }")
   done
   local a b c d
   a=$(printf '%s\n' "${sw[@]}" | median); b=$(printf '%s\n' "${mw[@]}" | median)
   c=$(printf '%s\n' "${sc[@]}" | median); d=$(printf '%s\n' "${mc[@]}" | median)
   printf '%-32s %9.2f %9.2f %7.2f %9.2f %9.2f %7.2f\n' "$name" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
     "$c" "$d" "$(echo "$c / $d" | bc -l)"
+}
+# sizes ARGS...: both tools' output sizes for `view ARGS` (mdsam with $MDSAM_ENV), and their ratio.
+sizes() {
+  local st md
+  st=$("$samtools" view "$@" | wc -c); md=$(env ${MDSAM_ENV:-} "$mdsam" view "$@" | wc -c)
+  printf '%-32s %9s %9s %7.3f  (output bytes samtools, mdsam; mdsam/samtools)\n' "  size" "$st" "$md" \
+    "$(echo "$md / $st" | bc -l)"
 }
 run_case "count with filters (BAM)" -c -@ "$threads" -f 1 -F 0x904 -q 20 "$bam"
 run_case "BAM -> SAM" -@ "$threads" -h "$bam"
@@ -54,3 +63,9 @@ run_case "BAM -> BAM default level" -@ "$threads" -b "$bam"
 # Reading stored (level 0) blocks costs almost nothing, so this is the cost of deflate alone.
 run_case "deflate alone (-u BAM -> BAM)" -@ "$threads" -b "$ubam"
 run_case "SAM -> SAM with header" -@ "$threads" -h "$sam"
+# ISA-L deflate (mdsam's opt-in `deflate=isal`) against samtools' usual deflate.
+export MDSAM_ENV=MDSAM_DEFLATE=isal
+run_case "BAM -> BAM default, deflate=isal" -@ "$threads" -b "$bam"
+sizes -@ "$threads" -b "$bam"
+run_case "SAM -> BAM -1, deflate=isal" -@ "$threads" -1 "$sam"
+sizes -@ "$threads" -1 "$sam"

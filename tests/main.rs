@@ -28,6 +28,8 @@ mod bad_input;
 mod cat;
 /// `checksum` against the oracle: every report layout and option, merging, bad inputs.
 mod checksum;
+/// ISA-L beside libdeflate: same inflated bytes and errors; `deflate=isal` output and layout.
+mod codecs;
 /// `fixmate` against the oracle.
 mod fixmate;
 /// `flagstat`'s three reports against the oracle, at several thread counts.

@@ -53,6 +53,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CatOptions, Error> {
             "p" => parsed.cram_only.part = Some(value),
             "q" => parsed.cram_only.query_containers = true,
             "f" => parsed.cram_only.fast = true,
+            // Only CRAM reads samtools' options; mdsam's deflate= applies to re-deflated blocks.
+            "output-fmt-option" => super::global::apply_fmt_option_deflate(&value),
             _ => {}
         }
     }

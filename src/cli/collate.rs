@@ -74,8 +74,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
                     return Err(Error::Usage(format!("invalid --max-memory size \"{v}\"")));
                 }
             }
-            // collate's level is -l/-u only, and it writes no index.
-            "output-fmt-option" => {}
+            // collate's level is -l/-u only, and it writes no index; mdsam's deflate= applies.
+            "output-fmt-option" => global::apply_fmt_option_deflate(v),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }

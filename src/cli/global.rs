@@ -2,6 +2,7 @@
 
 use super::getopt::{LongOpt, REFUSED};
 use crate::error::Error;
+use crate::io::bgzf::codec::Engine;
 
 /// How a command takes one of samtools' global long options: one argument of
 /// `SAM_OPT_GLOBAL_OPTIONS(o1, …, o6)` in samtools' `sam_opts.h`.
@@ -187,6 +188,7 @@ pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Opt
         if let Some(l) = parse_fmt_option_level(opt) {
             level = Some(l);
         }
+        apply_fmt_option_deflate(opt);
     }
     Ok((format, level))
 }
@@ -194,6 +196,20 @@ pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Opt
 /// The level an `--output-fmt-option` sets (`level=N`), if any.
 pub fn parse_fmt_option_level(opt: &str) -> Option<i32> {
     opt.strip_prefix("level=").and_then(super::flags::parse_c_int).map(|l| l as i32)
+}
+
+/// The engine an output format option `deflate=isal|libdeflate` names (an mdsam addition), if any.
+pub fn parse_fmt_option_deflate(opt: &str) -> Option<Engine> {
+    opt.strip_prefix("deflate=").and_then(Engine::parse)
+}
+
+/// `deflate=ENGINE` in `-O` or `--output-fmt-option`: selects the deflate engine of every BGZF
+/// writer in this process (one command a process; the level goes its own way through the
+/// commands' options). Other options are left alone.
+pub fn apply_fmt_option_deflate(opt: &str) {
+    if let Some(engine) = parse_fmt_option_deflate(opt) {
+        crate::io::bgzf::codec::choose_deflate(engine);
+    }
 }
 
 /// Removes mdsam's `--profile FILE` (or `--profile=FILE`) from a command's arguments, before

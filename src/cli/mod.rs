@@ -77,7 +77,7 @@ fn main_usage() -> String {
 fn print_version() {
     let (from_samtools, additions) = delegate::native_commands();
     let text = format!(
-        "{}\nUsing mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate for BGZF)\nAllocator: {}\nNative commands: {}; mdsam additions: {}\nOther commands: {}\n",
+        "{}\nUsing mdsam {MDSAM_VERSION}: a samtools-compatible reimplementation in Rust (libdeflate and ISA-L for BGZF)\nAllocator: {}\nNative commands: {}; mdsam additions: {}\nOther commands: {}\n",
         version_line(),
         crate::alloc::active().name(),
         from_samtools.join(" "),

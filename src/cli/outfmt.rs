@@ -1,7 +1,7 @@
 //! `-O FMT[,level=N]`, `--output-fmt-option level=N` and the output-name extension, as
 //! htslib's `sam_open_mode` + `sam_open_format` combine them for fixmate and markdup.
 
-use super::global::{parse_fmt_option_level, parse_output_fmt};
+use super::global::{apply_fmt_option_deflate, parse_fmt_option_level, parse_output_fmt};
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 
@@ -20,9 +20,11 @@ impl OutputChoice {
         Ok(())
     }
 
-    /// `--output-fmt-option`.
+    /// `--output-fmt-option`: `level=N`, and `deflate=ENGINE` (process-wide, see
+    /// [`apply_fmt_option_deflate`]).
     pub fn set_option(&mut self, v: &str) {
         self.level = parse_fmt_option_level(v).or(self.level);
+        apply_fmt_option_deflate(v);
     }
 
     /// The format: `-O`, else the extension of `output`, else BAM.

@@ -4,7 +4,7 @@
 //! Like htslib, an empty input has no header and binary data that is neither BAM nor CRAM is not
 //! an alignment file; both are refused here rather than parsed as SAM lines.
 
-use libdeflater::Decompressor;
+use crate::io::bgzf::codec::Inflater;
 
 use crate::error::Error;
 use crate::io::bgzf::{self, block};
@@ -86,7 +86,7 @@ pub fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
         return Ok(Sniffed::Bgzf { bam: true });
     }
     let mut out = vec![0; block::BLOCK_MAX];
-    Ok(match block::inflate_unsized(&head[..size], &mut out, &mut Decompressor::new()) {
+    Ok(match block::inflate_unsized(&head[..size], &mut out, &mut Inflater::new()) {
         Ok(n) if n > 0 && !out.starts_with(b"BAM\x01") && looks_binary(&out[..n]) => {
             Sniffed::Binary
         }

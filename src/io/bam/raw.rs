@@ -9,7 +9,7 @@
 
 use std::io::Write;
 
-use libdeflater::Decompressor;
+use crate::io::bgzf::codec::Inflater;
 
 use super::reader::{ReadError, decode_header};
 use crate::io::bgzf::block::{self, BlockError};
@@ -57,7 +57,7 @@ impl RawBam {
     pub fn read_header(mut input: Input) -> Result<RawBam, ReadError> {
         let mut data = Vec::new();
         let mut scratch = vec![0; block::BLOCK_MAX];
-        let mut inflater = Decompressor::new();
+        let mut inflater = Inflater::new();
         loop {
             let offset = input.position();
             let block = next_block(&mut input)?.ok_or(ReadError::TruncatedHeader)?;

@@ -10,7 +10,9 @@
 //! | end−8  | 4    | CRC32 of the uncompressed data |
 //! | end−4  | 4    | ISIZE, uncompressed length (≤ 65536) |
 
-use libdeflater::{CompressionLvl, Compressor, Crc, Decompressor};
+use libdeflater::Crc;
+
+use super::codec::{Inflater, PayloadDeflater};
 
 /// Most uncompressed bytes htslib puts in one block (`BGZF_BLOCK_SIZE`).
 pub const BLOCK_DATA_MAX: usize = 0xff00;
@@ -78,7 +80,7 @@ pub fn inflated_size(block: &[u8]) -> usize {
 }
 
 /// Inflates a complete block into `out` (exactly `inflated_size` long) and checks CRC32 and ISIZE.
-pub fn inflate(block: &[u8], out: &mut [u8], d: &mut Decompressor) -> Result<(), BlockError> {
+pub fn inflate(block: &[u8], out: &mut [u8], d: &mut Inflater) -> Result<(), BlockError> {
     let expected = out.len();
     let got = inflate_unsized(block, out, d)?;
     if got != expected {
@@ -93,8 +95,11 @@ pub fn inflate(block: &[u8], out: &mut [u8], d: &mut Decompressor) -> Result<(),
 pub fn inflate_unsized(
     block: &[u8],
     out: &mut [u8],
-    d: &mut Decompressor,
+    d: &mut Inflater,
 ) -> Result<usize, BlockError> {
+    if let Some(got) = d.inflate_checked_member(block, out) {
+        return Ok(got);
+    }
     let xlen = u16::from_le_bytes([block[10], block[11]]) as usize;
     let n = block.len();
     let data = block.get(12 + xlen..n - FOOTER_LEN).ok_or(BlockError::Truncated)?;
@@ -102,7 +107,7 @@ pub fn inflate_unsized(
     let got = if data == [3, 0] {
         0
     } else {
-        d.deflate_decompress(data, out).map_err(|_| BlockError::BadDeflate)?
+        d.libdeflate().deflate_decompress(data, out).map_err(|_| BlockError::BadDeflate)?
     };
     let mut crc = Crc::new();
     crc.update(&out[..got]);
@@ -112,55 +117,43 @@ pub fn inflate_unsized(
     Ok(got)
 }
 
-/// libdeflate level for a samtools compression level (htslib's `lvl_map`); −1 is the default, 6.
-pub fn libdeflate_level(samtools_level: i32) -> i32 {
-    const MAP: [i32; 10] = [0, 1, 2, 3, 5, 6, 7, 8, 10, 12];
-    let l = if samtools_level < 0 { 6 } else { samtools_level.min(9) };
-    MAP[l as usize]
-}
-
-/// A per-thread compressor for one samtools level.
+/// A per-thread compressor for one samtools level, with this process's engine
+/// ([`super::codec::deflate_engine`]).
 pub struct Deflater {
-    compressor: Option<Compressor>,
+    payload: PayloadDeflater,
 }
 
 impl Deflater {
     pub fn new(samtools_level: i32) -> Self {
-        let lvl = libdeflate_level(samtools_level);
-        let compressor = (lvl > 0).then(|| {
-            // SAFETY of unwrap_or: levels 1..=12 are always valid for libdeflate.
-            Compressor::new(CompressionLvl::new(lvl).unwrap_or_default())
-        });
-        Deflater { compressor }
+        Deflater { payload: PayloadDeflater::new(samtools_level) }
+    }
+
+    pub fn with_engine(samtools_level: i32, engine: super::codec::Engine) -> Self {
+        Deflater { payload: PayloadDeflater::with_engine(samtools_level, engine) }
     }
 
     /// Appends one complete BGZF block holding `data` (≤ 0xff00 bytes) to `out`.
     pub fn deflate_into(&mut self, data: &[u8], out: &mut Vec<u8>) {
         debug_assert!(data.len() <= BLOCK_DATA_MAX);
         let start = out.len();
-        // Room for the whole block up front: growing mid-block made the allocator copy it.
-        let body = match &mut self.compressor {
-            Some(c) => c.deflate_compress_bound(data.len()).max(data.len() + 5),
-            None => data.len() + 5,
-        };
-        out.reserve(18 + body + 8);
+        // Room for the whole block up front: growing mid-block made the allocator copy it. At
+        // most a full block: a payload that needs more is written stored (that fits).
+        let room = self.payload.bound(data.len()).map(|b| b.min(BLOCK_MAX - 18 - FOOTER_LEN));
+        out.reserve(18 + room.unwrap_or(0).max(data.len() + 5) + FOOTER_LEN);
         out.extend_from_slice(&[
             0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0, 0,
         ]);
-        match &mut self.compressor {
-            Some(c) => {
-                let bound = c.deflate_compress_bound(data.len());
-                let at = out.len();
-                out.resize(at + bound, 0);
-                match c.deflate_compress(data, &mut out[at..]) {
-                    Ok(n) => out.truncate(at + n),
-                    Err(_) => {
-                        out.truncate(at);
-                        push_stored(data, out);
-                    }
-                }
+        let at = out.len();
+        let compressed = room.and_then(|room| {
+            out.resize(at + room, 0);
+            self.payload.compress(data, &mut out[at..])
+        });
+        match compressed {
+            Some(n) => out.truncate(at + n),
+            None => {
+                out.truncate(at);
+                push_stored(data, out);
             }
-            None => push_stored(data, out),
         }
         let mut crc = Crc::new();
         crc.update(data);
@@ -190,7 +183,7 @@ mod tests {
         assert_eq!(block_size(&out).unwrap(), out.len());
         assert_eq!(inflated_size(&out), data.len());
         let mut back = vec![0; data.len()];
-        inflate(&out, &mut back, &mut Decompressor::new()).unwrap();
+        inflate(&out, &mut back, &mut Inflater::new()).unwrap();
         assert_eq!(back, data);
     }
 
@@ -207,7 +200,7 @@ mod tests {
     fn eof_block_is_an_empty_block() {
         assert_eq!(block_size(&EOF_BLOCK).unwrap(), 28);
         assert_eq!(inflated_size(&EOF_BLOCK), 0);
-        inflate(&EOF_BLOCK, &mut [], &mut Decompressor::new()).unwrap();
+        inflate(&EOF_BLOCK, &mut [], &mut Inflater::new()).unwrap();
     }
 
     #[test]
@@ -219,11 +212,11 @@ mod tests {
         bad_crc[n - 8] ^= 1;
         let mut buf = vec![0; 17];
         assert!(matches!(
-            inflate(&bad_crc, &mut buf, &mut Decompressor::new()),
+            inflate(&bad_crc, &mut buf, &mut Inflater::new()),
             Err(BlockError::CrcMismatch { .. })
         ));
         let mut short = vec![0; 16];
-        assert!(inflate(&out, &mut short, &mut Decompressor::new()).is_err());
+        assert!(inflate(&out, &mut short, &mut Inflater::new()).is_err());
         assert_eq!(block_size(&out[..8]), Err(BlockError::Truncated));
         assert_eq!(block_size(b"@HD\tVN:1.6\n@SQ"), Err(BlockError::NotBgzf));
     }
@@ -238,17 +231,10 @@ mod tests {
             let mut block = out.clone();
             block[n - 4..].copy_from_slice(&lie.to_le_bytes());
             let mut slot = vec![0; inflated_size(&block)];
-            assert!(inflate(&block, &mut slot, &mut Decompressor::new()).is_err());
+            assert!(inflate(&block, &mut slot, &mut Inflater::new()).is_err());
             let mut scratch = vec![0; BLOCK_MAX];
-            let got = inflate_unsized(&block, &mut scratch, &mut Decompressor::new()).unwrap();
+            let got = inflate_unsized(&block, &mut scratch, &mut Inflater::new()).unwrap();
             assert_eq!(&scratch[..got], b"hello hello hello");
         }
-    }
-
-    #[test]
-    fn maps_levels_like_htslib() {
-        assert_eq!(libdeflate_level(-1), 7);
-        assert_eq!(libdeflate_level(1), 1);
-        assert_eq!(libdeflate_level(9), 12);
     }
 }

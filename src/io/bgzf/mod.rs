@@ -1,6 +1,9 @@
 //! BGZF (SAMv1 §4.1): blocks, a parallel reader and a parallel writer with htslib's block layout.
 
 pub mod block;
+pub mod codec;
+#[allow(unsafe_code)]
+mod isal_ffi;
 pub mod plain;
 pub mod reader;
 pub mod spans;

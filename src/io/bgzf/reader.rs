@@ -12,7 +12,7 @@
 //!
 //! The same path serves memory-mapped files and pipes; only `peek` differs (see `io::input`).
 
-use libdeflater::Decompressor;
+use super::codec::Inflater;
 use rayon::prelude::*;
 
 use super::block::{self, BlockError};
@@ -142,7 +142,7 @@ impl Reader {
         let parallel = slots
             .into_par_iter()
             .with_min_len(4)
-            .try_for_each_init(Decompressor::new, |d, (blk, out, _)| block::inflate(blk, out, d));
+            .try_for_each_init(Inflater::new, |d, (blk, out, _)| block::inflate(blk, out, d));
         if parallel.is_err() {
             data.truncate(base);
             blocks = inflate_in_order(run, &spans, start_offset, &mut data)?;
@@ -160,7 +160,7 @@ fn inflate_in_order(
     start_offset: u64,
     data: &mut Vec<u8>,
 ) -> Result<Vec<BlockSpan>, ReadError> {
-    let mut d = Decompressor::new();
+    let mut d = Inflater::new();
     let mut scratch = vec![0; block::BLOCK_MAX];
     let mut blocks = Vec::with_capacity(spans.len());
     for &(off, size, _) in spans {
