@@ -85,6 +85,9 @@ pub fn index_request(out: &str) -> (String, String, bool) {
     }
 }
 
+/// Compression of temporary BAM files, as samtools writes its sort runs (`wbx1`).
+pub const TEMPORARY_LEVEL: i32 = 1;
+
 impl RecordSink {
     /// Opens the output and writes the header (`write_header` false: SAM without header).
     pub fn create(
@@ -99,17 +102,39 @@ impl RecordSink {
             // Records on the screen: a progress bar would be drawn over them.
             crate::progress::disable();
         }
+        let engine = bgzf::codec::deflate_engine();
+        Self::create_with((path, format, (level, engine)), threads, header, write_header)
+    }
+
+    /// A temporary BAM (sort runs, markdup's `-S` records) at level 1, deflated with ISA-L
+    /// whatever engine the output uses: only mdsam reads it back, so only speed matters. On a
+    /// 64 KiB block ISA-L's level 1 takes 0.11 ms against libdeflate's 0.25 ms (issue 22).
+    pub fn create_temporary(
+        path: &str,
+        threads: usize,
+        header: &Header,
+    ) -> Result<RecordSink, Error> {
+        let compression = (TEMPORARY_LEVEL, bgzf::codec::Engine::Isal);
+        Self::create_with((path, OutputFormat::Bam, compression), threads, header, true)
+    }
+
+    fn create_with(
+        (path, format, (level, engine)): (&str, OutputFormat, (i32, bgzf::codec::Engine)),
+        threads: usize,
+        header: &Header,
+        write_header: bool,
+    ) -> Result<RecordSink, Error> {
         // BGZF output is written by the deflate stage's own thread, in whole blocks; text goes
         // through a background writer that takes whole buffers (`write_owned`).
         let (w, file) = output::create_direct(path)
             .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);
         let kind = match format {
-            OutputFormat::Bam => {
-                Kind::Bam(bam::Writer::new(w, header, level, threads).map_err(io)?)
-            }
+            OutputFormat::Bam => Kind::Bam(
+                bam::Writer::with_engine(w, header, (level, engine), threads).map_err(io)?,
+            ),
             OutputFormat::SamGz => {
-                let mut b = bgzf::Writer::new(w, level, threads).map_err(io)?;
+                let mut b = bgzf::Writer::with_engine(w, (level, engine), threads).map_err(io)?;
                 if write_header {
                     b.write_bytes(&header.sam_text()).map_err(io)?;
                 }

@@ -241,23 +241,26 @@ fn apply_minhash(
         .collect()
 }
 
-/// Temporary runs of `sort`: level 1, as samtools writes them.
-pub const RUN_LEVEL: i32 = 1;
-
-/// Sorts the store and writes it as the next run at compression `level`; empties the store.
+/// Sorts the store and writes it as the next run, compressed as a temporary file
+/// ([`RecordSink::create_temporary`], level 1 as samtools' runs) or stored (level 0: more disk,
+/// no deflate); empties the store.
 pub fn spill(
     store: &mut RecordStore,
     header: &Header,
     order: SortOrder,
     namer: &mut TempNamer,
-    (threads, level): (usize, i32),
+    (threads, compressed): (usize, bool),
 ) -> Result<TempFile, Error> {
     let _phase = profile::phase(Phase::Spill);
     profile::add(Phase::Spill, Counter::Records, store.len() as u64);
     let file = namer.next_file();
     store.order = sorted_order(store, header, order, None)?;
-    let mut sink =
-        RecordSink::create(&file.path_str(), OutputFormat::Bam, level, threads, header, true)?;
+    let path = file.path_str();
+    let mut sink = if compressed {
+        RecordSink::create_temporary(&path, threads, header)?
+    } else {
+        RecordSink::create(&path, OutputFormat::Bam, 0, threads, header, true)?
+    };
     write_in_order(store, header, &mut sink)?;
     sink.finish()?;
     *store = RecordStore::default();
@@ -305,7 +308,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let can_spill = !matches!(opts.order, SortOrder::MinHash(_)) && !large_refs;
     let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "sort");
     let spill_run = |store: &mut RecordStore, namer: &mut TempNamer| {
-        spill(store, &input_header, opts.order, namer, (opts.threads, RUN_LEVEL))
+        spill(store, &input_header, opts.order, namer, (opts.threads, true))
     };
     let mut runs: Vec<TempFile> = Vec::new();
     let mut store = RecordStore::default();

@@ -42,7 +42,17 @@ impl Writer {
         level: i32,
         threads: usize,
     ) -> std::io::Result<Self> {
-        let mut bgzf = bgzf::Writer::new(sink, level, threads)?;
+        Self::with_engine(sink, header, (level, bgzf::codec::deflate_engine()), threads)
+    }
+
+    /// [`Writer::new`] deflating with `engine` (temporary files: see [`bgzf::Writer::with_engine`]).
+    pub fn with_engine(
+        sink: Box<dyn Write + Send>,
+        header: &Header,
+        compression: (i32, bgzf::codec::Engine),
+        threads: usize,
+    ) -> std::io::Result<Self> {
+        let mut bgzf = bgzf::Writer::with_engine(sink, compression, threads)?;
         bgzf.write_bytes(&header.encode_bam())?;
         bgzf.flush_block()?;
         Ok(Writer { bgzf })

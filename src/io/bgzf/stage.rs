@@ -20,6 +20,7 @@ use std::thread::JoinHandle;
 use rayon::prelude::*;
 
 use super::block::Deflater;
+use super::codec::Engine;
 
 /// Groups deflated or waiting to be written; bounds memory to this many groups of raw and
 /// compressed blocks (a group is 8 blocks per thread, 0.5 MiB a thread). Four groups in flight
@@ -47,6 +48,7 @@ type Deflated = Result<Vec<Vec<u8>>, String>;
 
 pub struct DeflateStage {
     level: i32,
+    engine: Engine,
     next_seq: u64,
     to_writer: Option<Sender<(u64, Deflated)>>,
     writer: Option<JoinHandle<std::io::Result<Finished>>>,
@@ -57,7 +59,8 @@ pub struct DeflateStage {
 }
 
 impl DeflateStage {
-    pub fn new(sink: Box<dyn Write + Send>, level: i32) -> std::io::Result<Self> {
+    /// `engine` deflates every block (see [`super::codec::deflate_engine`] for the output's).
+    pub fn new(sink: Box<dyn Write + Send>, level: i32, engine: Engine) -> std::io::Result<Self> {
         let (to_writer, from_stage) = channel::<(u64, Deflated)>();
         let in_flight = Arc::new(AtomicUsize::new(0));
         let failed = Arc::new(AtomicBool::new(false));
@@ -85,6 +88,7 @@ impl DeflateStage {
         })?;
         Ok(DeflateStage {
             level,
+            engine,
             next_seq: 0,
             to_writer: Some(to_writer),
             writer: Some(writer),
@@ -100,9 +104,9 @@ impl DeflateStage {
             return Ok(());
         }
         let (seq, to_writer) = self.reserve()?;
-        let level = self.level;
+        let (level, engine) = (self.level, self.engine);
         let job = move || {
-            let deflated = std::panic::catch_unwind(|| deflate_group(&group, level))
+            let deflated = std::panic::catch_unwind(|| deflate_group(&group, level, engine))
                 .map_err(|_| "a deflate job panicked".to_string());
             crate::io::recycle::give(group.data);
             // The ordering thread outlives every job (finish waits for all of them).
@@ -177,13 +181,13 @@ fn writer_gone() -> std::io::Error {
     std::io::Error::other("the BGZF writer has stopped")
 }
 
-fn deflate_group(group: &RawGroup, level: i32) -> Vec<Vec<u8>> {
+fn deflate_group(group: &RawGroup, level: i32, engine: Engine) -> Vec<Vec<u8>> {
     let starts = std::iter::once(0).chain(group.cuts.iter().copied());
     let ranges: Vec<(usize, usize)> = starts.zip(group.cuts.iter().copied()).collect();
     ranges
         .into_par_iter()
         .map_init(
-            || Deflater::new(level),
+            || Deflater::with_engine(level, engine),
             |d, (start, end)| {
                 // Recycled, as the group's data: fresh 64 KiB buffers for every block were a
                 // page fault and a page clear per 4 KiB of output once freed memory is purged.

@@ -45,11 +45,21 @@ pub struct Writer {
 impl Writer {
     /// `level` is samtools' level: −1 default, 0 uncompressed (stored blocks), 1..9.
     pub fn new(sink: Box<dyn Write + Send>, level: i32, threads: usize) -> std::io::Result<Self> {
+        Self::with_engine(sink, (level, super::codec::deflate_engine()), threads)
+    }
+
+    /// [`Writer::new`] deflating with `engine` whatever the process's output engine is: for
+    /// temporary files, which only mdsam reads back.
+    pub fn with_engine(
+        sink: Box<dyn Write + Send>,
+        (level, engine): (i32, super::codec::Engine),
+        threads: usize,
+    ) -> std::io::Result<Self> {
         // Enough blocks a group to keep every worker busy, few enough that the groups in flight
         // stay small (sort and the pipeline account for them in their memory budget).
         let batch_blocks = 8 * threads.max(1);
         Ok(Writer {
-            stage: DeflateStage::new(sink, level)?,
+            stage: DeflateStage::new(sink, level, engine)?,
             staging: Vec::with_capacity(BLOCK_DATA_MAX * (batch_blocks + 1)),
             cuts: Vec::new(),
             open_start: 0,

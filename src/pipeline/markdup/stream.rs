@@ -113,9 +113,7 @@ impl<'a> StreamMarker<'a> {
     ) -> Result<Self, Error> {
         let first_file = m.supp.then(|| namer.next_file());
         let sink = match &first_file {
-            Some(t) => {
-                RecordSink::create(&t.path_str(), OutputFormat::Bam, 1, threads, header, true)?
-            }
+            Some(t) => RecordSink::create_temporary(&t.path_str(), threads, header)?,
             None => create_final()?,
         };
         let n_groups = groups.map_or(0, |g| g.1.len());

@@ -58,7 +58,7 @@ pub fn run(
     // The sorted runs are stored uncompressed, as the collate bins are: at level 1 their deflate
     // was 8.7 of 28.8 s on 6 M reads under 1G (uncompressed: 2.0 of 23.2 s), for 2.6x the
     // temporary disk space (about the input's uncompressed size).
-    let run = (threads, 0);
+    let run = (threads, false);
     let mut runs: Vec<TempFile> = Vec::new();
     let mut gathered = RecordStore::default();
     let (mut used, mut placed) = (0usize, false);
