@@ -70,3 +70,24 @@ fn bam_header_findings() {
         }
     }
 }
+
+/// ISA-L and libdeflate give the same answer (bytes or error) for every BGZF block, as the
+/// `bgzf_block` target checks.
+#[test]
+fn bgzf_block_findings() {
+    use mdsam::io::bgzf::block;
+    use mdsam::io::bgzf::codec::{Engine, Inflater};
+    for (name, data) in regressions("bgzf_block") {
+        let Ok(size) = block::block_size(&data) else { continue };
+        let Some(whole) = data.get(..size) else { continue };
+        let (mut isal, mut libdeflate) =
+            (Inflater::with_engine(Engine::Isal), Inflater::with_engine(Engine::Libdeflate));
+        let (mut a, mut b) = (vec![0; block::BLOCK_MAX], vec![0; block::BLOCK_MAX]);
+        let by_isal = block::inflate_unsized(whole, &mut a, &mut isal);
+        let by_libdeflate = block::inflate_unsized(whole, &mut b, &mut libdeflate);
+        assert_eq!(by_isal, by_libdeflate, "{name}: ISA-L and libdeflate disagree");
+        if let Ok(n) = by_isal {
+            assert_eq!(a[..n], b[..n], "{name}");
+        }
+    }
+}

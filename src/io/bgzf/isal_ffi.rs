@@ -103,6 +103,10 @@ impl IsalInflate {
         // the call and nothing else touches them during it. Gzip header fields are skipped (no
         // header buffers are given).
         let ret = unsafe { ffi::isal_inflate_stateless(s) };
-        (ret == ffi::ISAL_DECOMP_OK as i32).then_some(s.total_out as usize)
+        // The whole member must be read: ISA-L takes the CRC32 and ISIZE right after the end of
+        // the DEFLATE data, BGZF (and libdeflate's path) from the block's last 8 bytes. A block
+        // whose DEFLATE data ends early has both, and could pass here while failing there (a
+        // fuzzing finding); refused, it goes to libdeflate, whose verdict stands.
+        (ret == ffi::ISAL_DECOMP_OK as i32 && s.avail_in == 0).then_some(s.total_out as usize)
     }
 }
