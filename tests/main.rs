@@ -56,6 +56,8 @@ mod delegation;
 /// mdsam installed as `samtools` runs a samtools shell script with identical results.
 mod dropin;
 
+/// Large outputs written past the page cache hold the same bytes as buffered ones.
+mod direct_io;
 /// A full filesystem: one clear error and no files left behind.
 mod disk_full;
 

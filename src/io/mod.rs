@@ -8,6 +8,7 @@ pub mod bgzf;
 pub mod checksum_report;
 pub mod cram_header;
 pub mod detect;
+pub mod direct_write;
 pub mod eof_check;
 pub mod fai;
 pub mod faidx;

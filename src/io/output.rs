@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use crate::io::background::BackgroundWriter;
+use crate::io::direct_write::DirectWriter;
 use std::path::{Path, PathBuf};
 
 /// A file being written; removed on drop unless committed.
@@ -17,13 +18,26 @@ pub struct OutputFile {
 /// writer is finished; a file guard that is dropped removes the temporary file. Writes go
 /// through a [`BackgroundWriter`], so copying them into the kernel overlaps the caller's work.
 pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
-    let (w, guard) = create_direct(path)?;
+    let (w, guard) = create_unbuffered(path, PageCache::BypassLarge)?;
     Ok((Box::new(BackgroundWriter::new(w)), guard))
 }
 
-/// As [`create`], but unbuffered: for writers that already write large pieces from a thread of
-/// their own (the BGZF deflate stage), where a background copy would only add a copy.
-pub fn create_direct(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
+/// How a regular output file uses the page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageCache {
+    /// Past its first [`crate::io::direct_write::DIRECT_AFTER`] bytes a file is written with `O_DIRECT`
+    /// ([`crate::io::direct_write`]): a command's output.
+    BypassLarge,
+    /// Every byte through the page cache: a temporary file read back by the same command.
+    Keep,
+}
+
+/// As [`create`], but without the background thread: for writers that already write large
+/// pieces from a thread of their own (the BGZF deflate stage), where it would only add a copy.
+pub fn create_unbuffered(
+    path: &str,
+    cache: PageCache,
+) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
     if path == "-" {
         return Ok((Box::new(Stdout), None));
     }
@@ -39,7 +53,11 @@ pub fn create_direct(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Opti
     let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
     let file = crate::io::tempfiles::create_registered(&temp)?;
     let guard = OutputFile { target, temp, committed: false };
-    Ok((Box::new(file), Some(guard)))
+    let writer: Box<dyn Write + Send> = match cache {
+        PageCache::BypassLarge => Box::new(DirectWriter::new(file)),
+        PageCache::Keep => Box::new(file),
+    };
+    Ok((writer, Some(guard)))
 }
 
 /// Standard output written with whole `write` calls: `std::io::Stdout` is line-buffered, which

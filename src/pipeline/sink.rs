@@ -103,7 +103,8 @@ impl RecordSink {
             crate::progress::disable();
         }
         let engine = bgzf::codec::deflate_engine();
-        Self::create_with((path, format, (level, engine)), threads, header, write_header)
+        let cache = output::PageCache::BypassLarge;
+        Self::create_with((path, format, (level, engine)), threads, header, (write_header, cache))
     }
 
     /// A temporary BAM (sort runs, markdup's `-S` records) at level 1, deflated with ISA-L
@@ -115,18 +116,20 @@ impl RecordSink {
         header: &Header,
     ) -> Result<RecordSink, Error> {
         let compression = (TEMPORARY_LEVEL, bgzf::codec::Engine::Isal);
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, true)
+        // Read back by this command: its pages are worth keeping in the cache.
+        let cache = output::PageCache::Keep;
+        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, cache))
     }
 
     fn create_with(
         (path, format, (level, engine)): (&str, OutputFormat, (i32, bgzf::codec::Engine)),
         threads: usize,
         header: &Header,
-        write_header: bool,
+        (write_header, cache): (bool, output::PageCache),
     ) -> Result<RecordSink, Error> {
         // BGZF output is written by the deflate stage's own thread, in whole blocks; text goes
         // through a background writer that takes whole buffers (`write_owned`).
-        let (w, file) = output::create_direct(path)
+        let (w, file) = output::create_unbuffered(path, cache)
             .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);
         let kind = match format {
