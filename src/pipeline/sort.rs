@@ -263,7 +263,10 @@ pub fn spill(
     };
     write_in_order(store, header, &mut sink)?;
     sink.finish()?;
-    *store = RecordStore::default();
+    // The next run is read into these pieces ([`crate::io::recycle::keep_at_most`]).
+    for batch in std::mem::take(store).batches {
+        crate::io::recycle::give(batch.data);
+    }
     Ok(file)
 }
 
@@ -326,8 +329,14 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
                     store.push_batch(b);
                 }
                 if can_spill && used > limit && !store.is_empty() {
+                    // The spilled store's pieces are kept for the next run to read into.
+                    crate::io::recycle::keep_at_most(limit);
                     runs.push(spill_run(&mut store, &mut namer)?);
                     used = 0;
+                } else if !runs.is_empty() {
+                    // Kept pieces and the store together stay within the data budget.
+                    crate::io::recycle::keep_at_most(limit.saturating_sub(used));
+                    crate::io::recycle::trim();
                 }
             }
             Ok(None) => break,
@@ -335,6 +344,8 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
             Err(e) => return Err(e),
         }
     }
+    crate::io::recycle::keep_at_most_for_budget(opts.memory);
+    crate::io::recycle::trim();
     let sort_phase = profile::phase(Phase::Sort);
     profile::add(Phase::Sort, Counter::Records, store.len() as u64);
     // The keys are read from each record once, through its handle.
@@ -393,7 +404,13 @@ pub fn write_in_order(
         let encoded: Vec<Encoded> = handles
             .par_chunks(CHUNK)
             .map(|chunk| {
-                let mut out = Encoded::default();
+                // Sized up front in a recycled buffer: grown by doubling, each chunk's buffer
+                // was copied and faulted into fresh pages several times.
+                let bytes = chunk
+                    .iter()
+                    .map(|h| store.batches[h.batch as usize].framed(h.record as usize).len())
+                    .sum();
+                let mut out = Encoded::sized_for(bytes, chunk.len(), format);
                 for &h in chunk {
                     if format == OutputFormat::Bam {
                         out.data.extend_from_slice(
@@ -408,8 +425,9 @@ pub fn write_in_order(
                 out
             })
             .collect();
-        for e in &encoded {
-            sink.write(e)?;
+        for e in encoded {
+            sink.write(&e)?;
+            crate::io::recycle::give(e.data);
         }
     }
     Ok(())

@@ -293,7 +293,7 @@ fn supplementary_pass(
     let umi = umi_regex(m);
     while let Some((batches, _)) = reader.read_batches(&path)? {
         for batch in batches {
-            let mut out = Encoded::default();
+            let mut out = Encoded::sized_for(batch.data.len(), batch.len(), format);
             for r in batch.iter() {
                 let mut o = Outcome::default();
                 let mut orig: &[u8] = b"";
