@@ -5,10 +5,12 @@
 //! - [`reference`]: where reference bases come from (`-T`, `REF_CACHE`/`REF_PATH`, `UR`);
 //! - [`convert`]: noodles' records and header ⇄ mdsam's;
 //! - [`htslib_fields`]: what htslib's decoder adds (MD, NM) or drops (cF) beyond the stored data;
-//! - [`layout`]: the container fields noodles keeps private.
+//! - [`layout`]: the container fields noodles keeps private;
+//! - [`index`]: `.crai` files, for region queries.
 
 pub mod convert;
 pub mod htslib_fields;
+pub mod index;
 pub mod layout;
 pub mod reader;
 pub mod reference;

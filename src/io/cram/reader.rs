@@ -145,6 +145,19 @@ impl Reader {
         self.inner.as_ref().map_or(0, |r| r.get_ref().input.position())
     }
 
+    /// The records of the one container at byte `offset` (from a `.crai`); `None` when the file
+    /// ends there.
+    pub fn read_container_at(&mut self, offset: u64) -> Result<Option<Batch>, CramError> {
+        let Some(inner) = self.inner.as_mut() else { return Ok(None) };
+        let number = self.containers_read;
+        inner.get_mut().input.seek(offset).map_err(|e| container_error(number, &e))?;
+        self.done = false;
+        let per_read = std::mem::replace(&mut self.containers_per_read, 1);
+        let read = self.read_batches();
+        self.containers_per_read = per_read;
+        Ok(read?.and_then(|mut batches| batches.pop()))
+    }
+
     /// The next containers' records, one batch a container, in file order; `None` at the end.
     pub fn read_batches(&mut self) -> Result<Option<Vec<Batch>>, CramError> {
         if let Some((major, minor)) = self.records_of_version {
