@@ -171,8 +171,8 @@ fn idxstats_matches_the_oracle() {
     }
 }
 
-/// A CRAM's header comes from its header container (mdsam decodes no CRAM records); quickcheck
-/// reads CRAM 2.1 and 3.0 headers and EOF containers.
+/// A CRAM's header comes from its header container; head and quickcheck
+/// read CRAM 2.1 and 3.0 headers and EOF containers (and head the 3.0 records).
 #[test]
 fn cram_headers_match_the_oracle() {
     let Some(oracle) = oracle() else { return };

@@ -50,6 +50,12 @@ const CLI_ALLOWED: &[(&str, &str, &str)] = &[
     ("", "crate::io::format", "the output-format choice is an option value"),
     // `deflate=isal|libdeflate` in the output format options picks the BGZF deflate engine.
     ("src/cli/global.rs", "crate::io::bgzf::codec", "the deflate-engine choice is an option value"),
+    // `-T`/`--reference`/`reference=` name the FASTA CRAM decoding takes its bases from.
+    (
+        "src/cli/global.rs",
+        "crate::io::cram::choose_reference",
+        "the reference choice is an option value",
+    ),
     // `mdsam man DIR` writes the man pages it generates from the usage texts; it reads nothing.
     ("src/cli/manpage.rs", "crate::io::output::write_file", "writes generated man pages"),
 ];

@@ -30,6 +30,8 @@ mod cat;
 mod checksum;
 /// ISA-L beside libdeflate: same inflated bytes and errors; `deflate=isal` output and layout.
 mod codecs;
+/// CRAM input against the oracle: 3.0/3.1, embedded or external references, errors.
+mod cram;
 /// `fixmate` against the oracle.
 mod fixmate;
 /// `flagstat`'s three reports against the oracle, at several thread counts.

@@ -15,6 +15,11 @@ fn main() {
     // the default SIGPIPE action that Rust's runtime ignores.
     #[cfg(unix)]
     reset_sigpipe();
+    // Work run outside a command's pool lands on rayon's global pool: give it the same stacks
+    // (CRAM decoding needs more than the default; see `WORKER_STACK_BYTES`).
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(mdsam::pipeline::threads::WORKER_STACK_BYTES)
+        .build_global();
     let mut argv: Vec<String> =
         std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
     if argv.get(1).is_some_and(|a| a == "--allocator" || a.starts_with("--allocator=")) {

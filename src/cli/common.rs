@@ -1,6 +1,6 @@
 //! The options most commands share, taken in one place: `-@`/`--threads`, `--no-PG`,
-//! `--write-index`, and the global options mdsam accepts and ignores (`--input-fmt-option`,
-//! `--reference`, `--verbosity`: SAM and BAM need no reference, and mdsam has no log levels).
+//! `--write-index`, `--reference` and `--input-fmt-option` (CRAM's reference), and
+//! `--verbosity`, accepted and ignored (mdsam has no log levels).
 
 use super::{Invocation, global};
 use crate::error::Error;
@@ -20,7 +20,11 @@ impl CommonOptions {
             "@" => self.threads = global::parse_threads(value.unwrap_or(""))?,
             "no-PG" => self.no_pg = true,
             "write-index" => self.write_index = true,
-            "input-fmt-option" | "reference" | "verbosity" => {}
+            "reference" => global::choose_reference(value.unwrap_or("")),
+            "input-fmt-option" => {
+                global::parse_input_fmt_option(value.unwrap_or(""))?;
+            }
+            "verbosity" => {}
             _ => return Ok(false),
         }
         Ok(true)

@@ -169,7 +169,16 @@ pub fn parse_input_fmt_option(v: &str) -> Result<Option<String>, Error> {
             return Err(Error::ShowUsage(Some(line)));
         }
     }
+    if name.eq_ignore_ascii_case("reference") {
+        choose_reference(value);
+    }
     Ok(name.eq_ignore_ascii_case("filter").then(|| value.to_string()))
+}
+
+/// `-T FILE`, `--reference FILE`, `reference=FILE`: the FASTA a CRAM input's bases are decoded
+/// against (one command a process, as the deflate engine).
+pub fn choose_reference(path: &str) {
+    crate::io::cram::choose_reference(path);
 }
 
 /// `-O`/`--output-fmt FMT[,level=N,...]`: the format and any level it sets.

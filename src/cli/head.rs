@@ -53,7 +53,8 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadRequest, Er
                     options.filter = Some(expr);
                 }
             }
-            // -T (a CRAM's reference), --write-index: nothing to do without CRAM records.
+            "T" => global::choose_reference(v),
+            // --write-index: nothing to write.
             _ => {}
         }
     }

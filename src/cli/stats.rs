@@ -163,7 +163,8 @@ fn apply(o: &mut StatsOptions, extra: &mut Extras, key: &str, v: &str) -> Result
                 o.filter = Some(expr);
             }
         }
-        // -s, --reference (CRAM only), --write-index: nothing to do.
+        "reference" => global::choose_reference(v),
+        // -s, --write-index: nothing to do.
         _ => {}
     }
     Ok(())

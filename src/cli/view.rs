@@ -8,7 +8,7 @@ use super::Invocation;
 use super::common::CommonOptions;
 use super::flags::{parse_c_int, parse_flags};
 use super::getopt::{GetoptError, LongOpt};
-use super::global::{Globals, Take};
+use super::global::{self, Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
@@ -264,7 +264,10 @@ impl ViewArgs {
             "p" => self.unmap = true,
             "P" => self.fetch_pairs = true,
             "t" => self.fai = Some(v.to_string()),
-            "T" => self.reference = Some(v.to_string()),
+            "T" => {
+                global::choose_reference(v);
+                self.reference = Some(v.to_string());
+            }
             "M" => self.multi_region = true,
             "region-file" => {
                 self.region_file = Some(v.to_string());

@@ -1,7 +1,8 @@
 //! The SAM header of a CRAM 2.x/3.x file, as htslib's `cram_dopen` reads it when the file is
 //! opened (CRAM spec §6–8): the 26-byte file definition, then the first container, whose first
-//! block holds the header text. mdsam decodes no CRAM records; this is enough for commands that
-//! only look at the header and the end-of-file container (`quickcheck`).
+//! block holds the header text. Enough for commands that only look at the header and the
+//! end-of-file container (`quickcheck`), and for CRAM 2.1 files without records, which noodles
+//! does not read.
 
 use std::io::Read;
 
@@ -28,10 +29,17 @@ const FILE_DEFINITION_LEN: usize = 26;
 /// [`read`] from the start of `input` (left where it is), peeking further until the header
 /// container is whole.
 pub fn read_input(input: &mut Input) -> Result<((u8, u8), Header), CramHeaderError> {
+    read_input_with_end(input).map(|(version, header, _)| (version, header))
+}
+
+/// [`read_input`], and where the header container ends ([`read_with_end`]).
+pub fn read_input_with_end(
+    input: &mut Input,
+) -> Result<((u8, u8), Header, usize), CramHeaderError> {
     let mut want = 1 << 16;
     loop {
         let bytes = input.peek(want).map_err(|e| CramHeaderError::Bad(e.to_string()))?;
-        match read(bytes) {
+        match read_with_end(bytes) {
             Err(CramHeaderError::Truncated) if bytes.len() == want => want *= 4,
             result => return result,
         }
@@ -40,6 +48,11 @@ pub fn read_input(input: &mut Input) -> Result<((u8, u8), Header), CramHeaderErr
 
 /// The file's version and SAM header from its first bytes (`bytes` may hold the whole file).
 pub fn read(bytes: &[u8]) -> Result<((u8, u8), Header), CramHeaderError> {
+    read_with_end(bytes).map(|(version, header, _)| (version, header))
+}
+
+/// [`read`], and the offset where the header container ends (the first data container).
+pub fn read_with_end(bytes: &[u8]) -> Result<((u8, u8), Header, usize), CramHeaderError> {
     let def = bytes.get(..FILE_DEFINITION_LEN).ok_or(CramHeaderError::Truncated)?;
     let (major, minor) = (def[4], def[5]);
     if !(2..=3).contains(&major) {
@@ -47,7 +60,7 @@ pub fn read(bytes: &[u8]) -> Result<((u8, u8), Header), CramHeaderError> {
     }
     let mut at = Cursor { bytes, at: FILE_DEFINITION_LEN };
     let container_start = at.at;
-    let _length = at.int32()?;
+    let length = at.int32()?;
     for _ in 0..4 {
         at.itf8()?; // reference id, start, span, record count
     }
@@ -71,10 +84,14 @@ pub fn read(bytes: &[u8]) -> Result<((u8, u8), Header), CramHeaderError> {
     if blocks < 1 {
         return Err(CramHeaderError::Bad("header container without blocks".into()));
     }
+    let end = usize::try_from(length)
+        .ok()
+        .and_then(|l| at.at.checked_add(l))
+        .ok_or_else(|| CramHeaderError::Bad("negative container length".into()))?;
     let data = at.block(major)?;
     let text = header_text(&data)?;
     let header = Header::from_sam_text(text).map_err(|e| CramHeaderError::Bad(e.to_string()))?;
-    Ok(((major, minor), header))
+    Ok(((major, minor), header, end))
 }
 
 /// The header text from the first block: a 32-bit length, then the text.

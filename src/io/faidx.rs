@@ -101,6 +101,15 @@ impl IndexedFasta {
     fn text(&self) -> &[u8] {
         &self.bytes
     }
+
+    /// The whole sequence `name` (as stored: case kept), or `None` when the file has no such name.
+    pub fn sequence(&self, name: &[u8]) -> Option<Vec<u8>> {
+        let e = self.entries.get(name)?;
+        if e.len <= 0 {
+            return Some(Vec::new());
+        }
+        self.fetch(name, 0, e.len - 1)
+    }
 }
 
 impl ReferenceSource for IndexedFasta {

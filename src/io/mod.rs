@@ -6,6 +6,7 @@ pub mod bam;
 pub mod bed;
 pub mod bgzf;
 pub mod checksum_report;
+pub mod cram;
 pub mod cram_header;
 pub mod detect;
 pub mod direct_write;

@@ -1,5 +1,5 @@
-//! Opening an alignment input: sniff BAM, SAM, bgzipped or gzipped SAM or BAM, or CRAM
-//! (refused), and hand back one reader that yields record batches.
+//! Opening an alignment input: sniff BAM, SAM, bgzipped or gzipped SAM or BAM, or CRAM, and hand
+//! back one reader that yields record batches.
 //!
 //! Like htslib, an empty input has no header and binary data that is neither BAM nor CRAM is not
 //! an alignment file; both are refused here rather than parsed as SAM lines.
@@ -11,7 +11,7 @@ use crate::io::bgzf::{self, block};
 use crate::io::input::Input;
 use crate::io::sam::reader::BatchesWithWarnings;
 use crate::io::stream::ByteStream;
-use crate::io::{bam, sam};
+use crate::io::{bam, cram, sam};
 use crate::profile::{self, Counter, Phase};
 use crate::record::{Batch, Header};
 
@@ -23,11 +23,13 @@ pub const PIECE_BYTES_PER_THREAD: usize = 4 << 20;
 pub enum InputFormat {
     Bam,
     Sam,
+    Cram,
 }
 
 pub enum RecordReader {
     Bam(bam::Reader),
     Sam(sam::Reader),
+    Cram(Box<cram::Reader>),
 }
 
 pub struct Opened {
@@ -128,7 +130,7 @@ pub fn open_input(
     match sniffed {
         Sniffed::Empty => Err(Error::file(path, "failed to read the header: the file is empty")),
         Sniffed::Binary => Err(Error::file(path, "unknown file format: not SAM, BAM or CRAM")),
-        Sniffed::Cram => Err(Error::file(path, "CRAM is not supported by mdsam")),
+        Sniffed::Cram => open_cram(path, input),
         Sniffed::RawBam => {
             Err(Error::file(path, "uncompressed raw BAM (not BGZF) is not supported"))
         }
@@ -166,6 +168,12 @@ fn open_bam(path: &str, reader: bgzf::Reader, is_bgzf: bool) -> Result<Opened, E
     Ok(Opened { reader: RecordReader::Bam(reader), header, format: InputFormat::Bam, is_bgzf })
 }
 
+fn open_cram(path: &str, input: Input) -> Result<Opened, Error> {
+    let (reader, header) = cram::Reader::new(input).map_err(|e| Error::file(path, e))?;
+    let reader = RecordReader::Cram(Box::new(reader));
+    Ok(Opened { reader, header, format: InputFormat::Cram, is_bgzf: false })
+}
+
 fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Result<Opened, Error> {
     let (reader, header) = sam::Reader::new(stream, tasks).map_err(|e| Error::file(path, e))?;
     for w in reader.header_warnings() {
@@ -175,11 +183,12 @@ fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Resu
 }
 
 impl RecordReader {
-    /// `"bam"` or `"sam"`, as a profile names the input format.
+    /// `"bam"`, `"sam"` or `"cram"`, as a profile names the input format.
     pub fn format_name(&self) -> &'static str {
         match self {
             RecordReader::Bam(_) => "bam",
             RecordReader::Sam(_) => "sam",
+            RecordReader::Cram(_) => "cram",
         }
     }
 
@@ -193,6 +202,10 @@ impl RecordReader {
                 .map(|b| b.map(|b| (vec![b], Vec::new())))
                 .map_err(|e| Error::file(path, e)),
             RecordReader::Sam(r) => r.read_batches().map_err(|e| Error::file(path, e)),
+            RecordReader::Cram(r) => r
+                .read_batches()
+                .map(|b| b.map(|b| (b, Vec::new())))
+                .map_err(|e| Error::file(path, e)),
         };
         match &read {
             Ok(Some((batches, warnings))) if warnings.is_empty() => {
@@ -222,6 +235,7 @@ impl RecordReader {
         match self {
             RecordReader::Bam(r) => Some(r.bgzf().input().position()),
             RecordReader::Sam(r) => Some(r.stream().input_position()),
+            RecordReader::Cram(r) => Some(r.position()),
         }
     }
 

@@ -14,15 +14,12 @@ pub struct Wording {
     pub no_header: &'static str,
 }
 
-/// Opens `path` and reads its header; CRAM is refused (mdsam decodes no CRAM records).
+/// Opens `path` and reads its header (SAM, BAM or CRAM).
 pub fn open_sequence_input(path: &str, threads: usize, wording: &Wording) -> Result<Opened, Error> {
     let header_failure = || Error::Bare(format!("{} \"{path}\"", wording.no_header));
     let mut input = Input::open(path).map_err(|e| open_failure(path, &e, wording))?;
     let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
     let detected = detect::detect(head, path);
-    if let detect::Format::Cram { .. } = detected.format {
-        return Err(Error::file(path, "CRAM is not supported by mdsam"));
-    }
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }

@@ -4,10 +4,9 @@
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::cram_header;
 use crate::io::detect::{self, Compression};
 use crate::io::input::Input;
-use crate::io::open::{self, Opened, PIECE_BYTES_PER_THREAD};
+use crate::io::open::{self, InputFormat, Opened, PIECE_BYTES_PER_THREAD};
 use crate::io::sam::format::format_record;
 use crate::pipeline::input_filter::{InputFilter, passes};
 
@@ -35,9 +34,6 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
     let detected = detect::detect(head, path);
     if !detected.is_sequence_data() {
         return Err(header_failure(path));
-    }
-    if let detect::Format::Cram { .. } = detected.format {
-        return cram_header_only(path, input, options);
     }
     // BGZF one block at a time, as htslib reads: `head -n 3` of a file damaged further on
     // succeeds. Text is read in large pieces.
@@ -83,6 +79,8 @@ fn write_records(
                 batches
             }
             Ok(None) => break,
+            // A CRAM's reason (a missing reference, say) is worth more than "truncated".
+            Err(e) if opened.format == InputFormat::Cram => return Err(e),
             Err(_) => return Err(truncated()),
         };
         for record in batches.iter().flat_map(|b| b.iter()) {
@@ -104,22 +102,6 @@ fn write_records(
         }
     }
     Ok(())
-}
-
-/// A CRAM's header lines: mdsam reads a CRAM's header container but decodes no records.
-fn cram_header_only(path: &str, mut input: Input, options: &HeadOptions) -> Result<(), Error> {
-    if options.records > 0 {
-        return Err(Error::file(
-            path,
-            "CRAM records are not supported by mdsam (-n 0 shows the header)",
-        ));
-    }
-    let (_, header) = cram_header::read_input(&mut input).map_err(|_| header_failure(path))?;
-    let text = header.sam_text();
-    let mut out = std::io::stdout().lock();
-    out.write_all(shown_lines(&text, options.header_lines))
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::io("stdout", e))
 }
 
 /// `-h N`'s lines of the header text, or all of it.

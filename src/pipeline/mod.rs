@@ -5,6 +5,7 @@ pub mod cat;
 pub mod checked_open;
 pub mod checksum;
 pub mod collate;
+pub mod cram_region;
 pub mod fixmate;
 pub mod flagstat;
 pub mod head;

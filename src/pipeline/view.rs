@@ -13,9 +13,9 @@ use crate::io::open::{self, Opened, RecordReader};
 use crate::io::sam::format::format_record;
 use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
-use crate::pipeline::region;
 use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::pipeline::view::request::ViewRequest;
+use crate::pipeline::{cram_region, region};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::Reference;
 use crate::record::{Batch, Header, RecordRef};
@@ -349,6 +349,18 @@ impl Outputs {
     }
 }
 
+/// The command line's regions, intersected with `-M`'s BED intervals when there are both.
+fn query_regions(opts: &ViewOptions, header: &Header, bed_regions: Vec<Region>) -> Vec<Region> {
+    let regions = region::parse_regions(&opts.regions, header);
+    if regions.is_empty() {
+        bed_regions
+    } else if bed_regions.is_empty() {
+        regions
+    } else {
+        region::intersect(&regions, &bed_regions)
+    }
+}
+
 /// Feeds the records of the regions (and of `-M`'s BED intervals) to `handle`, through the
 /// input's index; with `-P`, their mates too.
 fn for_each_region_batch(
@@ -358,20 +370,29 @@ fn for_each_region_batch(
     bed_regions: Vec<Region>,
     handle: &mut dyn FnMut(&Batch) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    if let RecordReader::Cram(cram_reader) = reader {
+        if opts.fetch_pairs {
+            return Err(Error::Message("-P is not supported on CRAM input by mdsam".into()));
+        }
+        let crai = cram_region::load_crai(&opts.input, opts.index_path.as_deref())?;
+        let regions = query_regions(opts, header, bed_regions);
+        let (path, multi) = (&opts.input, opts.multi_region);
+        return cram_region::for_each_region_batch(
+            cram_reader,
+            &crai,
+            path,
+            &regions,
+            multi,
+            handle,
+        );
+    }
     let RecordReader::Bam(bam_reader) = reader else {
         return Err(Error::Message(
             "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
         ));
     };
     let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
-    let mut regions = region::parse_regions(&opts.regions, header);
-    regions = if regions.is_empty() {
-        bed_regions
-    } else if bed_regions.is_empty() {
-        regions
-    } else {
-        region::intersect(&regions, &bed_regions)
-    };
+    let regions = query_regions(opts, header, bed_regions);
     if !opts.fetch_pairs {
         return region::for_each_region_batch(
             bam_reader,

@@ -56,7 +56,7 @@ pub fn resolve(request: ViewRequest) -> Result<ViewOptions, Error> {
     if let Some(values) = opts.filter.tag.as_mut().and_then(|t| t.values.as_mut()) {
         values.extend(tag_values);
     }
-    opts.fai_refs = request.fai.as_deref().map(fai::read_fai).transpose()?;
+    opts.fai_refs = request.fai.as_deref().map(fai::read_fai_or_fasta).transpose()?;
     opts.bed = request.bed.as_deref().map(bed::read_bed).transpose()?;
     Ok(opts)
 }

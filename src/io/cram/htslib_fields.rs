@@ -1,0 +1,155 @@
+//! What htslib's CRAM decoder (`cram_decode_slice`, `cram_decode_seq`) adds to a record beyond the
+//! stored data, applied to the raw BAM record noodles' decode gives:
+//!
+//! - `MD` and `NM` are generated for a mapped read with bases when the slice has a reference
+//!   (external, or embedded) and the record does not store them verbatim: CRAM writers drop them
+//!   when they can be regenerated. They go after the stored tags, `MD` first, then `RG`.
+//! - The `cF` tag (CRAM flags: bit 1 keeps MD from being generated, bit 2 NM) is removed.
+//! - An unmapped read's mapping quality is 0 (noodles leaves it missing, 255).
+
+use crate::record::RecordRef;
+use crate::record::aux::RawFields;
+use crate::record::layout::MAPQ;
+
+/// Reference bases for a slice: `bases[0]` is 1-based position `start`.
+#[derive(Clone, Copy)]
+pub struct ReferenceWindow<'a> {
+    pub bases: &'a [u8],
+    pub start: i64,
+}
+
+impl ReferenceWindow<'_> {
+    /// The upper-case base at 0-based position `pos`; `N` outside the window, as htslib.
+    fn base(&self, pos: i64) -> u8 {
+        usize::try_from(pos + 1 - self.start)
+            .ok()
+            .and_then(|i| self.bases.get(i))
+            .map_or(b'N', |b| b.to_ascii_uppercase())
+    }
+}
+
+const BAM_FUNMAP: u16 = 0x4;
+const NT16: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
+
+/// `record` (a raw BAM record, no `block_size`) as htslib decodes it, appended to `out`;
+/// `read_group_ids` tells a trailing `RG` noodles added from the read-group series.
+pub fn append_as_htslib(
+    record: &[u8],
+    reference: Option<ReferenceWindow<'_>>,
+    is_read_group: impl Fn(&[u8]) -> bool,
+    out: &mut Vec<u8>,
+) {
+    let view = RecordRef::new(record);
+    let unmapped = view.flag() & BAM_FUNMAP != 0;
+    let aux_at = view.aux_offset();
+    let start = out.len();
+    out.extend_from_slice(&record[..aux_at]);
+    if unmapped {
+        out[start + MAPQ] = 0;
+    }
+    let fields: Vec<&[u8]> = RawFields::new(view.aux_bytes()).collect();
+    let trailing_rg = fields
+        .last()
+        .filter(|f| f.starts_with(b"RGZ") && is_read_group(&f[3..f.len() - 1]))
+        .copied();
+    let stored = &fields[..fields.len() - usize::from(trailing_rg.is_some())];
+    let (mut keep_md, mut keep_nm) = (false, false);
+    for field in stored {
+        match &field[..3] {
+            b"cFC" if field.len() == 4 => {
+                keep_md |= field[3] & 1 != 0;
+                keep_nm |= field[3] & 2 != 0;
+                continue;
+            }
+            [b'M', b'D', _] => keep_md = true,
+            [b'N', b'M', _] => keep_nm = true,
+            _ => {}
+        }
+        out.extend_from_slice(field);
+    }
+    let generate = !unmapped && view.ref_id() >= 0 && view.l_seq() > 0 && (!keep_md || !keep_nm);
+    if let (true, Some(reference)) = (generate, reference) {
+        let (md, nm) = md_and_nm(&view, reference);
+        if !keep_md {
+            out.extend_from_slice(b"MDZ");
+            out.extend_from_slice(&md);
+            out.push(0);
+        }
+        if !keep_nm {
+            push_nm(out, nm);
+        }
+    }
+    if let Some(rg) = trailing_rg {
+        out.extend_from_slice(rg);
+    }
+}
+
+/// `NM` in the smallest unsigned type, as htslib writes it.
+fn push_nm(out: &mut Vec<u8>, nm: u32) {
+    out.extend_from_slice(b"NM");
+    if let Ok(v) = u8::try_from(nm) {
+        out.extend_from_slice(&[b'C', v]);
+    } else if let Ok(v) = u16::try_from(nm) {
+        out.push(b'S');
+        out.extend_from_slice(&v.to_le_bytes());
+    } else {
+        out.push(b'I');
+        out.extend_from_slice(&nm.to_le_bytes());
+    }
+}
+
+/// The MD string and edit distance of a mapped record against `reference`: a base matches when
+/// it equals the reference base and that is not `N`; inserted and deleted bases count in NM.
+fn md_and_nm(view: &RecordRef<'_>, reference: ReferenceWindow<'_>) -> (Vec<u8>, u32) {
+    let mut md = Vec::new();
+    let (mut run, mut nm) = (0u32, 0u32);
+    let (mut rpos, mut qpos) = (view.pos(), 0usize);
+    let push_run = |md: &mut Vec<u8>, run: u32| {
+        md.extend_from_slice(itoa::Buffer::new().format(run).as_bytes());
+    };
+    for op in view.cigar() {
+        let len = (op >> 4) as usize;
+        match op & 0xf {
+            // M, =, X
+            0 | 7 | 8 => {
+                for _ in 0..len {
+                    let r = reference.base(rpos);
+                    let q = (qpos < view.l_seq()).then(|| NT16[view.base_code(qpos) as usize]);
+                    if q == Some(r) && r != b'N' {
+                        run += 1;
+                    } else {
+                        push_run(&mut md, run);
+                        md.push(r);
+                        run = 0;
+                        nm += 1;
+                    }
+                    rpos += 1;
+                    qpos += 1;
+                }
+            }
+            // I
+            1 => {
+                nm += len as u32;
+                qpos += len;
+            }
+            // D
+            2 => {
+                push_run(&mut md, run);
+                md.push(b'^');
+                for _ in 0..len {
+                    md.push(reference.base(rpos));
+                    rpos += 1;
+                }
+                run = 0;
+                nm += len as u32;
+            }
+            // N
+            3 => rpos += len as i64,
+            // S
+            4 => qpos += len,
+            _ => {}
+        }
+    }
+    push_run(&mut md, run);
+    (md, nm)
+}

@@ -1,0 +1,19 @@
+//! CRAM through noodles: the only place mdsam names a noodles crate. Records come out as raw BAM
+//! records in [`crate::record::Batch`]es, so every command reads CRAM as it reads BAM.
+//!
+//! - [`reader`]: containers read in order, decoded in parallel, one batch a container;
+//! - [`reference`]: where reference bases come from (`-T`, `REF_CACHE`/`REF_PATH`, `UR`);
+//! - [`convert`]: noodles' records and header ⇄ mdsam's;
+//! - [`htslib_fields`]: what htslib's decoder adds (MD, NM) or drops (cF) beyond the stored data;
+//! - [`layout`]: the container fields noodles keeps private;
+//! - [`index`]: `.crai` files, for region queries.
+
+pub mod convert;
+pub mod htslib_fields;
+pub mod index;
+pub mod layout;
+pub mod reader;
+pub mod reference;
+
+pub use reader::{CramError, Reader};
+pub use reference::choose_reference;

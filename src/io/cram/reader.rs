@@ -1,0 +1,387 @@
+//! Reading CRAM 3.0/3.1 records into raw BAM batches: containers are read one after another from
+//! the input, then decoded side by side on the rayon pool (a container's slices depend on nothing
+//! but the container and the reference), each into its own [`Batch`], kept in file order.
+
+use std::cell::Cell;
+use std::collections::HashSet;
+use std::io::{self, Read};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::{Arc, Once};
+
+use noodles_cram as cram;
+use noodles_cram::io::reader::Container;
+use noodles_fasta as fasta;
+use noodles_sam as sam;
+use rayon::prelude::*;
+
+use super::convert::{RecordEncoder, decoding_header};
+use super::htslib_fields::{ReferenceWindow, append_as_htslib};
+use super::layout;
+use super::reference::{ReferenceFinder, SharedFinder, chosen_reference};
+use crate::io::cram_header;
+use crate::io::input::Input;
+use crate::record::{Batch, Header};
+
+/// Why a CRAM could not be read; the caller puts the file name in front.
+#[derive(Debug, thiserror::Error)]
+pub enum CramError {
+    #[error("CRAM {0}.{1} records are not supported by mdsam (3.0 and 3.1 are)")]
+    Version(u8, u8),
+    #[error("invalid CRAM header: {0}")]
+    Header(String),
+    #[error("truncated CRAM file: container {container} is incomplete")]
+    Truncated { container: u64 },
+    #[error("invalid CRAM container {container}: {reason}")]
+    Container { container: u64, reason: String },
+    #[error("{0}")]
+    Reference(String),
+}
+
+/// The input as a `Read` for noodles. While `capture` is set, the bytes read are kept too: the
+/// container fields noodles keeps private are parsed from them ([`super::layout`]).
+struct InputRead {
+    input: Input,
+    capture: Option<Vec<u8>>,
+}
+
+impl Read for InputRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let bytes = self.input.peek(buf.len())?;
+        let n = bytes.len();
+        buf[..n].copy_from_slice(bytes);
+        if let Some(capture) = &mut self.capture {
+            capture.extend_from_slice(bytes);
+        }
+        self.input.consume(n);
+        Ok(n)
+    }
+}
+
+impl InputRead {
+    fn at_end(&mut self) -> io::Result<bool> {
+        Ok(self.input.peek(1)?.is_empty())
+    }
+}
+
+/// A container as read: noodles' view, and its bytes after the container header.
+struct ReadContainer {
+    number: u64,
+    container: Container,
+    body: Vec<u8>,
+}
+
+/// A CRAM file being read: the header is read on opening; then [`Reader::read_batches`].
+pub struct Reader {
+    /// `None` for a CRAM 2.x file, whose header is all mdsam reads.
+    inner: Option<cram::io::Reader<InputRead>>,
+    /// The version of a CRAM 2.x file that has records (refused when they are read).
+    records_of_version: Option<(u8, u8)>,
+    decoding_header: Arc<sam::Header>,
+    repository: fasta::Repository,
+    /// The `@RG` IDs of the header (a trailing `RG` tag with one of them came from the
+    /// read-group series).
+    read_groups: HashSet<Vec<u8>>,
+    /// Containers read per call: enough to keep every thread busy.
+    containers_per_read: usize,
+    containers_read: u64,
+    done: bool,
+}
+
+/// The warning htslib gives for a CRAM without its end-of-file container.
+pub const EOF_MARKER_ABSENT: &str =
+    "[W::cram_check_EOF] EOF marker is absent. The input is probably truncated";
+
+impl Reader {
+    /// Reads the file definition and the header container of `input`.
+    pub fn new(mut input: Input) -> Result<(Reader, Header), CramError> {
+        if input.peek(6).is_ok_and(|b| b.len() == 6 && b[4] == 2) {
+            return Reader::version_2_without_records(input);
+        }
+        let mut inner = cram::io::Reader::new(InputRead { input, capture: None });
+        let text = read_header_text(&mut inner)?;
+        let header = Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
+        let finder = Arc::new(ReferenceFinder::new(&header, chosen_reference()));
+        let repository = fasta::Repository::new(FinderAdapter(finder));
+        let decoding = decoding_header(&header);
+        let read_groups = decoding.read_groups().keys().map(|id| id.to_vec()).collect();
+        let reader = Reader {
+            records_of_version: None,
+            inner: Some(inner),
+            decoding_header: Arc::new(decoding),
+            repository,
+            read_groups,
+            containers_per_read: rayon::current_num_threads().max(1) * 2,
+            containers_read: 0,
+            done: false,
+        };
+        Ok((reader, header))
+    }
+
+    /// A CRAM 2.x file: noodles reads 3.x only, so its header is read here; records after it
+    /// are refused when read.
+    fn version_2_without_records(mut input: Input) -> Result<(Reader, Header), CramError> {
+        let ((major, minor), header, end) = cram_header::read_input_with_end(&mut input)
+            .map_err(|e| CramError::Header(e.to_string()))?;
+        input.consume(end);
+        let rest = input.peek(64).map_err(|e| CramError::Header(e.to_string()))?;
+        let eof = cram_header::eof_template(major, minor);
+        let has_records =
+            !rest.is_empty() && !eof.is_some_and(|t| cram_header::is_eof_container(rest, t));
+        let reader = Reader {
+            records_of_version: has_records.then_some((major, minor)),
+            inner: None,
+            decoding_header: Arc::new(decoding_header(&header)),
+            repository: fasta::Repository::default(),
+            read_groups: HashSet::new(),
+            containers_per_read: 1,
+            containers_read: 0,
+            done: true,
+        };
+        Ok((reader, header))
+    }
+
+    /// Bytes of the file consumed so far.
+    pub fn position(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |r| r.get_ref().input.position())
+    }
+
+    /// The records of the one container at byte `offset` (from a `.crai`); `None` when the file
+    /// ends there.
+    pub fn read_container_at(&mut self, offset: u64) -> Result<Option<Batch>, CramError> {
+        let Some(inner) = self.inner.as_mut() else { return Ok(None) };
+        let number = self.containers_read;
+        inner.get_mut().input.seek(offset).map_err(|e| container_error(number, &e))?;
+        self.done = false;
+        let per_read = std::mem::replace(&mut self.containers_per_read, 1);
+        let read = self.read_batches();
+        self.containers_per_read = per_read;
+        Ok(read?.and_then(|mut batches| batches.pop()))
+    }
+
+    /// The next containers' records, one batch a container, in file order; `None` at the end.
+    pub fn read_batches(&mut self) -> Result<Option<Vec<Batch>>, CramError> {
+        if let Some((major, minor)) = self.records_of_version {
+            return Err(CramError::Version(major, minor));
+        }
+        let Some(inner) = self.inner.as_mut() else { return Ok(None) };
+        let mut containers = Vec::new();
+        while !self.done && containers.len() < self.containers_per_read {
+            let number = self.containers_read;
+            let at_end = inner.get_mut().at_end();
+            if at_end.map_err(|e| container_error(number, &e))? {
+                // htslib warns on opening; a CRAM cut at a container boundary still reads.
+                eprintln!("{EOF_MARKER_ABSENT}");
+                self.done = true;
+                break;
+            }
+            let mut container = Container::default();
+            inner.get_mut().capture = Some(Vec::new());
+            let read = inner.read_container(&mut container);
+            let mut body = inner.get_mut().capture.take().unwrap_or_default();
+            match read {
+                Ok(0) => self.done = true,
+                Ok(len) => {
+                    self.containers_read += 1;
+                    body.drain(..body.len().saturating_sub(len));
+                    containers.push(ReadContainer { number, container, body });
+                }
+                Err(e) => return Err(container_error(number, &e)),
+            }
+        }
+        if containers.is_empty() {
+            return Ok(None);
+        }
+        let context = DecodeContext {
+            header: &self.decoding_header,
+            repository: &self.repository,
+            read_groups: &self.read_groups,
+        };
+        let batches = containers
+            .par_iter()
+            .map(|c| decode_guarded(c, &context))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(batches))
+    }
+}
+
+fn container_error(container: u64, e: &io::Error) -> CramError {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        CramError::Truncated { container }
+    } else {
+        CramError::Container { container, reason: e.to_string() }
+    }
+}
+
+/// The header text from the file definition and the header container (NUL padding dropped).
+fn read_header_text(inner: &mut cram::io::Reader<InputRead>) -> Result<Vec<u8>, CramError> {
+    let bad = |e: io::Error| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            CramError::Header("truncated".into())
+        } else {
+            CramError::Header(e.to_string())
+        }
+    };
+    let mut header_reader = inner.header_reader();
+    header_reader.read_magic_number().map_err(bad)?;
+    let version = header_reader.read_format_version().map_err(bad)?;
+    if version.major() != 3 {
+        return Err(CramError::Version(version.major(), version.minor()));
+    }
+    header_reader.read_file_id().map_err(bad)?;
+    let mut container = header_reader.container_reader().map_err(bad)?;
+    let mut text = Vec::new();
+    {
+        let mut raw = container.raw_sam_header_reader().map_err(bad)?;
+        raw.read_to_end(&mut text).map_err(bad)?;
+        raw.discard_to_end().map_err(bad)?;
+    }
+    container.discard_to_end().map_err(bad)?;
+    if let Some(end) = memchr::memchr(0, &text) {
+        text.truncate(end);
+    }
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
+    }
+    Ok(text)
+}
+
+thread_local! {
+    /// Set while this thread decodes a container: a panic inside noodles is then reported as a
+    /// bad container, not printed as a Rust panic.
+    static DECODING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs, once, a panic hook that stays quiet for panics inside container decoding.
+fn quiet_decoding_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !DECODING.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// What every container's decoding shares.
+struct DecodeContext<'a> {
+    header: &'a sam::Header,
+    repository: &'a fasta::Repository,
+    read_groups: &'a HashSet<Vec<u8>>,
+}
+
+/// [`decode_container`], with noodles' panics on malformed input turned into errors.
+fn decode_guarded(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<Batch, CramError> {
+    quiet_decoding_panics();
+    DECODING.with(|d| d.set(true));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| decode_container(read, context)));
+    DECODING.with(|d| d.set(false));
+    result.unwrap_or_else(|_| {
+        Err(CramError::Container { container: read.number, reason: "malformed slice data".into() })
+    })
+}
+
+/// The reference htslib decodes a slice against (`s->ref`): the embedded one if the slice has
+/// one, else the external one unless the container says none is needed (`RR` false).
+enum SliceBases<'a> {
+    None,
+    Embedded(ReferenceWindow<'a>),
+    /// External, looked up per record (a multi-reference slice spans several).
+    External,
+}
+
+/// Decodes every slice of a container into one batch of raw BAM records.
+fn decode_container(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<Batch, CramError> {
+    let number = read.number;
+    let fail = |e: io::Error| match e.get_ref().and_then(|r| r.downcast_ref::<MissingReference>()) {
+        Some(missing) => CramError::Reference(missing.0.clone()),
+        None => CramError::Container { container: number, reason: e.to_string() },
+    };
+    let container = &read.container;
+    let header = context.header;
+    let compression_header = container.compression_header().map_err(fail)?;
+    let landmarks = container.header().landmarks();
+    let body = &read.body;
+    let reference_required = layout::reference_required(
+        &body[..landmarks.first().copied().unwrap_or(0).min(body.len())],
+    );
+    let records = container.header().record_count();
+    let mut batch = Batch::with_capacity(records * 400, records);
+    let mut encoder = RecordEncoder::default();
+    let mut external: Option<(usize, Arc<fasta::record::Sequence>)> = None;
+    for (i, slice) in container.slices().enumerate() {
+        let slice = slice.map_err(fail)?;
+        let (core, blocks) = slice.decode_blocks().map_err(fail)?;
+        let slice_bytes = landmarks.get(i).and_then(|&start| {
+            body.get(start..landmarks.get(i + 1).copied().unwrap_or(body.len()))
+        });
+        let slice_reference = slice_bytes.and_then(layout::slice_reference);
+        let bases = match slice_reference {
+            Some(r) if r.reference_id != -1 && r.embedded_block >= 0 => blocks
+                .iter()
+                .find(|(id, _)| *id == r.embedded_block)
+                .map_or(SliceBases::None, |(_, b)| {
+                    SliceBases::Embedded(ReferenceWindow { bases: b, start: r.alignment_start })
+                }),
+            Some(r) if r.reference_id != -1 && reference_required => SliceBases::External,
+            _ => SliceBases::None,
+        };
+        let decoded = slice
+            .records(context.repository.clone(), header, &compression_header, &core, &blocks)
+            .map_err(fail)?;
+        for record in &decoded {
+            let bytes = encoder.encode(header, record).map_err(fail)?;
+            let tid = crate::record::RecordRef::new(bytes).ref_id();
+            let window = match &bases {
+                SliceBases::None => None,
+                SliceBases::Embedded(w) => Some(*w),
+                SliceBases::External => {
+                    let tid = usize::try_from(tid).ok();
+                    if let Some(tid) = tid
+                        && external.as_ref().is_none_or(|(t, _)| *t != tid)
+                        && let Some((name, _)) = header.reference_sequences().get_index(tid)
+                        && let Some(found) = context.repository.get(name)
+                    {
+                        external = Some((tid, found.map_err(fail)?));
+                    }
+                    external
+                        .as_ref()
+                        .filter(|(t, _)| Some(*t) == tid)
+                        .map(|(_, s)| ReferenceWindow { bases: (**s).as_ref(), start: 1 })
+                }
+            };
+            let at = batch.begin_record();
+            append_as_htslib(bytes, window, |rg| context.read_groups.contains(rg), &mut batch.data);
+            batch.end_record(at);
+        }
+    }
+    Ok(batch)
+}
+
+/// A reference found nowhere, carried through noodles' `io::Error` to keep its message whole.
+#[derive(Debug)]
+struct MissingReference(String);
+
+impl std::fmt::Display for MissingReference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MissingReference {}
+
+/// noodles' reference lookup, answered by mdsam's [`ReferenceFinder`].
+struct FinderAdapter(SharedFinder);
+
+impl fasta::repository::Adapter for FinderAdapter {
+    fn get(&mut self, name: &[u8]) -> Option<io::Result<fasta::Record>> {
+        Some(match self.0.find(name) {
+            Ok(bases) => {
+                let definition = fasta::record::Definition::new(name.to_vec(), None);
+                Ok(fasta::Record::new(definition, fasta::record::Sequence::from(bases)))
+            }
+            Err(why) => Err(io::Error::new(io::ErrorKind::NotFound, MissingReference(why))),
+        })
+    }
+}

@@ -1,0 +1,237 @@
+//! Where a CRAM's reference bases come from, in htslib's order (`cram_populate_ref`): the FASTA
+//! given with `-T`/`--reference` (its `.fai` beside it, plain or BGZF), then `REF_CACHE` and
+//! `REF_PATH` directory templates on the `@SQ`'s `M5`, then the `@SQ`'s `UR` when it names a local
+//! file. Never the network: the `http:`/`https:`/`ftp:` entries of `REF_PATH` are skipped.
+//! Embedded references never reach this module (the slice carries them).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::io::faidx::IndexedFasta;
+use crate::record::Header;
+use crate::record::header::line_field;
+
+/// The reference FASTA chosen on the command line (`-T`, `--reference`,
+/// `--input-fmt-option reference=`); one command runs per process, as with the deflate engine.
+static CHOSEN_FASTA: Mutex<Option<String>> = Mutex::new(None);
+
+/// Records the FASTA named on the command line for every CRAM this process reads.
+pub fn choose_reference(path: &str) {
+    if let Ok(mut chosen) = CHOSEN_FASTA.lock() {
+        *chosen = Some(path.to_string());
+    }
+}
+
+/// The FASTA chosen with [`choose_reference`], if any.
+pub fn chosen_reference() -> Option<String> {
+    CHOSEN_FASTA.lock().ok().and_then(|c| c.clone())
+}
+
+/// What the header says of one `@SQ`: enough to find its bases.
+#[derive(Clone, Debug, Default)]
+struct SequenceLine {
+    md5: Option<String>,
+    uri: Option<String>,
+}
+
+/// Finds reference sequences by `@SQ` name for one CRAM file; shared by the decoding threads.
+pub struct ReferenceFinder {
+    fasta_path: Option<String>,
+    /// Loaded on first use: a CRAM with embedded or no references never reads it.
+    fasta: OnceLock<Result<IndexedFasta, String>>,
+    lines: HashMap<Vec<u8>, SequenceLine>,
+    ref_path: Option<String>,
+    ref_cache: Option<String>,
+}
+
+impl ReferenceFinder {
+    /// A finder for the `@SQ` lines of `header`, with the chosen FASTA and the environment's
+    /// `REF_PATH` and `REF_CACHE`.
+    pub fn new(header: &Header, fasta_path: Option<String>) -> Self {
+        let mut lines = HashMap::new();
+        for line in header.lines().filter(|l| l.starts_with(b"@SQ\t")) {
+            let Some(name) = line_field(line, b"SN") else { continue };
+            let text = |key: &[u8; 2]| {
+                line_field(line, key).map(|v| String::from_utf8_lossy(v).into_owned())
+            };
+            lines.insert(name.to_vec(), SequenceLine { md5: text(b"M5"), uri: text(b"UR") });
+        }
+        ReferenceFinder {
+            fasta_path,
+            fasta: OnceLock::new(),
+            lines,
+            ref_path: std::env::var("REF_PATH").ok(),
+            ref_cache: std::env::var("REF_CACHE").ok(),
+        }
+    }
+
+    /// The bases of `name` in upper case (htslib compares and substitutes upper-case bases), or
+    /// the one-line reason none was found.
+    pub fn find(&self, name: &[u8]) -> Result<Vec<u8>, String> {
+        let line = self.lines.get(name).cloned().unwrap_or_default();
+        if let Some(bases) = self.in_chosen_fasta(name)? {
+            return Ok(upper(bases));
+        }
+        if let Some(md5) = line.md5.as_deref() {
+            let md5 = md5.to_ascii_lowercase();
+            for templates in [&self.ref_cache, &self.ref_path].into_iter().flatten() {
+                for path in expand_templates(templates, &md5) {
+                    if let Ok(bytes) = std::fs::read(&path) {
+                        return Ok(upper(raw_or_fasta(bytes)));
+                    }
+                }
+            }
+        }
+        if let Some(uri) = line.uri.as_deref() {
+            let path = uri.strip_prefix("file://").unwrap_or(uri);
+            if !is_url(path)
+                && std::path::Path::new(path).is_file()
+                && let Ok(fasta) = IndexedFasta::open(path)
+                && let Some(bases) = fasta.sequence(name)
+            {
+                return Ok(upper(bases));
+            }
+        }
+        Err(missing_reference(name, line.md5.as_deref()))
+    }
+
+    fn in_chosen_fasta(&self, name: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        let Some(path) = &self.fasta_path else { return Ok(None) };
+        let fasta = self.fasta.get_or_init(|| {
+            IndexedFasta::open(path).map_err(|e| e.lines().last().unwrap_or_default().to_string())
+        });
+        match fasta {
+            Ok(fasta) => Ok(fasta.sequence(name)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+/// The message for a reference found nowhere.
+fn missing_reference(name: &[u8], md5: Option<&str>) -> String {
+    let name = String::from_utf8_lossy(name);
+    format!(
+        "no reference sequence for @SQ SN:{name} (M5:{}): give its FASTA with -T/--reference or set REF_PATH",
+        md5.unwrap_or("none")
+    )
+}
+
+fn upper(mut bases: Vec<u8>) -> Vec<u8> {
+    bases.make_ascii_uppercase();
+    bases
+}
+
+fn is_url(s: &str) -> bool {
+    ["http:", "https:", "ftp:"].iter().any(|p| s.starts_with(p))
+}
+
+/// A `REF_PATH`/`REF_CACHE` file: bare bases (as `seq_cache_populate.pl` and htslib write them),
+/// or a FASTA whose first sequence is taken; whitespace is dropped either way.
+fn raw_or_fasta(bytes: Vec<u8>) -> Vec<u8> {
+    let body = if bytes.first() == Some(&b'>') {
+        let start = memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |i| i + 1);
+        let end = memchr::memchr(b'>', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        &bytes[start..end]
+    } else {
+        &bytes[..]
+    };
+    if body.iter().any(|b| b.is_ascii_whitespace()) {
+        body.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect()
+    } else if body.len() == bytes.len() {
+        bytes
+    } else {
+        body.to_vec()
+    }
+}
+
+/// The file names a `:`-separated list of templates gives for `md5`, as htslib's `expand_cache_path`:
+/// `%Ns` takes the next N characters of the checksum, `%s` the rest; an entry without `%s` gets
+/// `/%s` appended. URL entries are skipped (mdsam never reads references over the network).
+pub fn expand_templates(templates: &str, md5: &str) -> Vec<String> {
+    let mut entries: Vec<String> = Vec::new();
+    let mut parts = templates.split(':').peekable();
+    while let Some(part) = parts.next() {
+        if ["http", "https", "ftp"].contains(&part)
+            && parts.peek().is_some_and(|p| p.starts_with("//"))
+        {
+            parts.next();
+            continue;
+        }
+        if !part.is_empty() {
+            entries.push(part.to_string());
+        }
+    }
+    entries.into_iter().map(|t| expand_one(&t, md5)).collect()
+}
+
+fn expand_one(template: &str, md5: &str) -> String {
+    let template =
+        if template.contains("%s") { template.to_string() } else { format!("{template}/%s") };
+    let mut out = String::new();
+    let mut rest = md5;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut digits = String::new();
+        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+            digits.push(*d);
+            chars.next();
+        }
+        match chars.next() {
+            Some('s') => {
+                let n = digits.parse::<usize>().map_or(rest.len(), |n| n.min(rest.len()));
+                out.push_str(&rest[..n]);
+                rest = &rest[n..];
+            }
+            Some(other) => {
+                out.push('%');
+                out.push_str(&digits);
+                out.push(other);
+            }
+            None => out.push('%'),
+        }
+    }
+    out
+}
+
+/// Shared handle, as the decoding threads hold it.
+pub type SharedFinder = Arc<ReferenceFinder>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_expand_as_htslib() {
+        let md5 = "0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            expand_templates("/c/%2s/%2s/%s", md5),
+            vec!["/c/01/23/456789abcdef0123456789abcdef".to_string()]
+        );
+        assert_eq!(
+            expand_templates("/a:http://x.org/%s:/b/%s", md5),
+            vec![format!("/a/{md5}"), format!("/b/{md5}")]
+        );
+    }
+
+    #[test]
+    fn reference_files_may_be_bare_bases_or_fasta() {
+        assert_eq!(raw_or_fasta(b"ACGT".to_vec()), b"ACGT");
+        assert_eq!(raw_or_fasta(b">x y\nAC\nGT\n>z\nTT\n".to_vec()), b"ACGT");
+    }
+
+    #[test]
+    fn a_missing_reference_names_its_sq_and_m5() {
+        let header = Header::from_sam_text(b"@SQ\tSN:c1\tLN:4\tM5:abc\n".to_vec()).unwrap();
+        let finder = ReferenceFinder {
+            ref_path: Some("/nonexistent".into()),
+            ref_cache: None,
+            ..ReferenceFinder::new(&header, None)
+        };
+        let e = finder.find(b"c1").unwrap_err();
+        assert!(e.contains("@SQ SN:c1") && e.contains("M5:abc"), "{e}");
+    }
+}
