@@ -29,10 +29,11 @@ pub fn is_cram(path: &str) -> bool {
 /// noodles' indexer walks the containers; unplaced reads' start and span are htslib's (noodles
 /// writes 0 and 0): an unplaced slice's header values, 0 and 1 in a multi-reference slice.
 pub fn build_crai(path: &str) -> Result<Vec<u8>, String> {
-    let index = cram::fs::index(path).map_err(|e| e.to_string())?;
+    // mdsam's reader first: its errors say what is wrong as the other commands say it.
     let input = crate::io::input::Input::open(path).map_err(|e| e.to_string())?;
     let (mut reader, _) = super::Reader::new(input).map_err(|e| e.to_string())?;
     let unplaced = reader.unplaced_slice_spans().map_err(|e| e.to_string())?;
+    let index = cram::fs::index(path).map_err(|e| e.to_string())?;
     let mut text = String::new();
     for r in &index {
         let key = (r.offset(), r.landmark());
