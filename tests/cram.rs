@@ -206,3 +206,38 @@ fn missing_reference_and_truncation_are_one_line_errors() {
     assert!(errors[0].contains(text(&cut)) && errors[0].contains("truncated"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+fn gunzip(path: &Path) -> Vec<u8> {
+    let mut text = Vec::new();
+    let file = std::fs::File::open(path).unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(file), &mut text).unwrap();
+    text
+}
+
+/// `index` writes the `.crai` samtools writes; region queries through it (one region, several,
+/// `*`, `-M`) give the oracle's records.
+#[test]
+fn index_and_region_queries_match_the_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let Inputs { dir, bam, fasta } = inputs(&oracle, "cram_regions");
+    let cram = dir.join("in.cram");
+    oracle_ok(&oracle, &["view", "-C", "-T", text(&fasta), "-o", text(&cram), text(&bam)]);
+    let (ours, theirs) = (dir.join("ours.crai"), dir.join("in.cram.crai"));
+    run_ok(&mdsam_bin(), &["index", text(&cram), text(&ours)]);
+    oracle_ok(&oracle, &["index", text(&cram)]);
+    assert_eq!(String::from_utf8_lossy(&gunzip(&ours)), String::from_utf8_lossy(&gunzip(&theirs)));
+    let queries: [&[&str]; 4] = [
+        &["chr2:1000-50000"],
+        &["chr1:5000-9000", "chr3", "chr1:7000-20000"],
+        &["*"],
+        &["-M", "chr1:5000-9000", "chr1:7000-20000", "chr2"],
+    ];
+    for query in queries {
+        let mut args = vec!["view", "--no-PG", "-T", text(&fasta), text(&cram)];
+        args.extend_from_slice(query);
+        let want = oracle_ok(&oracle, &args).stdout;
+        let got = run_ok(&mdsam_bin(), &args).stdout;
+        assert!(!want.is_empty(), "{query:?}: oracle found nothing");
+        assert_same_sam(&got, &want, &format!("{query:?}"));
+    }
+}

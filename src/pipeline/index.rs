@@ -97,6 +97,16 @@ pub fn names_an_index(path: &str) -> bool {
 pub fn run(opts: IndexOptions) -> Result<(), Error> {
     super::threads::pool(opts.threads).install(|| {
         for input in &opts.inputs {
+            if crate::io::cram::index::is_cram(input) {
+                let bytes = crate::io::cram::index::build_crai(input).map_err(|why| {
+                    Error::Message(format!("failed to create index for \"{input}\": {why}"))
+                })?;
+                let out = opts.output.clone().unwrap_or_else(|| format!("{input}.crai"));
+                crate::io::output::write_file(&out, &bytes).map_err(|_| {
+                    Error::Message(format!("failed to create or write index \"{out}\""))
+                })?;
+                continue;
+            }
             let bytes = build(input, opts.csi_min_shift, opts.threads)?;
             let out = opts.output.clone().unwrap_or_else(|| {
                 format!(

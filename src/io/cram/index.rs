@@ -4,6 +4,8 @@
 
 use std::io::Read;
 
+use noodles_cram as cram;
+
 /// One `.crai` line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CraiEntry {
@@ -14,6 +16,48 @@ pub struct CraiEntry {
     pub span: i64,
     /// Byte offset of the slice's container in the CRAM file.
     pub container_offset: u64,
+}
+
+/// Whether the file at `path` starts with CRAM's magic.
+pub fn is_cram(path: &str) -> bool {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && &magic == b"CRAM"
+}
+
+/// The `.crai` of the CRAM at `path`, gzip-compressed: one line a slice, as samtools writes it.
+/// noodles' indexer walks the containers; unplaced reads' start and span are htslib's (noodles
+/// writes 0 and 0): an unplaced slice's header values, 0 and 1 in a multi-reference slice.
+pub fn build_crai(path: &str) -> Result<Vec<u8>, String> {
+    // mdsam's reader first: its errors say what is wrong as the other commands say it.
+    let input = crate::io::input::Input::open(path).map_err(|e| e.to_string())?;
+    let (mut reader, _) = super::Reader::new(input).map_err(|e| e.to_string())?;
+    let unplaced = reader.unplaced_slice_spans().map_err(|e| e.to_string())?;
+    let index = cram::fs::index(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    for r in &index {
+        let key = (r.offset(), r.landmark());
+        let (reference, start, span) = match r.reference_sequence_id() {
+            Some(id) => (
+                id as i64,
+                r.alignment_start().map_or(0, usize::from) as i64,
+                r.alignment_span() as i64,
+            ),
+            None => {
+                let (start, span) = unplaced.get(&key).copied().unwrap_or((0, 0));
+                (-1, start, span)
+            }
+        };
+        text.push_str(&format!(
+            "{reference}\t{start}\t{span}\t{}\t{}\t{}\n",
+            r.offset(),
+            r.landmark(),
+            r.slice_length()
+        ));
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, text.as_bytes()).map_err(|e| e.to_string())?;
+    gz.finish().map_err(|e| e.to_string())
 }
 
 /// Reads a `.crai` file (gzip-compressed or plain text).

@@ -87,6 +87,9 @@ pub struct Reader {
     done: bool,
 }
 
+/// Start and span of the unplaced reads of a slice, by container offset and slice landmark.
+pub type UnplacedSpans = std::collections::HashMap<(u64, u64), (i64, i64)>;
+
 /// The warning htslib gives for a CRAM without its end-of-file container.
 pub const EOF_MARKER_ABSENT: &str =
     "[W::cram_check_EOF] EOF marker is absent. The input is probably truncated";
@@ -143,6 +146,42 @@ impl Reader {
     /// Bytes of the file consumed so far.
     pub fn position(&self) -> u64 {
         self.inner.as_ref().map_or(0, |r| r.get_ref().input.position())
+    }
+
+    /// For each slice that may hold unplaced reads, keyed by its container's offset and its
+    /// landmark: the start and span htslib's index gives them (read without decoding records).
+    pub fn unplaced_slice_spans(&mut self) -> Result<UnplacedSpans, CramError> {
+        let mut spans = UnplacedSpans::new();
+        let Some(inner) = self.inner.as_mut() else { return Ok(spans) };
+        loop {
+            let number = self.containers_read;
+            if inner.get_mut().at_end().map_err(|e| container_error(number, &e))? {
+                return Ok(spans);
+            }
+            let offset = inner.get_ref().input.position();
+            let mut container = Container::default();
+            inner.get_mut().capture = Some(Vec::new());
+            let read = inner.read_container(&mut container);
+            let body = inner.get_mut().capture.take().unwrap_or_default();
+            let len = match read {
+                Ok(0) => return Ok(spans),
+                Ok(len) => len,
+                Err(e) => return Err(container_error(number, &e)),
+            };
+            self.containers_read += 1;
+            let body = &body[body.len().saturating_sub(len)..];
+            for &landmark in container.header().landmarks() {
+                let slice = body.get(landmark..).and_then(layout::slice_reference);
+                let span = match slice {
+                    Some(s) if s.reference_id == -1 => (s.alignment_start, s.alignment_span),
+                    // htslib indexes a multi-reference slice from its records: the unplaced ones
+                    // (position 0, ending at 0) span 0..=0, written as start 0, span 1.
+                    Some(s) if s.reference_id == -2 => (0, 1),
+                    _ => continue,
+                };
+                spans.insert((offset, landmark as u64), span);
+            }
+        }
     }
 
     /// The records of the one container at byte `offset` (from a `.crai`); `None` when the file
