@@ -24,6 +24,13 @@ fixed="$out/cmp-$pairs.fixed.bam"
 [ -s "$fixed" ] || "$samtools" fixmate -m "$named" "$fixed"
 sorted="$out/cmp-$pairs.sorted.bam"
 [ -s "$sorted" ] || "$samtools" sort -@ "$threads" -o "$sorted" "$fixed"
+fasta="$out/cmp-$pairs.fa"
+# The simulator's reference depends on its seed only: one pair writes the same FASTA.
+[ -s "$fasta" ] || "$mdsam" simulate -n 1 --fasta "$fasta" -o /dev/null
+[ -s "$fasta.fai" ] || "$samtools" faidx "$fasta"
+# CRAM 3.0 on both sides: Debian's samtools 1.16 writes 3.0 by default, mdsam (as 1.24) 3.1.
+cram="$out/cmp-$pairs.sorted.cram"
+[ -s "$cram" ] || "$samtools" view -C -O cram,version=3.0 -T "$fasta" -o "$cram" "$sorted"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -68,6 +75,14 @@ case_ "merge" merge -f -@ "$threads" -o OUT "$sorted" "$sorted"
 case_ "checksum" checksum -@ "$threads" "$bam"
 # stats on coordinate-sorted input: the coverage and GC-depth sections are filled in.
 case_ "stats" stats -@ "$threads" "$sorted"
+case_ "view BAM->CRAM" view -O cram,version=3.0 -T "$fasta" -@ "$threads" -o "$tmp/out.cram" "$sorted"
+case_ "view CRAM->BAM" view -b -T "$fasta" -@ "$threads" -o OUT "$cram"
+case_ "view -c CRAM" view -c -T "$fasta" -@ "$threads" "$cram"
+echo "case,tool,bytes" > "$out/compare-sizes.csv"
+for tool in "$samtools" "$mdsam"; do
+  "$tool" view -O cram,version=3.0 -T "$fasta" -@ "$threads" -o "$tmp/size.cram" "$sorted"
+  echo "BAM->CRAM size,$(basename "$tool"),$(stat -c %s "$tmp/size.cram")" >> "$out/compare-sizes.csv"
+done
 if command -v sambamba > /dev/null; then
   for _ in $(seq "$repeats"); do
     echo "sort,sambamba,$(wall sambamba sort -t "$((threads + 1))" -o "$tmp/s.bam" "$fixed")" >> "$csv"

@@ -56,6 +56,12 @@ const CLI_ALLOWED: &[(&str, &str, &str)] = &[
         "crate::io::cram::choose_reference",
         "the reference choice is an option value",
     ),
+    // `version=`, `seqs_per_slice=` in the output format options set CRAM output's layout.
+    (
+        "src/cli/global.rs",
+        "crate::io::cram::writer::apply_output_option",
+        "the CRAM output options are option values",
+    ),
     // `mdsam man DIR` writes the man pages it generates from the usage texts; it reads nothing.
     ("src/cli/manpage.rs", "crate::io::output::write_file", "writes generated man pages"),
 ];

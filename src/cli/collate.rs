@@ -107,6 +107,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
             None | Some(OutputFormat::Bam) => (format!("{prefix}.bam"), OutputFormat::Bam),
             Some(OutputFormat::Sam) => (format!("{prefix}.sam"), OutputFormat::Sam),
             Some(OutputFormat::SamGz) => (format!("{prefix}.sam.gz"), OutputFormat::SamGz),
+            Some(OutputFormat::Cram) => (format!("{prefix}.cram"), OutputFormat::Cram),
         }
     };
     Ok(CollateOptions {

@@ -189,7 +189,7 @@ pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Opt
         "sam" => OutputFormat::Sam,
         "bam" => OutputFormat::Bam,
         "sam.gz" => OutputFormat::SamGz,
-        "cram" => return Err(Error::Message("CRAM is not supported by mdsam".into())),
+        "cram" => OutputFormat::Cram,
         _ => return Err(Error::Usage(format!("unknown output format \"{fmt}\""))),
     };
     let mut level = None;
@@ -214,11 +214,13 @@ pub fn parse_fmt_option_deflate(opt: &str) -> Option<Engine> {
 
 /// `deflate=ENGINE` in `-O` or `--output-fmt-option`: selects the deflate engine of every BGZF
 /// writer in this process (one command a process; the level goes its own way through the
-/// commands' options). Other options are left alone.
+/// commands' options). CRAM's options (`version=`, `seqs_per_slice=`, ...) are recorded for a
+/// CRAM output the same way. Other options are left alone.
 pub fn apply_fmt_option_deflate(opt: &str) {
     if let Some(engine) = parse_fmt_option_deflate(opt) {
         crate::io::bgzf::codec::choose_deflate(engine);
     }
+    crate::io::cram::writer::apply_output_option(opt);
 }
 
 /// Removes mdsam's `--profile FILE` (or `--profile=FILE`) from a command's arguments, before

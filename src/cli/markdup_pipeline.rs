@@ -14,7 +14,6 @@ use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
-use crate::io::format::OutputFormat;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::pipeline::markdup_pipeline::PipelineOptions;
 use crate::pipeline::sink::index_request;
@@ -142,7 +141,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
     markdup.command = whole.clone();
     markdup.pg = None;
     let index = match index {
-        Some(_) if markdup.format != OutputFormat::Bam => {
+        Some(_) if !markdup.format.takes_bam_records() => {
             eprintln!("[markdup-pipeline] Ignoring --write-index: indexes are built for BAM only");
             None
         }

@@ -205,6 +205,8 @@ struct ViewArgs {
     filter: Filter,
     edit: RecordEdit,
     out_bam: bool,
+    /// `-C`: CRAM (the later of `-b` and `-C` wins, as samtools' `out_format`).
+    out_cram: bool,
     /// -O and --output-fmt-option as every command parses them; -1 and -u set the level too.
     out_fmt: OutputChoice,
     header: HeaderMode,
@@ -251,8 +253,14 @@ impl ViewArgs {
     fn take(&mut self, key: &str, v: &str) -> Result<(), Error> {
         let flag = |v: &str| parse_flags(v).map_err(Error::Message);
         match key {
-            "b" => self.out_bam = true,
-            "C" => return Err(Error::Message("CRAM is not supported by mdsam".into())),
+            "b" => {
+                self.out_bam = true;
+                self.out_cram = false;
+            }
+            "C" => {
+                self.out_cram = true;
+                self.out_bam = false;
+            }
             "1" => self.out_fmt.level = Some(1),
             "u" => self.out_fmt.level = Some(0),
             "h" => self.header = HeaderMode::With,
@@ -263,7 +271,13 @@ impl ViewArgs {
             "U" => self.unselected = Some(v.to_string()),
             "p" => self.unmap = true,
             "P" => self.fetch_pairs = true,
-            "t" => self.fai = Some(v.to_string()),
+            "t" => {
+                // htslib also takes the FASTA beside a `.fai` as a CRAM's reference.
+                if self.reference.is_none() {
+                    global::choose_reference(v.strip_suffix(".fai").unwrap_or(v));
+                }
+                self.fai = Some(v.to_string());
+            }
             "T" => {
                 global::choose_reference(v);
                 self.reference = Some(v.to_string());
@@ -366,7 +380,9 @@ impl ViewArgs {
     /// The output format: `-O`, else `-b`, else the output's extension, else BAM when a
     /// compression level was given, else SAM.
     fn format(&self) -> OutputFormat {
-        self.out_fmt.explicit.unwrap_or(if self.out_bam {
+        self.out_fmt.explicit.unwrap_or(if self.out_cram {
+            OutputFormat::Cram
+        } else if self.out_bam {
             OutputFormat::Bam
         } else if let Some(e) = OutputFormat::from_path(&self.output) {
             e

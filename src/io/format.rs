@@ -6,15 +6,25 @@ pub enum OutputFormat {
     /// BGZF-compressed SAM (`.sam.gz`).
     SamGz,
     Bam,
+    /// CRAM 3.0/3.1, encoded from BAM records ([`crate::io::cram::writer`]).
+    Cram,
 }
 
 impl OutputFormat {
-    /// `"sam"` or `"bam"` as a profile names the output format (bgzipped SAM is SAM text).
+    /// `"sam"`, `"bam"` or `"cram"` as a profile names the output format (bgzipped SAM is SAM
+    /// text).
     pub fn name(self) -> &'static str {
         match self {
             OutputFormat::Bam => "bam",
+            OutputFormat::Cram => "cram",
             OutputFormat::Sam | OutputFormat::SamGz => "sam",
         }
+    }
+
+    /// Whether commands hand this format framed BAM records (BAM, and CRAM, which is encoded
+    /// from them) rather than SAM text.
+    pub fn takes_bam_records(self) -> bool {
+        matches!(self, OutputFormat::Bam | OutputFormat::Cram)
     }
 
     /// The format a file name implies, as htslib's extension mapping (`None` when unknown).
@@ -22,6 +32,8 @@ impl OutputFormat {
         let lower = path.to_ascii_lowercase();
         if lower.ends_with(".bam") {
             Some(OutputFormat::Bam)
+        } else if lower.ends_with(".cram") {
+            Some(OutputFormat::Cram)
         } else if lower.ends_with(".sam.gz") {
             Some(OutputFormat::SamGz)
         } else if lower.ends_with(".sam") {

@@ -110,9 +110,6 @@ fn open_input(inputs: &[String], index: usize) -> Result<RawBam, Error> {
     let sniffed = open::sniff(&mut input).map_err(|e| Error::io(path.as_str(), e))?;
     match (sniffed, index) {
         (Sniffed::Bgzf { bam: true }, _) => {}
-        (Sniffed::Cram, 0) => {
-            return Err(Error::file(path.as_str(), "CRAM is not supported by mdsam"));
-        }
         (Sniffed::GzipBam | Sniffed::RawBam, _) => {
             return Err(Error::file(
                 path.as_str(),
@@ -207,6 +204,11 @@ pub fn run(opts: CatOptions) -> Result<(), Error> {
     let (inputs, given_header, bad_list) = gather_inputs(&opts)?;
     if inputs.is_empty() {
         return Err(Error::ShowUsage(None));
+    }
+    if super::cat_cram::is_cram(&inputs[0]) {
+        let pg = opts.pg.as_deref();
+        super::cat_cram::run(&inputs, given_header, &opts.output, &opts.cram_only, pg)?;
+        return if bad_list { Err(Error::Failed) } else { Ok(()) };
     }
     let (mut opened, mut header) = open_all(&inputs, given_header)?;
     let (mut out, guard) = create_output(&opts.output)?;

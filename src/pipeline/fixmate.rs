@@ -41,7 +41,7 @@ pub fn sort_order(header: &Header) -> Option<Vec<u8>> {
 }
 
 pub fn encode(out: &mut Encoded, bytes: &[u8], header: &Header, format: OutputFormat) {
-    if format == OutputFormat::Bam {
+    if format.takes_bam_records() {
         let at = out.begin_record();
         out.data.extend_from_slice(bytes);
         out.end_record(at);
@@ -57,7 +57,7 @@ fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> 
     let bytes: usize = recs.iter().map(|r| r.bytes().len() + 64).sum();
     // Sized up front (tags are added; SAM text is about twice the binary), in a recycled buffer.
     out.data = crate::io::recycle::take(match opts.format {
-        OutputFormat::Bam => bytes,
+        OutputFormat::Bam | OutputFormat::Cram => bytes,
         OutputFormat::Sam | OutputFormat::SamGz => 2 * bytes,
     });
     out.ends.reserve(recs.len());

@@ -393,7 +393,7 @@ fn merge_into(
 ) -> Result<(), Error> {
     let n_refs = header.refs().len();
     let libraries = keys::library_lookup(header.lines());
-    let bam = sink.format() == OutputFormat::Bam;
+    let bam = sink.format().takes_bam_records();
     let mut out = Encoded::default();
     let cmp = |inputs: &[MergeInput], a: usize, b: usize| {
         let (x, y) = (&inputs[a], &inputs[b]);

@@ -2,6 +2,7 @@
 //! running the command inside it.
 
 pub mod cat;
+pub mod cat_cram;
 pub mod checked_open;
 pub mod checksum;
 pub mod collate;

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::io::background::BackgroundWriter;
 use crate::io::format::OutputFormat;
 use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
-use crate::io::{bam, bgzf, output};
+use crate::io::{bam, bgzf, cram, output};
 use crate::record::{Header, RecordRef};
 
 /// A run of encoded units (SAM lines or framed BAM records) back to back.
@@ -25,7 +25,7 @@ impl Encoded {
     /// An empty run with room for `records` records of `bytes` raw BAM bytes in `format`, in a
     /// recycled buffer (growing by doubling copied the whole output once more).
     pub fn sized_for(bytes: usize, records: usize, format: OutputFormat) -> Encoded {
-        let room = if format == OutputFormat::Bam { bytes + 16 * records } else { 2 * bytes };
+        let room = if format.takes_bam_records() { bytes + 16 * records } else { 2 * bytes };
         let mut out = Encoded { data: crate::io::recycle::take(room), ends: Vec::new() };
         out.ends.reserve(records);
         out
@@ -54,6 +54,7 @@ enum Kind {
     Text(BackgroundWriter),
     Bgzf(bgzf::Writer),
     Bam(bam::Writer),
+    Cram(cram::writer::Writer),
 }
 
 pub struct RecordSink {
@@ -62,6 +63,8 @@ pub struct RecordSink {
     file: Option<output::OutputFile>,
     format: OutputFormat,
     index: Option<PendingIndex>,
+    /// `--write-index` of a CRAM output: the `.crai` is built from the finished file.
+    crai: Option<String>,
 }
 
 /// `--write-index`: where the index goes and what it needs of each record written so far.
@@ -143,6 +146,11 @@ impl RecordSink {
                 }
                 Kind::Bgzf(b)
             }
+            OutputFormat::Cram => {
+                Kind::Cram(cram::writer::Writer::new(w, header, path).map_err(|e| {
+                    Error::Message(format!("failed to write the CRAM header of \"{path}\": {e}"))
+                })?)
+            }
             OutputFormat::Sam => {
                 let mut w = BackgroundWriter::new(w);
                 if write_header {
@@ -151,7 +159,8 @@ impl RecordSink {
                 Kind::Text(w)
             }
         };
-        Ok(RecordSink { path: path.to_string(), kind: Some(kind), file, format, index: None })
+        let path = path.to_string();
+        Ok(RecordSink { path, kind: Some(kind), file, format, index: None, crai: None })
     }
 
     /// Builds an index of the BAM output while writing (`--write-index`): BAI when `bai`, else CSI
@@ -162,6 +171,17 @@ impl RecordSink {
         bai: bool,
         header: &Header,
     ) -> Result<(), Error> {
+        if let Some(Kind::Cram(_)) = self.kind {
+            // htslib names a CRAM's index `.crai`, whatever `--write-index` would give BAM.
+            let default = format!("{}.csi", self.path);
+            let path = if index_path == default {
+                format!("{}.crai", self.path)
+            } else {
+                index_path.to_string()
+            };
+            self.crai = Some(path);
+            return Ok(());
+        }
         let Some(Kind::Bam(w)) = self.kind.as_mut() else {
             return Err(Error::Message(format!(
                 "failed to open index \"{index_path}\" for writing: indexes are built for BAM output only"
@@ -193,6 +213,7 @@ impl RecordSink {
         match self.kind.as_mut() {
             Some(Kind::Text(w)) => w.write_all(&enc.data).map_err(io),
             Some(Kind::Bgzf(b)) => b.write_units(&units_of(enc)).map_err(io),
+            Some(Kind::Cram(c)) => c.write_framed(&units_of(enc)).map_err(io),
             Some(Kind::Bam(b)) => {
                 if let Some(ix) = self.index.as_mut() {
                     let mut start = 0usize;
@@ -224,6 +245,9 @@ impl RecordSink {
     /// deflating BGZF blocks in parallel.
     pub fn write_framed(&mut self, framed: &[&[u8]]) -> Result<(), Error> {
         let path = &self.path;
+        if let Some(Kind::Cram(c)) = self.kind.as_mut() {
+            return c.write_framed(framed).map_err(|e| write_error(path, e));
+        }
         let Some(Kind::Bam(b)) = self.kind.as_mut() else {
             return Err(Error::Message("internal: framed records need BAM output".into()));
         };
@@ -254,6 +278,7 @@ impl RecordSink {
         let mut w = match self.kind.take() {
             Some(Kind::Text(w)) => Box::new(w),
             Some(Kind::Bgzf(b)) => b.finish().map_err(io)?,
+            Some(Kind::Cram(c)) => c.finish().map_err(io)?,
             Some(Kind::Bam(b)) => match self.index.take() {
                 None => b.finish().map_err(io)?,
                 Some(ix) => {
@@ -268,6 +293,11 @@ impl RecordSink {
         drop(w);
         if let Some(f) = self.file.take() {
             f.commit().map_err(io)?;
+        }
+        if let Some(crai) = self.crai.take() {
+            let bytes = cram::index::build_crai(&path)
+                .map_err(|e| Error::Message(format!("failed to build index \"{crai}\": {e}")))?;
+            index_bytes = Some((crai, bytes));
         }
         if let Some((path, bytes)) = index_bytes {
             let (mut w, file) = output::create(&path).map_err(|e| {

@@ -391,7 +391,7 @@ pub fn write_in_order(
     sink: &mut RecordSink,
 ) -> Result<(), Error> {
     let format = sink.format();
-    if format == OutputFormat::Bam {
+    if format.takes_bam_records() {
         let framed: Vec<&[u8]> = store
             .order
             .par_iter()
@@ -412,7 +412,7 @@ pub fn write_in_order(
                     .sum();
                 let mut out = Encoded::sized_for(bytes, chunk.len(), format);
                 for &h in chunk {
-                    if format == OutputFormat::Bam {
+                    if format.takes_bam_records() {
                         out.data.extend_from_slice(
                             store.batches[h.batch as usize].framed(h.record as usize),
                         );

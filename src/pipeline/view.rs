@@ -94,12 +94,12 @@ fn encode(
     edit: Option<&RecordEdit>,
 ) {
     match (format, edit) {
-        (OutputFormat::Bam, None) => {
+        (OutputFormat::Bam | OutputFormat::Cram, None) => {
             let at = out.begin_record();
             out.data.extend_from_slice(r.bytes());
             out.end_record(at);
         }
-        (OutputFormat::Bam, Some(e)) => {
+        (OutputFormat::Bam | OutputFormat::Cram, Some(e)) => {
             let at = out.begin_record();
             e.apply(r, &mut out.data);
             out.end_record(at);
@@ -137,7 +137,7 @@ impl Plan<'_> {
             // Sized up front from a recycled buffer (see `io::recycle`): growing by doubling
             // copied the output again and took fresh pages each time.
             let bytes = batch.bytes_of(range.clone());
-            let room = if f == OutputFormat::Bam { bytes } else { 2 * bytes + 64 * range.len() };
+            let room = if f.takes_bam_records() { bytes } else { 2 * bytes + 64 * range.len() };
             out.main.data = crate::io::recycle::take(room);
         }
         let edit = self.opts.edit.is_active().then_some(&self.opts.edit);
@@ -267,7 +267,7 @@ struct Outputs {
 impl Outputs {
     /// Opens the output and the `-U` output and writes their headers.
     fn open(opts: &ViewOptions, header: &Header) -> Result<Outputs, Error> {
-        let write_header = opts.header == HeaderMode::With || opts.format == OutputFormat::Bam;
+        let write_header = opts.header == HeaderMode::With || opts.format.takes_bam_records();
         let main = if opts.count {
             None
         } else {
@@ -293,7 +293,7 @@ impl Outputs {
                     opts.level,
                     opts.threads,
                     header,
-                    write_header || f == OutputFormat::Bam,
+                    write_header || f.takes_bam_records(),
                 )?)
             }
             _ => None,
@@ -449,7 +449,7 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         header: &header,
         main_format: outputs.main.as_ref().map(RecordSink::format),
         unselected_format: outputs.unselected.as_ref().map(RecordSink::format),
-        passthrough: outputs.main.as_ref().is_some_and(|s| s.format() == OutputFormat::Bam)
+        passthrough: outputs.main.as_ref().is_some_and(|s| s.format().takes_bam_records())
             && !opts.edit.is_active()
             && !opts.remove_back
             && !opts.unmap_rejected,

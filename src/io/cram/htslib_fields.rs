@@ -8,7 +8,7 @@
 //! - An unmapped read's mapping quality is 0 (noodles leaves it missing, 255).
 
 use crate::record::RecordRef;
-use crate::record::aux::RawFields;
+use crate::record::aux::{AuxField, RawFields};
 use crate::record::layout::MAPQ;
 
 /// Reference bases for a slice: `bases[0]` is 1-based position `start`.
@@ -20,7 +20,7 @@ pub struct ReferenceWindow<'a> {
 
 impl ReferenceWindow<'_> {
     /// The upper-case base at 0-based position `pos`; `N` outside the window, as htslib.
-    fn base(&self, pos: i64) -> u8 {
+    pub fn base(&self, pos: i64) -> u8 {
         usize::try_from(pos + 1 - self.start)
             .ok()
             .and_then(|i| self.bases.get(i))
@@ -82,6 +82,38 @@ pub fn append_as_htslib(
     if let Some(rg) = trailing_rg {
         out.extend_from_slice(rg);
     }
+}
+
+/// `record` (a raw BAM record, no `block_size`) as htslib's CRAM encoder stores it
+/// (`cram_encode_aux`): a mapped read's `MD` and `NM` are left out when they equal what the
+/// decoder will generate from `reference` (`MD` compared ignoring case), so that decoding puts
+/// them back where htslib puts them. Appends the record to `out` and returns true when a tag was
+/// left out; otherwise appends nothing and returns false.
+pub fn strip_regenerable(record: &[u8], reference: ReferenceWindow<'_>, out: &mut Vec<u8>) -> bool {
+    let view = RecordRef::new(record);
+    if view.flag() & BAM_FUNMAP != 0 || view.ref_id() < 0 || view.l_seq() == 0 {
+        return false;
+    }
+    let fields: Vec<&[u8]> = RawFields::new(view.aux_bytes()).collect();
+    if !fields.iter().any(|f| f.starts_with(b"MDZ") || f.starts_with(b"NM")) {
+        return false;
+    }
+    let (md, nm) = md_and_nm(&view, reference);
+    let regenerable = |f: &[u8]| {
+        if f.starts_with(b"MDZ") {
+            f[3..f.len() - 1].eq_ignore_ascii_case(&md)
+        } else {
+            f.starts_with(b"NM") && AuxField::from_raw(f).int() == Some(i64::from(nm))
+        }
+    };
+    if !fields.iter().any(|f| regenerable(f)) {
+        return false;
+    }
+    out.extend_from_slice(&record[..view.aux_offset()]);
+    for field in fields.into_iter().filter(|f| !regenerable(f)) {
+        out.extend_from_slice(field);
+    }
+    true
 }
 
 /// `NM` in the smallest unsigned type, as htslib writes it.

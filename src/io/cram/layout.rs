@@ -3,6 +3,8 @@
 //! its reference span and embedded-reference block. htslib's reference for a slice, `s->ref`,
 //! decides whether MD and NM are generated; mdsam needs the same answer and the same bases.
 
+use super::varint::Cursor;
+
 /// What a slice's header says about its reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SliceReference {
@@ -14,80 +16,13 @@ pub struct SliceReference {
     pub embedded_block: i32,
 }
 
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl Cursor<'_> {
-    fn byte(&mut self) -> Option<u8> {
-        let b = *self.bytes.get(self.at)?;
-        self.at += 1;
-        Some(b)
-    }
-
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let s = self.bytes.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(s)
-    }
-
-    /// ITF-8 (CRAM §2.3).
-    fn itf8(&mut self) -> Option<i32> {
-        let first = self.byte()?;
-        let extra = first.leading_ones().min(4);
-        let b0 = u32::from(first);
-        let mut v = match extra {
-            0 => return Some(b0 as i32),
-            1 => b0 & 0x3f,
-            2 => b0 & 0x1f,
-            3 => b0 & 0x0f,
-            _ => b0 & 0x0f,
-        };
-        for i in 0..extra {
-            let b = u32::from(self.byte()?);
-            v = if i == 3 { (v << 4) | (b & 0x0f) } else { (v << 8) | b };
-        }
-        Some(v as i32)
-    }
-
-    /// LTF-8 (CRAM §2.3): as ITF-8, up to 9 bytes; only skipped here.
-    fn ltf8(&mut self) -> Option<()> {
-        let b0 = self.byte()?;
-        let extra = b0.leading_ones().min(8) as usize;
-        self.take(extra).map(|_| ())
-    }
-
-    /// One block (CRAM 3.x §8.1): its content id and decompressed data (raw or gzip only;
-    /// `None` for any other method).
-    fn block(&mut self) -> Option<(i32, Vec<u8>)> {
-        let method = self.byte()?;
-        let _content_type = self.byte()?;
-        let content_id = self.itf8()?;
-        let compressed = usize::try_from(self.itf8()?).ok()?;
-        let _raw = self.itf8()?;
-        let data = self.take(compressed)?;
-        let data = match method {
-            0 => data.to_vec(),
-            1 => {
-                let mut out = Vec::new();
-                std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(data), &mut out)
-                    .ok()?;
-                out
-            }
-            _ => return None,
-        };
-        Some((content_id, data))
-    }
-}
-
 /// The `RR` flag of a container's compression header (`compression` = the container's bytes
 /// before its first slice). Absent means true (§8.4); an unreadable header is taken as true too,
 /// the safe side for MD/NM (noodles has read it already and would have failed on a bad one).
 pub fn reference_required(compression: &[u8]) -> bool {
     fn parse(bytes: &[u8]) -> Option<bool> {
-        let (_, data) = Cursor { bytes, at: 0 }.block()?;
-        let mut map = Cursor { bytes: &data, at: 0 };
+        let (_, data) = Cursor::new(bytes).block()?;
+        let mut map = Cursor::new(&data);
         let _size = map.itf8()?;
         let entries = map.itf8()?;
         for _ in 0..entries {
@@ -114,8 +49,8 @@ pub fn reference_required(compression: &[u8]) -> bool {
 
 /// The reference fields of a slice header (`slice` = the slice's bytes, header block first).
 pub fn slice_reference(slice: &[u8]) -> Option<SliceReference> {
-    let (_, data) = Cursor { bytes: slice, at: 0 }.block()?;
-    let mut h = Cursor { bytes: &data, at: 0 };
+    let (_, data) = Cursor::new(slice).block()?;
+    let mut h = Cursor::new(&data);
     let reference_id = h.itf8()?;
     let alignment_start = i64::from(h.itf8()?);
     let alignment_span = i64::from(h.itf8()?);
@@ -133,17 +68,6 @@ pub fn slice_reference(slice: &[u8]) -> Option<SliceReference> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn itf8_decodes_every_width() {
-        let read = |b: &[u8]| Cursor { bytes: b, at: 0 }.itf8();
-        assert_eq!(read(&[0x7f]), Some(127));
-        assert_eq!(read(&[0x80, 0xff]), Some(255));
-        assert_eq!(read(&[0xc0, 0x40, 0x00]), Some(0x4000));
-        assert_eq!(read(&[0xe0, 0x10, 0x00, 0x00]), Some(0x0010_0000));
-        assert_eq!(read(&[0xff, 0xff, 0xff, 0xff, 0x0f]), Some(-1));
-        assert_eq!(read(&[0xc0]), None);
-    }
 
     #[test]
     fn slice_header_gives_reference_fields() {

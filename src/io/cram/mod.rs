@@ -6,14 +6,22 @@
 //! - [`convert`]: noodles' records and header ⇄ mdsam's;
 //! - [`htslib_fields`]: what htslib's decoder adds (MD, NM) or drops (cF) beyond the stored data;
 //! - [`layout`]: the container fields noodles keeps private;
-//! - [`index`]: `.crai` files, for region queries.
+//! - [`index`]: `.crai` files, for region queries;
+//! - [`writer`]: CRAM output, containers encoded in parallel; [`file_header`]: its header.
 
+pub mod container_out;
 pub mod convert;
+pub mod file_header;
+pub mod guard;
 pub mod htslib_fields;
 pub mod index;
 pub mod layout;
+pub mod rans;
 pub mod reader;
+pub mod records_out;
 pub mod reference;
+pub mod varint;
+pub mod writer;
 
 pub use reader::{CramError, Reader};
 pub use reference::choose_reference;

@@ -2,11 +2,9 @@
 //! the input, then decoded side by side on the rayon pool (a container's slices depend on nothing
 //! but the container and the reference), each into its own [`Batch`], kept in file order.
 
-use std::cell::Cell;
 use std::collections::HashSet;
 use std::io::{self, Read};
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use noodles_cram as cram;
 use noodles_cram::io::reader::Container;
@@ -17,7 +15,7 @@ use rayon::prelude::*;
 use super::convert::{RecordEncoder, decoding_header};
 use super::htslib_fields::{ReferenceWindow, append_as_htslib};
 use super::layout;
-use super::reference::{ReferenceFinder, SharedFinder, chosen_reference};
+use super::reference::{MissingReference, ReferenceFinder, chosen_reference, repository};
 use crate::io::cram_header;
 use crate::io::input::Input;
 use crate::record::{Batch, Header};
@@ -104,7 +102,7 @@ impl Reader {
         let text = read_header_text(&mut inner)?;
         let header = Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
         let finder = Arc::new(ReferenceFinder::new(&header, chosen_reference()));
-        let repository = fasta::Repository::new(FinderAdapter(finder));
+        let repository = repository(finder);
         let decoding = decoding_header(&header);
         let read_groups = decoding.read_groups().keys().map(|id| id.to_vec()).collect();
         let reader = Reader {
@@ -284,25 +282,6 @@ fn read_header_text(inner: &mut cram::io::Reader<InputRead>) -> Result<Vec<u8>, 
     Ok(text)
 }
 
-thread_local! {
-    /// Set while this thread decodes a container: a panic inside noodles is then reported as a
-    /// bad container, not printed as a Rust panic.
-    static DECODING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Installs, once, a panic hook that stays quiet for panics inside container decoding.
-fn quiet_decoding_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !DECODING.with(Cell::get) {
-                previous(info);
-            }
-        }));
-    });
-}
-
 /// What every container's decoding shares.
 struct DecodeContext<'a> {
     header: &'a sam::Header,
@@ -312,11 +291,7 @@ struct DecodeContext<'a> {
 
 /// [`decode_container`], with noodles' panics on malformed input turned into errors.
 fn decode_guarded(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<Batch, CramError> {
-    quiet_decoding_panics();
-    DECODING.with(|d| d.set(true));
-    let result = panic::catch_unwind(AssertUnwindSafe(|| decode_container(read, context)));
-    DECODING.with(|d| d.set(false));
-    result.unwrap_or_else(|_| {
+    super::guard::quietly(|| decode_container(read, context)).unwrap_or_else(|| {
         Err(CramError::Container { container: read.number, reason: "malformed slice data".into() })
     })
 }
@@ -396,31 +371,4 @@ fn decode_container(read: &ReadContainer, context: &DecodeContext<'_>) -> Result
         }
     }
     Ok(batch)
-}
-
-/// A reference found nowhere, carried through noodles' `io::Error` to keep its message whole.
-#[derive(Debug)]
-struct MissingReference(String);
-
-impl std::fmt::Display for MissingReference {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for MissingReference {}
-
-/// noodles' reference lookup, answered by mdsam's [`ReferenceFinder`].
-struct FinderAdapter(SharedFinder);
-
-impl fasta::repository::Adapter for FinderAdapter {
-    fn get(&mut self, name: &[u8]) -> Option<io::Result<fasta::Record>> {
-        Some(match self.0.find(name) {
-            Ok(bases) => {
-                let definition = fasta::record::Definition::new(name.to_vec(), None);
-                Ok(fasta::Record::new(definition, fasta::record::Sequence::from(bases)))
-            }
-            Err(why) => Err(io::Error::new(io::ErrorKind::NotFound, MissingReference(why))),
-        })
-    }
 }

@@ -5,7 +5,10 @@
 //! Embedded references never reach this module (the slice carries them).
 
 use std::collections::HashMap;
+use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
+
+use noodles_fasta as fasta;
 
 use crate::io::faidx::IndexedFasta;
 use crate::record::Header;
@@ -199,6 +202,38 @@ fn expand_one(template: &str, md5: &str) -> String {
 
 /// Shared handle, as the decoding threads hold it.
 pub type SharedFinder = Arc<ReferenceFinder>;
+
+/// A reference found nowhere, carried through noodles' `io::Error` to keep its message whole.
+#[derive(Debug)]
+pub struct MissingReference(pub String);
+
+impl std::fmt::Display for MissingReference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MissingReference {}
+
+/// noodles' reference repository, answered by `finder` (noodles caches what it returns).
+pub fn repository(finder: SharedFinder) -> fasta::Repository {
+    fasta::Repository::new(FinderAdapter(finder))
+}
+
+/// noodles' reference lookup, answered by mdsam's [`ReferenceFinder`].
+struct FinderAdapter(SharedFinder);
+
+impl fasta::repository::Adapter for FinderAdapter {
+    fn get(&mut self, name: &[u8]) -> Option<io::Result<fasta::Record>> {
+        Some(match self.0.find(name) {
+            Ok(bases) => {
+                let definition = fasta::record::Definition::new(name.to_vec(), None);
+                Ok(fasta::Record::new(definition, fasta::record::Sequence::from(bases)))
+            }
+            Err(why) => Err(io::Error::new(io::ErrorKind::NotFound, MissingReference(why))),
+        })
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,6 @@
 //! stays stable.
 
 use crate::error::Error;
-use crate::io::format::OutputFormat;
 use crate::io::open::{self, RecordReader};
 use crate::io::sam::format::format_record;
 use crate::io::tempfiles::TempFile;
@@ -149,7 +148,7 @@ pub fn merge(
     sink: &mut RecordSink,
 ) -> Result<(), Error> {
     let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
-    let bam = sink.format() == OutputFormat::Bam;
+    let bam = sink.format().takes_bam_records();
     // One buffer, emptied after each write (which copies it): a new one each time grew by
     // doubling into fresh pages, and those faults were 40 % of a 6 M-read sort's.
     let mut out = Encoded::default();

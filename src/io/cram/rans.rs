@@ -1,0 +1,244 @@
+//! CRAM's rANS 4x8 codec, encoder side (spec §13; htscodecs `rANS_static.c`), order 0 and
+//! order 1: four interleaved 32-bit states, byte renormalisation, frequencies scaled to 4095 of
+//! 4096 as htscodecs scales them. noodles has the codec but keeps it private to its writer.
+
+const SCALE_BITS: u32 = 12;
+const TOTAL: u32 = 1 << SCALE_BITS;
+const LOWER_BOUND: u32 = 1 << 23;
+
+/// A symbol's slot in the 4096-wide cumulative range.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    start: u32,
+    freq: u32,
+}
+
+/// The encoder's output, built from the end backwards (rANS emits in reverse).
+#[derive(Default)]
+struct Reversed(Vec<u8>);
+
+impl Reversed {
+    fn put(&mut self, state: &mut u32, slot: Slot) {
+        let max = ((LOWER_BOUND >> SCALE_BITS) << 8) * slot.freq;
+        while *state >= max {
+            self.0.push(*state as u8);
+            *state >>= 8;
+        }
+        *state = ((*state / slot.freq) << SCALE_BITS) + (*state % slot.freq) + slot.start;
+    }
+
+    /// Writes a final state; in the finished stream it reads as little-endian.
+    fn flush(&mut self, state: u32) {
+        self.0.extend_from_slice(&state.to_be_bytes());
+    }
+
+    fn into_forward(mut self) -> Vec<u8> {
+        self.0.reverse();
+        self.0
+    }
+}
+
+/// `src` compressed with order-0 (`order1` false) or order-1 rANS, header included; order 1
+/// needs at least 4 bytes (shorter input is coded order 0, as htscodecs does).
+pub fn encode(src: &[u8], order1: bool) -> Vec<u8> {
+    let (order, mut out) =
+        if order1 && src.len() >= 4 { (1, encode_order1(src)) } else { (0, encode_order0(src)) };
+    let size = (out.len() - 9) as u32;
+    out[0] = order;
+    out[1..5].copy_from_slice(&size.to_le_bytes());
+    out[5..9].copy_from_slice(&(src.len() as u32).to_le_bytes());
+    out
+}
+
+/// Scales `counts` to sum 4095 with no present symbol at zero (htscodecs' normalisation: the
+/// most frequent symbol takes up the rounding), then lays the slots out in symbol order.
+fn normalise(counts: &[u32; 256]) -> [Slot; 256] {
+    let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+    let mut freqs = [0u32; 256];
+    let mut scale = (u64::from(TOTAL) << 31) / total.max(1);
+    loop {
+        let mut sum = 1u32; // htscodecs keeps one slot spare: the table sums to 4095
+        let mut most = 0usize;
+        for (s, &c) in counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            if c > counts[most] {
+                most = s;
+            }
+            freqs[s] = ((u64::from(c) * scale) >> 31).max(1) as u32;
+            sum += freqs[s];
+        }
+        if counts[most] == 0 {
+            most = counts.iter().position(|&c| c > 0).unwrap_or(0);
+        }
+        if sum <= TOTAL {
+            freqs[most] += TOTAL - sum;
+            break;
+        } else if sum - TOTAL < freqs[most] / 2 {
+            freqs[most] -= sum - TOTAL;
+            break;
+        }
+        scale = scale * 98 / 100;
+    }
+    let mut slots = [Slot::default(); 256];
+    let mut start = 0;
+    for s in 0..256 {
+        slots[s] = Slot { start, freq: freqs[s] };
+        start += freqs[s];
+    }
+    slots
+}
+
+/// One frequency table: the present symbols with htscodecs' run-length coding of consecutive
+/// symbols, each frequency in one byte (<128) or two; a 0 ends it.
+fn write_table(out: &mut Vec<u8>, slots: &[Slot; 256]) {
+    write_runs(out, |s| slots[s].freq > 0, |out, s| write_freq(out, slots[s].freq));
+}
+
+fn write_freq(out: &mut Vec<u8>, freq: u32) {
+    if freq < 128 {
+        out.push(freq as u8);
+    } else {
+        out.extend_from_slice(&[128 | (freq >> 8) as u8, freq as u8]);
+    }
+}
+
+/// Writes the symbols for which `present` holds, in order, each followed by `body`: a symbol
+/// that follows a present one starts a run, written as the count of the present symbols after
+/// it, whose own numbers are then left out. A 0 ends the list.
+fn write_runs(
+    out: &mut Vec<u8>,
+    present: impl Fn(usize) -> bool,
+    mut body: impl FnMut(&mut Vec<u8>, usize),
+) {
+    let mut run = 0usize;
+    for s in 0..256 {
+        if !present(s) {
+            continue;
+        }
+        if run > 0 {
+            run -= 1;
+        } else {
+            out.push(s as u8);
+            if s > 0 && present(s - 1) {
+                run = (s + 1..256).take_while(|&t| present(t)).count();
+                out.push(run as u8);
+            }
+        }
+        body(out, s);
+    }
+    out.push(0);
+}
+
+fn encode_order0(src: &[u8]) -> Vec<u8> {
+    let mut counts = [0u32; 256];
+    for &b in src {
+        counts[b as usize] += 1;
+    }
+    let slots = normalise(&counts);
+    let mut out = vec![0; 9];
+    write_table(&mut out, &slots);
+    let mut rev = Reversed::default();
+    let mut states = [LOWER_BOUND; 4];
+    let n = src.len();
+    let tail = n & 3;
+    for k in (0..tail).rev() {
+        // The last `tail` bytes go to states 0..tail, the last byte to the highest.
+        rev.put(&mut states[k], slots[src[n - tail + k] as usize]);
+    }
+    for i in (0..n / 4).rev() {
+        for k in (0..4).rev() {
+            rev.put(&mut states[k], slots[src[4 * i + k] as usize]);
+        }
+    }
+    for k in (0..4).rev() {
+        rev.flush(states[k]);
+    }
+    out.extend_from_slice(&rev.into_forward());
+    out
+}
+
+fn encode_order1(src: &[u8]) -> Vec<u8> {
+    let n = src.len();
+    let quarter = n / 4;
+    let mut counts = vec![[0u32; 256]; 256];
+    let mut previous = 0usize;
+    for &b in src {
+        counts[previous][b as usize] += 1;
+        previous = b as usize;
+    }
+    for k in 1..4 {
+        counts[0][src[k * quarter] as usize] += 1;
+    }
+    let contexts: Vec<bool> = counts.iter().map(|c| c.iter().any(|&x| x > 0)).collect();
+    let slots: Vec<[Slot; 256]> = counts
+        .iter()
+        .map(|c| if c.iter().any(|&x| x > 0) { normalise(c) } else { [Slot::default(); 256] })
+        .collect();
+    let mut out = vec![0; 9];
+    write_runs(&mut out, |c| contexts[c], |out, c| write_table(out, &slots[c]));
+
+    // Stream k codes src[k*quarter ..] (the last one to the end); each starts in context 0.
+    let starts = [0, quarter, 2 * quarter, 3 * quarter];
+    let ends = [quarter, 2 * quarter, 3 * quarter, n];
+    let mut rev = Reversed::default();
+    let mut states = [LOWER_BOUND; 4];
+    // The last stream's extra bytes first, then all four in step, last positions first.
+    for i in (starts[3] + quarter..ends[3]).rev() {
+        rev.put(&mut states[3], slots[src[i - 1] as usize][src[i] as usize]);
+    }
+    for step in (1..quarter).rev() {
+        for k in (0..4).rev() {
+            let i = starts[k] + step;
+            rev.put(&mut states[k], slots[src[i - 1] as usize][src[i] as usize]);
+        }
+    }
+    for k in (0..4).rev() {
+        rev.put(&mut states[k], slots[0][src[starts[k]] as usize]);
+    }
+    for k in (0..4).rev() {
+        rev.flush(states[k]);
+    }
+    out.extend_from_slice(&rev.into_forward());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frequencies_sum_to_4095_and_keep_rare_symbols() {
+        let mut counts = [0u32; 256];
+        counts[b'A' as usize] = 1_000_000;
+        counts[b'C' as usize] = 1;
+        counts[b'G' as usize] = 3;
+        let slots = normalise(&counts);
+        let sum: u32 = slots.iter().map(|s| s.freq).sum();
+        assert_eq!(sum, 4095);
+        assert!(slots[b'C' as usize].freq >= 1 && slots[b'G' as usize].freq >= 1);
+    }
+
+    #[test]
+    fn runs_of_present_symbols_are_counted_not_listed() {
+        let mut out = Vec::new();
+        let present = |s: usize| (65..=68).contains(&s) || s == 70;
+        write_runs(&mut out, present, |out, _| out.push(9));
+        // 'A' then 'B' starts a run of 2 more (C, D), then 'F'.
+        assert_eq!(out, [65, 9, 66, 2, 9, 9, 9, 70, 9, 0]);
+    }
+
+    #[test]
+    fn the_header_gives_order_and_sizes() {
+        let src = b"ACGTACGTTTTTGGGGCCCCAAAA".repeat(20);
+        for order1 in [false, true] {
+            let out = encode(&src, order1);
+            assert_eq!(out[0], u8::from(order1));
+            let size = u32::from_le_bytes(out[1..5].try_into().unwrap()) as usize;
+            assert_eq!(size, out.len() - 9);
+            assert_eq!(u32::from_le_bytes(out[5..9].try_into().unwrap()) as usize, src.len());
+            assert!(out.len() < src.len(), "{order1}: no compression");
+        }
+    }
+}

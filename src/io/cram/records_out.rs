@@ -1,0 +1,313 @@
+//! Raw BAM records → CRAM data series (spec §10), as htslib's encoder lays a record out, with
+//! every series in an external block of its own. Every record is stored detached (its mate
+//! fields written out, never derived from a linked mate), so what a decoder gives back is what
+//! was stored, whatever the decoder.
+
+use std::collections::BTreeMap;
+
+use super::htslib_fields::{ReferenceWindow, strip_regenerable};
+use crate::record::RecordRef;
+use crate::record::aux::RawFields;
+
+/// Block content ids of the data series (any distinct numbers do; tags use their 24-bit keys).
+pub mod id {
+    pub const BF: i32 = 1;
+    pub const CF: i32 = 2;
+    pub const RI: i32 = 3;
+    pub const RL: i32 = 4;
+    pub const AP: i32 = 5;
+    pub const RG: i32 = 6;
+    pub const RN: i32 = 7;
+    pub const MF: i32 = 8;
+    pub const NS: i32 = 9;
+    pub const NP: i32 = 10;
+    pub const TS: i32 = 11;
+    pub const TL: i32 = 13;
+    pub const FN: i32 = 14;
+    pub const FC: i32 = 15;
+    pub const FP: i32 = 16;
+    pub const DL: i32 = 17;
+    pub const BA: i32 = 18;
+    pub const QS: i32 = 19;
+    pub const BS: i32 = 20;
+    pub const IN: i32 = 21;
+    pub const RS: i32 = 22;
+    pub const PD: i32 = 23;
+    pub const HC: i32 = 24;
+    pub const SC: i32 = 25;
+    pub const MQ: i32 = 26;
+}
+
+/// CRAM record flags (`CF`).
+const CF_QUALITY_ARRAY: i32 = 0x1;
+const CF_DETACHED: i32 = 0x2;
+const CF_NO_SEQUENCE: i32 = 0x8;
+
+const UNMAPPED: u16 = 0x4;
+const MATE_UNMAPPED: u16 = 0x8;
+const MATE_REVERSE: u16 = 0x20;
+
+const NT16: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
+const SUBSTITUTABLE: &[u8; 5] = b"ACGTN";
+
+/// What a slice's records are laid out by: the header's read groups, and the slice's kind.
+pub struct Context<'a> {
+    pub read_group_index: &'a dyn Fn(&[u8]) -> Option<usize>,
+    /// The slice holds several references: each record carries its own (`RI`).
+    pub multi_reference: bool,
+    /// Alignment starts are stored as deltas from the previous record's.
+    pub delta_positions: bool,
+}
+
+/// The data series of one slice, and the tag lines (`TD`) its records use.
+#[derive(Default)]
+pub struct SliceData {
+    pub blocks: BTreeMap<i32, Vec<u8>>,
+    pub tag_lines: Vec<Vec<[u8; 3]>>,
+    pub bases: u64,
+}
+
+impl SliceData {
+    fn block(&mut self, id: i32) -> &mut Vec<u8> {
+        self.blocks.entry(id).or_default()
+    }
+
+    fn int(&mut self, id: i32, value: i64) {
+        super::varint::itf8(self.block(id), value as i32);
+    }
+
+    fn byte(&mut self, id: i32, b: u8) {
+        self.block(id).push(b);
+    }
+
+    /// Bytes with CRAM's stop byte (NUL) after them (`BYTE_ARRAY_STOP`).
+    fn stopped(&mut self, id: i32, bytes: &[u8]) {
+        let block = self.block(id);
+        block.extend_from_slice(bytes);
+        block.push(0);
+    }
+
+    /// Appends one record, with the bases of its reference (`None` for an unplaced read);
+    /// `previous_start` is the previous record's 1-based start (delta positions). Returns this
+    /// record's start. `Err` names what CRAM cannot hold.
+    pub fn push(
+        &mut self,
+        record: &[u8],
+        reference: Option<ReferenceWindow<'_>>,
+        previous_start: i64,
+        context: &Context<'_>,
+    ) -> Result<i64, String> {
+        let mut stripped = Vec::new();
+        let record = match reference {
+            Some(window) if strip_regenerable(record, window, &mut stripped) => &stripped[..],
+            _ => record,
+        };
+        let r = RecordRef::new(record);
+        let flag = r.flag();
+        let mapped = flag & UNMAPPED == 0;
+        // As htslib: qualities always stored as an array (255s where there are none); a read
+        // without bases (`SEQ` `*`) is as long as its CIGAR says, its bases unknown.
+        let no_sequence = r.l_seq() == 0;
+        let length = if no_sequence { query_length(&r) } else { r.l_seq() };
+        let cf = CF_DETACHED | CF_QUALITY_ARRAY | if no_sequence { CF_NO_SEQUENCE } else { 0 };
+        self.int(id::BF, i64::from(flag));
+        self.int(id::CF, i64::from(cf));
+        if context.multi_reference {
+            self.int(id::RI, i64::from(r.ref_id()));
+        }
+        self.int(id::RL, length as i64);
+        self.bases += r.l_seq() as u64;
+        let start = r.pos() + 1;
+        let stored = if context.delta_positions { start - previous_start } else { start };
+        self.int(id::AP, stored);
+        let (read_group, tags) = self.split_read_group(&r, context);
+        self.int(id::RG, read_group);
+        self.stopped(id::RN, r.read_name());
+        let mate_flags =
+            i64::from(flag & MATE_REVERSE != 0) | (2 * i64::from(flag & MATE_UNMAPPED != 0));
+        self.int(id::MF, mate_flags);
+        self.int(id::NS, i64::from(r.next_ref_id()));
+        self.int(id::NP, r.next_pos() + 1);
+        self.int(id::TS, r.tlen());
+        self.tags(&tags);
+        if mapped {
+            self.features(&r, reference)?;
+            self.int(id::MQ, i64::from(r.mapq()));
+        } else {
+            for i in 0..r.l_seq() {
+                self.byte(id::BA, NT16[r.base_code(i) as usize]);
+            }
+        }
+        if no_sequence {
+            self.block(id::QS).extend(std::iter::repeat_n(0xff, length));
+        } else {
+            self.block(id::QS).extend_from_slice(r.qual());
+        }
+        Ok(start)
+    }
+
+    /// The record's read-group index (from its first `RG:Z` when the header has that group,
+    /// which is then not stored as a tag, as htslib does) and the tags to store.
+    fn split_read_group<'r>(
+        &mut self,
+        r: &RecordRef<'r>,
+        context: &Context<'_>,
+    ) -> (i64, Vec<&'r [u8]>) {
+        let mut group = -1;
+        let mut tags = Vec::new();
+        for field in RawFields::new(r.aux_bytes()) {
+            if group < 0
+                && field.starts_with(b"RGZ")
+                && let Some(i) = (context.read_group_index)(&field[3..field.len() - 1])
+            {
+                group = i as i64;
+                continue;
+            }
+            tags.push(field);
+        }
+        (group, tags)
+    }
+
+    /// `TL` (the index of the record's tag line) and each tag's value in its own block, length
+    /// first (`BYTE_ARRAY_LEN`).
+    fn tags(&mut self, tags: &[&[u8]]) {
+        let line: Vec<[u8; 3]> = tags.iter().map(|f| [f[0], f[1], f[2]]).collect();
+        let index = match self.tag_lines.iter().position(|l| *l == line) {
+            Some(i) => i,
+            None => {
+                self.tag_lines.push(line);
+                self.tag_lines.len() - 1
+            }
+        };
+        self.int(id::TL, index as i64);
+        for field in tags {
+            let value = &field[3..];
+            let block = self.block(tag_key(field));
+            super::varint::itf8(block, value.len() as i32);
+            block.extend_from_slice(value);
+        }
+    }
+
+    /// `FN` and the read features (§10.6) that rebuild the CIGAR and the bases from the
+    /// reference: substitutions, other bases, insertions, soft clips, deletions, skips, pads,
+    /// hard clips.
+    fn features(
+        &mut self,
+        r: &RecordRef<'_>,
+        window: Option<ReferenceWindow<'_>>,
+    ) -> Result<(), String> {
+        let window = window.ok_or("internal: mapped read without its reference")?;
+        let known = r.l_seq() > 0;
+        // A base of the read; `N` for a read without bases (htslib's soft clips and insertions).
+        let base = |i: usize| if known { NT16[r.base_code(i) as usize] } else { b'N' };
+        let mut features: Vec<(i64, u8, Feature)> = Vec::new();
+        let (mut read_pos, mut ref_pos) = (0usize, r.pos());
+        for op in r.cigar() {
+            let len = (op >> 4) as usize;
+            match op & 0xf {
+                0 | 7 | 8 => {
+                    for k in (0..len).filter(|_| known) {
+                        let i = read_pos + k;
+                        let read = NT16[r.base_code(i) as usize];
+                        let reference = window.base(ref_pos + k as i64);
+                        if read == reference {
+                            continue;
+                        }
+                        let feature = match (code_of(reference), code_of(read)) {
+                            (Some(rc), Some(qc)) => {
+                                Feature::Substitution(if qc < rc { qc } else { qc - 1 })
+                            }
+                            _ => Feature::Base(read, r.qual().get(i).copied().unwrap_or(0xff)),
+                        };
+                        features.push((i as i64 + 1, feature.code(), feature));
+                    }
+                    read_pos += len;
+                    ref_pos += len as i64;
+                }
+                1 => {
+                    let bases = (read_pos..read_pos + len).map(base);
+                    features.push((read_pos as i64 + 1, b'I', Feature::Bases(bases.collect())));
+                    read_pos += len;
+                }
+                4 => {
+                    let bases = (read_pos..read_pos + len).map(base);
+                    features.push((read_pos as i64 + 1, b'S', Feature::Bases(bases.collect())));
+                    read_pos += len;
+                }
+                2 => {
+                    features.push((read_pos as i64 + 1, b'D', Feature::Length(len)));
+                    ref_pos += len as i64;
+                }
+                3 => {
+                    features.push((read_pos as i64 + 1, b'N', Feature::Length(len)));
+                    ref_pos += len as i64;
+                }
+                5 => features.push((read_pos as i64 + 1, b'H', Feature::Length(len))),
+                6 => features.push((read_pos as i64 + 1, b'P', Feature::Length(len))),
+                _ => return Err("a CIGAR operation CRAM has no feature for".into()),
+            }
+        }
+        self.int(id::FN, features.len() as i64);
+        let mut last = 0;
+        for (position, code, feature) in features {
+            self.byte(id::FC, code);
+            self.int(id::FP, position - last);
+            last = position;
+            match (code, feature) {
+                (_, Feature::Substitution(c)) => self.byte(id::BS, c),
+                (_, Feature::Base(b, q)) => {
+                    self.byte(id::BA, b);
+                    self.byte(id::QS, q);
+                }
+                (b'I', Feature::Bases(bases)) => self.stopped(id::IN, &bases),
+                (_, Feature::Bases(bases)) => self.stopped(id::SC, &bases),
+                (b'D', Feature::Length(n)) => self.int(id::DL, n as i64),
+                (b'N', Feature::Length(n)) => self.int(id::RS, n as i64),
+                (b'H', Feature::Length(n)) => self.int(id::HC, n as i64),
+                (_, Feature::Length(n)) => self.int(id::PD, n as i64),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One read feature's data.
+enum Feature {
+    /// `X`: the substitution code of the read base against the reference base.
+    Substitution(u8),
+    /// `B`: a base (and its quality) the substitution matrix cannot code.
+    Base(u8, u8),
+    /// `I` or `S`: the read's bases.
+    Bases(Vec<u8>),
+    /// `D`, `N`, `H`, `P`: a length.
+    Length(usize),
+}
+
+impl Feature {
+    fn code(&self) -> u8 {
+        match self {
+            Feature::Substitution(_) => b'X',
+            _ => b'B',
+        }
+    }
+}
+
+/// The bases a CIGAR covers on the read (M, I, S, =, X).
+fn query_length(r: &RecordRef<'_>) -> usize {
+    let consumes = |op: u32| matches!(op & 0xf, 0 | 1 | 4 | 7 | 8);
+    r.cigar().filter(|&op| consumes(op)).map(|op| (op >> 4) as usize).sum()
+}
+
+/// The index of `base` in `ACGTN`, the bases the substitution matrix covers.
+fn code_of(base: u8) -> Option<u8> {
+    SUBSTITUTABLE.iter().position(|&b| b == base).map(|i| i as u8)
+}
+
+/// A tag's block content id and `TD` key: its two letters and type, as htslib numbers them.
+pub fn tag_key(field: &[u8]) -> i32 {
+    (i32::from(field[0]) << 16) | (i32::from(field[1]) << 8) | i32::from(field[2])
+}
+
+/// The substitution matrix (`SM`): for each reference base A, C, G, T, N, the codes 0–3 given
+/// to the other four in `ACGTN` order ([`SliceData::features`] codes them so).
+pub const SUBSTITUTION_MATRIX: [u8; 5] = [0x1b; 5];

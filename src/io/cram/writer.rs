@@ -1,0 +1,240 @@
+//! Writing CRAM: raw BAM records in, containers out. The records are cut into containers as
+//! htslib cuts them (`seqs_per_slice` records, one slice a container, a new container where the
+//! reference changes), and the containers are encoded side by side on the rayon pool by mdsam's
+//! own encoder ([`super::container_out`]); the file definition, header and EOF container are
+//! written here.
+//!
+//! Not noodles' writer: it links any two records of a name in a slice as mates (a supplementary
+//! record with its primary, too), so decoders derive mate fields and `TLEN` that differ from
+//! the stored ones; it panics on mapped reads without bases; it stores `RG` twice (tag and
+//! series); its rANS Nx16 order-1 quality blocks decode to other values in htslib (checked on
+//! samtools' `view.001.sam`); and it is single-threaded (2.6× slower than htslib, issue 20).
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use noodles_fasta as fasta;
+use rayon::prelude::*;
+
+use super::container_out::{Sources, encode};
+use super::file_header::{file_definition, header_container, with_checksums};
+use super::reference::{ReferenceFinder, chosen_reference, repository};
+use crate::io::cram_header::eof_template;
+use crate::record::header::line_field;
+use crate::record::{Header, RecordRef};
+
+/// The CRAM output options of this process (`-O cram,...`, `--output-fmt-option`): one
+/// command a process, as with the deflate engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputSettings {
+    pub version: (u8, u8),
+    /// Records a slice (and a container: one slice each, as htslib's default).
+    pub seqs_per_slice: usize,
+    /// Why an option given cannot be honoured; a CRAM output then fails with it.
+    pub refused: Option<String>,
+}
+
+/// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
+const DEFAULT_SETTINGS: OutputSettings =
+    OutputSettings { version: (3, 1), seqs_per_slice: 10_000, refused: None };
+
+static SETTINGS: Mutex<OutputSettings> = Mutex::new(DEFAULT_SETTINGS);
+
+/// The settings chosen so far.
+pub fn output_settings() -> OutputSettings {
+    SETTINGS.lock().map_or(DEFAULT_SETTINGS, |s| s.clone())
+}
+
+/// Takes one output format option (`version=3.0`, `seqs_per_slice=N`, ...), as htslib takes
+/// them whatever the format; only a CRAM output reads them. Options that change nothing mdsam
+/// writes are ignored; `no_ref` and `embed_ref`, which noodles cannot write, are refused.
+pub fn apply_output_option(opt: &str) {
+    let (name, value) = opt.split_once('=').unwrap_or((opt, "1"));
+    let Ok(mut settings) = SETTINGS.lock() else { return };
+    match name.to_ascii_lowercase().as_str() {
+        "version" => match value {
+            "3.0" | "3" => settings.version = (3, 0),
+            "3.1" => settings.version = (3, 1),
+            v => {
+                let why =
+                    format!("CRAM version {v} output is not supported by mdsam (3.0 and 3.1 are)");
+                settings.refused = Some(why);
+            }
+        },
+        "seqs_per_slice" => match value.parse::<usize>() {
+            Ok(n) if n > 0 => settings.seqs_per_slice = n,
+            _ => settings.refused = Some(format!("invalid seqs_per_slice \"{value}\"")),
+        },
+        "no_ref" | "embed_ref" if value != "0" => {
+            settings.refused = Some(format!("CRAM output option {name} is not supported by mdsam"));
+        }
+        _ => {}
+    }
+}
+
+/// A CRAM file being written.
+pub struct Writer {
+    out: Box<dyn Write + Send>,
+    shared: Arc<Shared>,
+    version: (u8, u8),
+    seqs_per_slice: usize,
+    /// Framed BAM records (`block_size` first) of the containers not yet written.
+    pending: Vec<u8>,
+    /// Complete containers in `pending`: byte ranges and record counts.
+    cuts: Vec<(std::ops::Range<usize>, u64)>,
+    open: OpenContainer,
+    /// Records in the containers written so far (the next container's record counter).
+    written: u64,
+}
+
+/// What every container's encoding shares: the references (by id, cached by noodles'
+/// repository) and the read groups (by ID, their position in the header).
+struct Shared {
+    names: Vec<Vec<u8>>,
+    repository: fasta::Repository,
+    read_groups: std::collections::HashMap<Vec<u8>, usize>,
+}
+
+/// The container being filled: where it starts in `pending`, its records, its reference.
+#[derive(Default)]
+struct OpenContainer {
+    start: usize,
+    records: u64,
+    reference_id: i32,
+}
+
+impl Writer {
+    /// Writes the file definition and header (with the `M5`s and `UR`s htslib adds) to `out`;
+    /// `name` is the output's name, as htslib records it in the file definition.
+    pub fn new(
+        mut out: Box<dyn Write + Send>,
+        header: &Header,
+        name: &str,
+    ) -> Result<Writer, String> {
+        let settings = output_settings();
+        if let Some(why) = settings.refused {
+            return Err(why);
+        }
+        let fasta = chosen_reference();
+        let finder = Arc::new(ReferenceFinder::new(header, fasta.clone()));
+        let text = with_checksums(header, &finder, fasta.as_deref())?;
+        let mut start = file_definition(settings.version, name);
+        start.extend_from_slice(&header_container(&text));
+        out.write_all(&start).map_err(|e| e.to_string())?;
+        let mut read_groups = std::collections::HashMap::new();
+        let ids =
+            header.lines().filter(|l| l.starts_with(b"@RG\t")).filter_map(|l| line_field(l, b"ID"));
+        for id in ids {
+            let next = read_groups.len();
+            read_groups.entry(id.to_vec()).or_insert(next);
+        }
+        let shared = Shared {
+            names: header.refs().iter().map(|r| r.name.clone()).collect(),
+            repository: repository(finder),
+            read_groups,
+        };
+        Ok(Writer {
+            out,
+            shared: Arc::new(shared),
+            version: settings.version,
+            seqs_per_slice: settings.seqs_per_slice,
+            pending: Vec::new(),
+            cuts: Vec::new(),
+            open: OpenContainer::default(),
+            written: 0,
+        })
+    }
+
+    /// Writes framed BAM records (each `block_size` first).
+    pub fn write_framed(&mut self, framed: &[&[u8]]) -> io::Result<()> {
+        for record in framed {
+            self.push(record);
+        }
+        if self.cuts.len() >= 2 * rayon::current_num_threads().max(1) {
+            self.write_cut()?;
+        }
+        Ok(())
+    }
+
+    /// Adds one framed record, closing the open container first when it is full or the
+    /// reference changes. (htslib mixes references in a slice while slices stay small; mdsam
+    /// does not yet, as noodles' `.crai` builder cannot read such slices without decoding.)
+    fn push(&mut self, framed: &[u8]) {
+        let reference_id = RecordRef::new(&framed[4..]).ref_id();
+        let open = &self.open;
+        let full = open.records >= self.seqs_per_slice as u64;
+        if open.records > 0 && (full || reference_id != open.reference_id) {
+            self.close_open();
+        }
+        if self.open.records == 0 {
+            self.open.reference_id = reference_id;
+        }
+        self.open.records += 1;
+        self.pending.extend_from_slice(framed);
+    }
+
+    fn close_open(&mut self) {
+        self.cuts.push((self.open.start..self.pending.len(), self.open.records));
+        self.open = OpenContainer { start: self.pending.len(), ..Default::default() };
+    }
+
+    /// Encodes the complete containers side by side and writes them in order.
+    fn write_cut(&mut self) -> io::Result<()> {
+        let shared = &self.shared;
+        let pending = &self.pending;
+        let mut counters = Vec::with_capacity(self.cuts.len());
+        for (_, n) in &self.cuts {
+            counters.push(self.written);
+            self.written += n;
+        }
+        let bases = |tid: i32| shared.bases(tid);
+        let read_group_index = |id: &[u8]| shared.read_groups.get(id).copied();
+        let sources = Sources { bases: &bases, read_group_index: &read_group_index };
+        let encoded: Vec<Result<Vec<u8>, String>> = self
+            .cuts
+            .par_iter()
+            .zip(counters)
+            .map(|((r, _), counter)| encode_guarded(&pending[r.clone()], &sources, counter))
+            .collect();
+        for container in encoded {
+            let container = container.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            self.out.write_all(&container)?;
+        }
+        let done = self.cuts.last().map_or(0, |(r, _)| r.end);
+        self.cuts.clear();
+        self.pending.drain(..done);
+        self.open.start -= done;
+        Ok(())
+    }
+
+    /// Writes the last containers and the EOF container; returns the destination.
+    pub fn finish(mut self) -> io::Result<Box<dyn Write + Send>> {
+        if self.open.records > 0 {
+            self.close_open();
+        }
+        self.write_cut()?;
+        let eof = eof_template(self.version.0, self.version.1).unwrap_or_default();
+        self.out.write_all(eof)?;
+        Ok(self.out)
+    }
+}
+
+impl Shared {
+    /// The bases of reference `tid`, or why there are none.
+    fn bases(&self, tid: i32) -> Result<Arc<fasta::record::Sequence>, String> {
+        let name = usize::try_from(tid).ok().and_then(|t| self.names.get(t));
+        let name =
+            name.ok_or_else(|| format!("a record names reference #{tid}, which the header lacks"))?;
+        match self.repository.get(name) {
+            Some(Ok(bases)) => Ok(bases),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err(format!("no reference sequence for {}", String::from_utf8_lossy(name))),
+        }
+    }
+}
+
+/// [`encode`], with a panic (a bug) turned into an error rather than a crash.
+fn encode_guarded(framed: &[u8], sources: &Sources<'_>, counter: u64) -> Result<Vec<u8>, String> {
+    super::guard::quietly(|| encode(framed, sources, counter))
+        .unwrap_or_else(|| Err("internal: the CRAM encoder failed on a container".into()))
+}

@@ -1,0 +1,164 @@
+//! CRAM output against the samtools 1.24 oracle: what mdsam writes (3.0 and 3.1, coordinate
+//! and name order, from `view -C`, `sort -O cram` and a `.cram` name) must decode, with samtools
+//! and with mdsam, to the records samtools gives for its own CRAM of the same input; its `.crai`
+//! (`--write-index`) is the one samtools builds; a read the writer cannot encode is a one-line
+//! error that leaves no file.
+
+use std::path::{Path, PathBuf};
+
+use mdsam::simulate::{Order, SimulateOptions};
+
+use crate::support::{
+    assert_same_sam, mdsam_bin, oracle, oracle_ok, run, run_ok, sam_records, sam_without_pg,
+    scratch_dir, simulated_fasta, simulated_sam,
+};
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+/// Simulated pairs (several references, unmapped mates, supplementary records, secondary
+/// records without bases, duplicates, read groups). Returns the directory, the
+/// coordinate-sorted BAM and the FASTA.
+fn inputs(oracle: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = scratch_dir(name);
+    let opts = SimulateOptions {
+        pairs: 4_000,
+        seed: 33,
+        n_refs: 3,
+        ref_len: 200_000,
+        read_groups: 3,
+        order: Order::Name,
+        ..SimulateOptions::default()
+    };
+    let sam = simulated_sam(&dir, &opts);
+    let fasta = simulated_fasta(&dir, &opts);
+    let sorted = dir.join("sorted.bam");
+    oracle_ok(oracle, &["sort", "-o", text(&sorted), text(&sam)]);
+    (dir, sorted, fasta)
+}
+
+/// The records of a CRAM as `program` decodes them, without `@PG`.
+fn decoded(program: &Path, cram: &Path, fasta: &Path) -> Vec<u8> {
+    let args = ["view", "-h", "--no-PG", "-T", text(fasta), text(cram)];
+    sam_without_pg(&run_ok(program, &args).stdout)
+}
+
+/// `view -C` and `-O cram,version=…` on coordinate- and name-ordered input: samtools and mdsam
+/// decode mdsam's CRAM to what samtools decodes from its own.
+#[test]
+fn view_writes_crams_that_decode_as_samtools_own() {
+    let Some(oracle) = oracle() else { return };
+    let (dir, sorted, fasta) = inputs(&oracle, "cram_output_view");
+    let by_name = dir.join("by-name.bam");
+    oracle_ok(&oracle, &["sort", "-n", "-o", text(&by_name), text(&sorted)]);
+    for (input, order) in [(&sorted, "coordinate"), (&by_name, "name")] {
+        for version in ["3.0", "3.1"] {
+            let tag = format!("{order}-{version}");
+            let (ours, theirs) = (dir.join(format!("{tag}.mdsam.cram")), dir.join("theirs.cram"));
+            let format = format!("cram,version={version}");
+            for (program, out) in [(mdsam_bin(), &ours), (oracle.clone(), &theirs)] {
+                let args = ["view", "-O", &format, "-T", text(&fasta), "-@", "2", "-o"];
+                run_ok(&program, &[&args[..], &[text(out), text(input)]].concat());
+            }
+            let bytes = std::fs::read(&ours).unwrap();
+            assert_eq!(&bytes[..6], &[b'C', b'R', b'A', b'M', 3, version.ends_with('1') as u8]);
+            let want = decoded(&oracle, &theirs, &fasta);
+            assert!(want.len() > 500_000, "{tag}: too little output");
+            assert_same_sam(&decoded(&oracle, &ours, &fasta), &want, &format!("{tag} samtools"));
+            assert_same_sam(&decoded(&mdsam_bin(), &ours, &fasta), &want, &format!("{tag} mdsam"));
+        }
+    }
+}
+
+/// `sort -O cram`, an output named `.cram` (markdup), and `view -C --write-index`: the records
+/// are those of the BAM the same command writes, and the `.crai` is samtools' index of the file.
+#[test]
+fn commands_write_cram_by_option_or_name_with_an_index() {
+    let Some(oracle) = oracle() else { return };
+    let (dir, sorted, fasta) = inputs(&oracle, "cram_output_commands");
+    let path = |name: &str| dir.join(name);
+    let mdsam = mdsam_bin();
+    let reference = ["--reference", text(&fasta)];
+    // markdup wants fixmate's MC and ms tags.
+    let (by_name, fixed, fixed_sorted) =
+        (path("n.bam"), path("fixed.bam"), path("fixed-sorted.bam"));
+    oracle_ok(&oracle, &["sort", "-n", "-o", text(&by_name), text(&sorted)]);
+    oracle_ok(&oracle, &["fixmate", "-m", text(&by_name), text(&fixed)]);
+    oracle_ok(&oracle, &["sort", "-o", text(&fixed_sorted), text(&fixed)]);
+    for (kind, format) in [("cram", "cram"), ("bam", "bam")] {
+        let out = path(&format!("sorted-n.{kind}"));
+        let mut args = vec!["sort", "-n", "-O", format, "-o", text(&out), text(&sorted)];
+        args.extend_from_slice(&reference);
+        run_ok(&mdsam, &args);
+        let out = path(&format!("markdup.{kind}"));
+        let mut args = vec!["markdup", "-s"];
+        args.extend_from_slice(&reference);
+        args.extend_from_slice(&[text(&fixed_sorted), text(&out)]);
+        run_ok(&mdsam, &args);
+    }
+    for name in ["sorted-n", "markdup"] {
+        let cram = decoded(&oracle, &path(&format!("{name}.cram")), &fasta);
+        let bam = decoded(&oracle, &path(&format!("{name}.bam")), &fasta);
+        assert!(bam.len() > 500_000, "{name}: too little output");
+        // The CRAM's @SQ lines carry the M5 and UR htslib adds, and its MD, NM and RG come back
+        // last, as from samtools' own CRAM: compare the records, tags in any order.
+        assert_same_sam(&tags_sorted(&sam_records(&cram)), &tags_sorted(&sam_records(&bam)), name);
+    }
+    let indexed = path("indexed.cram");
+    let args = ["view", "-C", "-T", text(&fasta), "--write-index", "-o", text(&indexed)];
+    run_ok(&mdsam, &[&args[..], &[text(&sorted)]].concat());
+    let ours = std::fs::read(path("indexed.cram.crai")).expect("--write-index wrote .crai");
+    let theirs = path("theirs.crai");
+    oracle_ok(&oracle, &["index", text(&indexed), text(&theirs)]);
+    assert_eq!(gunzip(&ours), gunzip(&std::fs::read(&theirs).unwrap()));
+}
+
+/// SAM records with each record's tags sorted.
+fn tags_sorted(sam: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in String::from_utf8_lossy(sam).lines() {
+        let mut fields: Vec<&str> = line.split('\t').collect();
+        if fields.len() > 11 {
+            fields[11..].sort_unstable();
+        }
+        out.extend_from_slice(fields.join("\t").as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+fn gunzip(bytes: &[u8]) -> String {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(bytes), &mut text)
+        .unwrap();
+    text
+}
+
+/// A mapped read reaching past its reference's end (which htslib stores base by base and mdsam
+/// refuses): exit status 1, one line naming the read, and no output file left behind.
+#[test]
+fn a_read_the_writer_cannot_encode_is_a_one_line_error() {
+    let Some(oracle) = oracle() else { return };
+    let (dir, sorted, fasta) = inputs(&oracle, "cram_output_refused");
+    let sam = dir.join("past-end.sam");
+    let mut text_sam = oracle_ok(&oracle, &["view", "-h", text(&sorted)]).stdout;
+    let header = String::from_utf8_lossy(&text_sam).into_owned();
+    let length = header
+        .lines()
+        .find(|l| l.starts_with("@SQ\tSN:chr1\t"))
+        .and_then(|l| l.split('\t').find_map(|f| f.strip_prefix("LN:")))
+        .expect("chr1's length");
+    let start = length.parse::<u64>().unwrap() - 50;
+    let record = format!("past_end\t0\tchr1\t{start}\t60\t100M\t*\t0\t0\t{}\t*\n", "A".repeat(100));
+    text_sam.extend_from_slice(record.as_bytes());
+    std::fs::write(&sam, &text_sam).unwrap();
+    let out = dir.join("refused.cram");
+    let args = ["view", "-C", "-T", text(&fasta), "-o", text(&out), text(&sam)];
+    let output = run(&mdsam_bin(), &args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("past_end") && stderr.contains("past the end"), "{stderr}");
+    assert!(!out.exists(), "a refused output must not be left behind");
+}
