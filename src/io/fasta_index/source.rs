@@ -1,0 +1,289 @@
+//! The bytes of a FASTA/FASTQ file, plain or BGZF-compressed, as htslib's BGZF layer gives them
+//! to `faidx.c`: read front to back while an index is built ([`Stream`], which also lists the
+//! blocks for the `.gzi`), or at an uncompressed offset through that `.gzi` ([`Source`]).
+//!
+//! Random access into BGZF uses noodles-bgzf's `IndexedReader` with its `.gzi` reader: it is
+//! exactly htslib's `bgzf_useek` (the last listed block at or before the offset, then skip
+//! inside it). The front-to-back read inflates with mdsam's own block code (ISA-L/libdeflate,
+//! [`crate::io::bgzf::block`]), because the `.gzi` needs each block's compressed address, which
+//! it has at hand.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+
+use noodles_bgzf as bgzf;
+
+use crate::io::bgzf::block;
+use crate::io::bgzf::codec::Inflater;
+
+/// How a file is compressed (htslib's `bgzf_compression`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Bgzf,
+}
+
+/// Looks at the first bytes of `path`.
+pub fn compression_of(path: &str) -> std::io::Result<Compression> {
+    let mut head = [0u8; 18];
+    let mut file = File::open(path)?;
+    let mut n = 0;
+    while n < head.len() {
+        let got = file.read(&mut head[n..])?;
+        if got == 0 {
+            break;
+        }
+        n += got;
+    }
+    Ok(match &head[..n] {
+        h if !block::is_gzip(h) => Compression::None,
+        h if h.len() == 18 && block::block_size(h).is_ok() => Compression::Bgzf,
+        _ => Compression::Gzip,
+    })
+}
+
+/// An opened sequence file for fetches at uncompressed offsets.
+pub enum Source {
+    Plain(BufReader<File>),
+    Bgzf(Box<bgzf::io::IndexedReader<File>>),
+}
+
+impl Source {
+    /// A plain file.
+    pub fn plain(file: File) -> Source {
+        Source::Plain(BufReader::with_capacity(64 * 1024, file))
+    }
+
+    /// A BGZF file with its `.gzi` pairs.
+    pub fn bgzf(file: File, gzi: bgzf::gzi::Index) -> Source {
+        Source::Bgzf(Box::new(bgzf::io::IndexedReader::new(file, gzi)))
+    }
+
+    /// `bgzf_useek`.
+    pub fn seek(&mut self, offset: u64) -> std::io::Result<()> {
+        match self {
+            Source::Plain(r) => r.seek(SeekFrom::Start(offset)).map(|_| ()),
+            Source::Bgzf(r) => r.seek(SeekFrom::Start(offset)).map(|_| ()),
+        }
+    }
+
+    /// `bgzf_read_small`: up to `n` bytes into `out`; fewer only at the end or on an error.
+    pub fn read_small(&mut self, out: &mut [u8], n: usize) -> usize {
+        let mut got = 0;
+        while got < n {
+            let r = match self {
+                Source::Plain(r) => r.read(&mut out[got..n]),
+                Source::Bgzf(r) => r.read(&mut out[got..n]),
+            };
+            match r {
+                Ok(0) | Err(_) => break,
+                Ok(k) => got += k,
+            }
+        }
+        got
+    }
+}
+
+/// Reads `path.gzi`-style files: htslib's `bgzf_index_load`.
+pub fn read_gzi(path: &str) -> std::io::Result<bgzf::gzi::Index> {
+    bgzf::gzi::fs::read(path)
+}
+
+/// The `.gzi` bytes for `blocks` (compressed, uncompressed) offsets of every block but the
+/// first, as htslib's `bgzf_index_dump` writes them.
+pub fn encode_gzi(blocks: &[(u64, u64)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(8 + 16 * blocks.len());
+    out.extend_from_slice(&(blocks.len() as u64).to_le_bytes());
+    for &(c, u) in blocks {
+        out.extend_from_slice(&c.to_le_bytes());
+        out.extend_from_slice(&u.to_le_bytes());
+    }
+    out
+}
+
+/// A file read front to back one byte at a time (htslib's `bgzf_getc`), with the uncompressed
+/// offset (`bgzf_utell`) and, for BGZF, the non-empty blocks met (`bgzf_index_add_block`).
+pub struct Stream {
+    file: File,
+    compression: Compression,
+    buf: Vec<u8>,
+    pos: usize,
+    /// Uncompressed bytes before `buf`.
+    before: u64,
+    /// Compressed offset of the next block.
+    next_block: u64,
+    /// (compressed, uncompressed) start of each non-empty block read, the first included.
+    pub blocks: Vec<(u64, u64)>,
+    inflater: Option<Inflater>,
+    /// htslib's message for a damaged block, which ends the stream as the end of file would.
+    pub error: Option<String>,
+}
+
+impl Stream {
+    pub fn open(path: &str) -> std::io::Result<Stream> {
+        let compression = compression_of(path)?;
+        Ok(Stream {
+            file: File::open(path)?,
+            compression,
+            buf: Vec::new(),
+            pos: 0,
+            before: 0,
+            next_block: 0,
+            blocks: Vec::new(),
+            inflater: None,
+            error: None,
+        })
+    }
+
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// The next byte, `None` at the end (or, as in htslib, after an error).
+    #[inline]
+    pub fn getc(&mut self) -> Option<u8> {
+        if self.pos < self.buf.len() {
+            let c = self.buf[self.pos];
+            self.pos += 1;
+            return Some(c);
+        }
+        if !self.refill() {
+            return None;
+        }
+        self.getc()
+    }
+
+    /// Skips to just past the next `\n` (or the end); returns (bytes passed including the
+    /// `\n`, of which graphic), and whether a `\n` ended it.
+    pub fn take_line(&mut self) -> (u64, u64, bool) {
+        let (mut all, mut graphic) = (0u64, 0u64);
+        loop {
+            if self.pos >= self.buf.len() && !self.refill() {
+                return (all, graphic, false);
+            }
+            let rest = &self.buf[self.pos..];
+            let (line, found) = match memchr::memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], true),
+                None => (rest, false),
+            };
+            all += line.len() as u64;
+            graphic += line.iter().filter(|&&c| c > b' ' && c <= b'~').count() as u64;
+            self.pos += line.len();
+            if found {
+                self.pos += 1;
+                return (all + 1, graphic, true);
+            }
+        }
+    }
+
+    /// `bgzf_utell`.
+    pub fn utell(&self) -> u64 {
+        self.before + self.pos as u64
+    }
+
+    fn refill(&mut self) -> bool {
+        self.before += self.buf.len() as u64;
+        self.pos = 0;
+        self.buf.clear();
+        match self.compression {
+            Compression::None => {
+                self.buf.resize(64 * 1024, 0);
+                let n = loop {
+                    match self.file.read(&mut self.buf) {
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Ok(n) => break n,
+                        Err(e) => {
+                            self.error = Some(format!(
+                                "[E::bgzf_read_block] Failed to read uncompressed data at offset {}: {}",
+                                self.before,
+                                crate::error::c_message(&e)
+                            ));
+                            break 0;
+                        }
+                    }
+                };
+                self.buf.truncate(n);
+                n > 0
+            }
+            // htslib's reader refuses to index a gzip stream: its first read already fails.
+            Compression::Gzip => false,
+            Compression::Bgzf => self.next_bgzf_block(),
+        }
+    }
+
+    /// Reads blocks until one holds data; false at the end or on a damaged block.
+    fn next_bgzf_block(&mut self) -> bool {
+        loop {
+            let at = self.next_block;
+            let mut header = [0u8; 18];
+            let n = read_full(&mut self.file, &mut header);
+            if n == 0 {
+                return false;
+            }
+            let size = match block::block_size(&header[..n]) {
+                Ok(size) if n == 18 => size,
+                _ => {
+                    let what = if n == 18 { "Invalid" } else { "Failed to read" };
+                    self.error =
+                        Some(format!("[E::bgzf_read_block] {what} BGZF header at offset {at}"));
+                    return false;
+                }
+            };
+            let mut whole = vec![0u8; size];
+            whole[..18].copy_from_slice(&header);
+            if read_full(&mut self.file, &mut whole[18..]) != size - 18 {
+                self.error = Some(format!(
+                    "[E::bgzf_read_block] Failed to read BGZF block data at offset {at}"
+                ));
+                return false;
+            }
+            self.next_block += size as u64;
+            self.buf.resize(block::BLOCK_MAX, 0);
+            let inflater = self.inflater.get_or_insert_with(Inflater::new);
+            match block::inflate_unsized(&whole, &mut self.buf, inflater) {
+                Ok(0) => {
+                    self.buf.clear();
+                    continue;
+                }
+                Ok(got) => {
+                    self.buf.truncate(got);
+                    self.blocks.push((at, self.before));
+                    return true;
+                }
+                Err(e) => {
+                    self.buf.clear();
+                    self.error = Some(format!("[E::bgzf_read_block] {e} at offset {at}"));
+                    return false;
+                }
+            }
+        }
+    }
+}
+
+/// Reads until `buf` is full or the end; returns the bytes read.
+fn read_full(file: &mut File, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzi_bytes_are_a_count_and_pairs() {
+        let bytes = encode_gzi(&[(100, 65280)]);
+        assert_eq!(bytes.len(), 24);
+        assert_eq!(&bytes[..8], &1u64.to_le_bytes());
+        assert_eq!(&bytes[8..16], &100u64.to_le_bytes());
+    }
+}
