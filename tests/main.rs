@@ -32,6 +32,8 @@ mod checksum;
 mod codecs;
 /// CRAM input against the oracle: 3.0/3.1, embedded or external references, errors.
 mod cram;
+/// `faidx`, `fqidx` and `dict` against the oracle on a generated reference and FASTQ.
+mod faidx;
 /// `fixmate` against the oracle.
 mod fixmate;
 /// `flagstat`'s three reports against the oracle, at several thread counts.
