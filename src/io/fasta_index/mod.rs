@@ -194,6 +194,9 @@ pub type FetchError = String;
 
 /// `fai_retrieve`: `end - beg` bytes of the sequence (or quality) that starts at `offset`,
 /// with the line ends taken out by the index's layout, not by looking at the bytes.
+///
+/// The buffer grows with what is read (htslib allocates the whole region first), so a `.fai`
+/// that claims more than the file holds fails at the end of the file, not in the allocator.
 pub fn retrieve(
     source: &mut Source,
     entry: &Entry,
@@ -201,48 +204,47 @@ pub fn retrieve(
     beg: i64,
     end: i64,
 ) -> Result<Vec<u8>, FetchError> {
-    if entry.line_bases == 0 {
+    if entry.line_bases == 0 || entry.line_width < entry.line_bases {
+        // htslib checks only for 0; a line shorter than its bases would overrun its buffer.
         return Err(format!(
             "[E::fai_retrieve] Invalid line length in index: {}",
             entry.line_bases
         ));
     }
-    let (blen, llen) = (i64::from(entry.line_bases), i64::from(entry.line_width));
-    let start = offset as i64 + beg / blen * llen + beg % blen;
-    if source.seek(start as u64).is_err() {
+    let (blen, llen) = (u64::from(entry.line_bases), u64::from(entry.line_width));
+    let beg = beg.max(0) as u64;
+    let start = offset.wrapping_add(beg / blen * llen + beg % blen);
+    if source.seek(start).is_err() {
         return Err("[E::fai_retrieve] Failed to retrieve block. (Seeking in a compressed, .gzi unindexed, file?)".into());
     }
-    let total = (end - beg).max(0) as usize;
-    let mut out = vec![0u8; total + (llen - blen).max(0) as usize + 1];
-    let mut remaining = total as i64;
-    let first_bases = blen - beg % blen;
-    let mut at = 0usize;
-    let mut read = |out: &mut [u8], n: i64| -> Result<(), FetchError> {
-        let got = source.read_small(out, n as usize);
-        if (got as i64) < n {
+    let total = (end.max(0) as u64).saturating_sub(beg);
+    let mut out = Vec::with_capacity(total.min(1 << 26) as usize);
+    let mut line = vec![0u8; llen as usize];
+    // Reads `n` bytes (at most a line) and keeps the first `keep` of them.
+    let mut read = |out: &mut Vec<u8>, n: u64, keep: u64| -> Result<(), FetchError> {
+        let got = source.read_small(&mut line, n as usize);
+        if (got as u64) < n {
             let why = if got == 0 { "unexpected end of file" } else { "error reading file" };
             return Err(format!("[E::fai_retrieve] Failed to retrieve block: {why}"));
         }
+        out.extend_from_slice(&line[..keep as usize]);
         Ok(())
     };
-    if remaining <= first_bases {
-        read(&mut out[..], remaining)?;
-        out.truncate(total);
+    let first_bases = blen - beg % blen;
+    if total <= first_bases {
+        read(&mut out, total, total)?;
         return Ok(out);
     }
-    // The first (partial) line with its end, whose end the next line overwrites.
-    read(&mut out[at..], llen - beg % blen)?;
-    at += first_bases as usize;
-    remaining -= first_bases;
+    // The first (partial) line with its end, then whole lines, then the rest.
+    read(&mut out, llen - beg % blen, first_bases)?;
+    let mut remaining = total - first_bases;
     while remaining > blen {
-        read(&mut out[at..], llen)?;
-        at += blen as usize;
+        read(&mut out, llen, blen)?;
         remaining -= blen;
     }
     if remaining > 0 {
-        read(&mut out[at..], remaining)?;
+        read(&mut out, remaining, remaining)?;
     }
-    out.truncate(total);
     Ok(out)
 }
 
@@ -288,6 +290,30 @@ mod tests {
         assert_eq!(clamp_region(&e, -1, 5), (5, 5));
         assert_eq!(clamp_region(&e, 13, 20), (13, 14));
         assert_eq!(clamp_region(&e, 20, 30), (14, 14));
+    }
+
+    #[test]
+    fn retrieve_follows_the_line_layout_and_fails_past_the_end() {
+        let path = std::env::temp_dir().join(format!("mdsam-retrieve-{}.fa", std::process::id()));
+        std::fs::write(&path, b">a\nACGTACGTAC\nGTac\n").unwrap();
+        let mut source = Source::plain(std::fs::File::open(&path).unwrap());
+        let entry = |len, line_bases, line_width| Entry {
+            name: b"a".to_vec(),
+            len,
+            seq_offset: 3,
+            line_bases,
+            line_width,
+            qual_offset: 0,
+        };
+        let e = entry(14, 10, 11);
+        assert_eq!(retrieve(&mut source, &e, 3, 8, 13).unwrap(), b"ACGTa");
+        assert_eq!(retrieve(&mut source, &e, 3, 0, 14).unwrap(), b"ACGTACGTACGTac");
+        let too_long = entry(1 << 50, 10, 11);
+        let err = retrieve(&mut source, &too_long, 3, 0, 1 << 50).unwrap_err();
+        assert!(err.contains("Failed to retrieve block"), "{err}");
+        let err = retrieve(&mut source, &entry(14, 10, 4), 3, 0, 14).unwrap_err();
+        assert!(err.contains("Invalid line length"), "{err}");
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
