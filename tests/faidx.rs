@@ -312,6 +312,21 @@ fn broken_inputs_fail_as_samtools_does() {
     let (m, t) = twin_inputs("faidx-bad-gzip", "ref.fa.gz", &gz);
     let (mo, to) = both(&oracle, &["faidx", "{in}"], (&m, &t));
     assert_same(&mo, &to, (&m, &t), "gzip input");
+    // Damaged BGZF: a block cut short, a flipped payload byte (CRC mismatch), no EOF block.
+    let whole = bgzf(&reference_text());
+    let second_block = 1 + u16::from_le_bytes([whole[16], whole[17]]) as usize;
+    let mut flipped = whole.clone();
+    flipped[second_block + 100] ^= 0xff;
+    let damaged: [(&str, Vec<u8>); 3] = [
+        ("cut.fa.gz", whole[..second_block + 500].to_vec()),
+        ("flipped.fa.gz", flipped),
+        ("no-eof.fa.gz", whole[..whole.len() - EOF_BLOCK.len()].to_vec()),
+    ];
+    for (name, bytes) in &damaged {
+        let (m, t) = twin_inputs(&format!("faidx-bad-{name}"), name, bytes);
+        let (mo, to) = both(&oracle, &["faidx", "{in}"], (&m, &t));
+        assert_same(&mo, &to, (&m, &t), name);
+    }
     let (mo, to) = both(&oracle, &["faidx", "{dir}/absent.fa", "chr1"], (&m, &t));
     assert_same(&mo, &to, (&m, &t), "missing input");
     assert_eq!(mo.status.code(), Some(1));

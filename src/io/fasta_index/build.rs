@@ -229,9 +229,6 @@ pub fn build(stream: &mut Stream) -> Result<(FastaIndex, Format), String> {
             }
         }
     }
-    if let Some(error) = stream.error.take() {
-        eprintln!("{error}");
-    }
     if !read_done {
         return fail(format!("File truncated at line {line_num}"));
     }

@@ -37,6 +37,11 @@ pub fn build_files(
         }
         Err(line) => return Err(line),
     };
+    if stream.failed {
+        // htslib's reader took the damaged block for the end of the file; closing it fails,
+        // with whatever errno held (nothing).
+        return Err(core(format!("Error on closing {path} : Success")));
+    }
     let fai_path = fai_path.map_or_else(|| format!("{path}.fai"), str::to_string);
     let gzi_path = gzi_path.map_or_else(|| format!("{path}.gzi"), str::to_string);
     if stream.compression() == Compression::Bgzf {

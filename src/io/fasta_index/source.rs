@@ -24,7 +24,7 @@ pub enum Compression {
     Bgzf,
 }
 
-/// Looks at the first bytes of `path`.
+/// Looks at the first bytes of `path` (htslib's `bgzf_compression`).
 pub fn compression_of(path: &str) -> std::io::Result<Compression> {
     let mut head = [0u8; 18];
     let mut file = File::open(path)?;
@@ -36,10 +36,14 @@ pub fn compression_of(path: &str) -> std::io::Result<Compression> {
         }
         n += got;
     }
-    Ok(match &head[..n] {
-        h if !block::is_gzip(h) => Compression::None,
-        h if h.len() == 18 && block::block_size(h).is_ok() => Compression::Bgzf,
-        _ => Compression::Gzip,
+    // htslib's bgzf_read_init: compressed only with all 18 header bytes; BGZF when FEXTRA is set
+    // and the first subfield is `BC`.
+    Ok(if n < head.len() || !block::is_gzip(&head) {
+        Compression::None
+    } else if head[3] & 4 != 0 && &head[12..14] == b"BC" {
+        Compression::Bgzf
+    } else {
+        Compression::Gzip
     })
 }
 
@@ -116,8 +120,13 @@ pub struct Stream {
     /// (compressed, uncompressed) start of each non-empty block read, the first included.
     pub blocks: Vec<(u64, u64)>,
     inflater: Option<Inflater>,
-    /// htslib's message for a damaged block, which ends the stream as the end of file would.
-    pub error: Option<String>,
+    /// The stream ended; after a damaged block it stays ended, as htslib's reader does.
+    ended: bool,
+    /// The last block read was empty (the end-of-file marker, as htslib's `last_block_eof`).
+    last_block_empty: bool,
+    /// A read failed (its htslib message was printed when it happened); the stream ended there
+    /// as at the end of the file, and htslib's close then fails.
+    pub failed: bool,
 }
 
 impl Stream {
@@ -132,7 +141,9 @@ impl Stream {
             next_block: 0,
             blocks: Vec::new(),
             inflater: None,
-            error: None,
+            ended: false,
+            last_block_empty: false,
+            failed: false,
         })
     }
 
@@ -183,6 +194,22 @@ impl Stream {
     }
 
     fn refill(&mut self) -> bool {
+        if self.ended {
+            return false;
+        }
+        let more = self.read_more();
+        self.ended = !more;
+        more
+    }
+
+    /// Prints htslib's message for a failed read and marks the stream failed.
+    fn fail(&mut self, line: String) -> bool {
+        eprintln!("{line}");
+        self.failed = true;
+        false
+    }
+
+    fn read_more(&mut self) -> bool {
         self.before += self.buf.len() as u64;
         self.pos = 0;
         self.buf.clear();
@@ -194,12 +221,11 @@ impl Stream {
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                         Ok(n) => break n,
                         Err(e) => {
-                            self.error = Some(format!(
-                                "[E::bgzf_read_block] Failed to read uncompressed data at offset {}: {}",
-                                self.before,
+                            let at = self.before;
+                            return self.fail(format!(
+                                "[E::bgzf_read_block] Failed to read uncompressed data at offset {at}: {}",
                                 crate::error::c_message(&e)
                             ));
-                            break 0;
                         }
                     }
                 };
@@ -219,24 +245,29 @@ impl Stream {
             let mut header = [0u8; 18];
             let n = read_full(&mut self.file, &mut header);
             if n == 0 {
+                if !self.last_block_empty {
+                    eprintln!(
+                        "[W::bgzf_read_block] EOF marker is absent. The input may be truncated"
+                    );
+                }
                 return false;
             }
             let size = match block::block_size(&header[..n]) {
                 Ok(size) if n == 18 => size,
                 _ => {
                     let what = if n == 18 { "Invalid" } else { "Failed to read" };
-                    self.error =
-                        Some(format!("[E::bgzf_read_block] {what} BGZF header at offset {at}"));
-                    return false;
+                    return self
+                        .fail(format!("[E::bgzf_read_block] {what} BGZF header at offset {at}"));
                 }
             };
             let mut whole = vec![0u8; size];
             whole[..18].copy_from_slice(&header);
-            if read_full(&mut self.file, &mut whole[18..]) != size - 18 {
-                self.error = Some(format!(
-                    "[E::bgzf_read_block] Failed to read BGZF block data at offset {at}"
+            let got = read_full(&mut self.file, &mut whole[18..]);
+            if got != size - 18 {
+                return self.fail(format!(
+                    "[E::bgzf_read_block] Failed to read BGZF block data at offset {at} expected {} bytes; hread returned {got}",
+                    size - 18
                 ));
-                return false;
             }
             self.next_block += size as u64;
             self.buf.resize(block::BLOCK_MAX, 0);
@@ -244,17 +275,22 @@ impl Stream {
             match block::inflate_unsized(&whole, &mut self.buf, inflater) {
                 Ok(0) => {
                     self.buf.clear();
+                    self.last_block_empty = true;
                     continue;
                 }
                 Ok(got) => {
                     self.buf.truncate(got);
+                    self.last_block_empty = false;
                     self.blocks.push((at, self.before));
                     return true;
                 }
                 Err(e) => {
                     self.buf.clear();
-                    self.error = Some(format!("[E::bgzf_read_block] {e} at offset {at}"));
-                    return false;
+                    let line = match e {
+                        block::BlockError::CrcMismatch { .. } => "CRC32 checksum mismatch".into(),
+                        e => format!("Inflate operation failed: {e}"),
+                    };
+                    return self.fail(format!("[E::bgzf_uncompress] {line}"));
                 }
             }
         }
