@@ -9,7 +9,8 @@
 //! it has at hand.
 
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 
 use noodles_bgzf as bgzf;
 
@@ -49,14 +50,14 @@ pub fn compression_of(path: &str) -> std::io::Result<Compression> {
 
 /// An opened sequence file for fetches at uncompressed offsets.
 pub enum Source {
-    Plain(BufReader<File>),
+    Plain(PlainReader),
     Bgzf(Box<bgzf::io::IndexedReader<File>>),
 }
 
 impl Source {
     /// A plain file.
     pub fn plain(file: File) -> Source {
-        Source::Plain(BufReader::with_capacity(64 * 1024, file))
+        Source::Plain(PlainReader { file, buf: Vec::new(), buf_start: 0, pos: 0, chunk: CHUNK_MIN })
     }
 
     /// A BGZF file with its `.gzi` pairs.
@@ -67,7 +68,10 @@ impl Source {
     /// `bgzf_useek`.
     pub fn seek(&mut self, offset: u64) -> std::io::Result<()> {
         match self {
-            Source::Plain(r) => r.seek(SeekFrom::Start(offset)).map(|_| ()),
+            Source::Plain(r) => {
+                r.pos = offset;
+                Ok(())
+            }
             Source::Bgzf(r) => r.seek(SeekFrom::Start(offset)).map(|_| ()),
         }
     }
@@ -86,6 +90,49 @@ impl Source {
             }
         }
         got
+    }
+}
+
+/// The first read after a jump: a 64 KiB buffer cost more in copying than in system calls when
+/// `faidx -r` fetched 20,000 regions of 100 bases (0.48 s against samtools' 0.25 s).
+const CHUNK_MIN: usize = 16 * 1024;
+/// Reads that follow on from the last double up to this.
+const CHUNK_MAX: usize = 1 << 20;
+
+/// A plain file read at offsets (`pread`), keeping the last piece read: a seek inside it costs
+/// nothing, and sequential reads grow the pieces.
+pub struct PlainReader {
+    file: File,
+    buf: Vec<u8>,
+    buf_start: u64,
+    pos: u64,
+    chunk: usize,
+}
+
+impl Read for PlainReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let buf_end = self.buf_start + self.buf.len() as u64;
+        if self.pos < self.buf_start || self.pos >= buf_end {
+            self.chunk =
+                if self.pos == buf_end { (self.chunk * 2).min(CHUNK_MAX) } else { CHUNK_MIN };
+            self.buf.resize(self.chunk.max(out.len()), 0);
+            let n = loop {
+                match self.file.read_at(&mut self.buf, self.pos) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    other => break other?,
+                }
+            };
+            self.buf.truncate(n);
+            self.buf_start = self.pos;
+            if n == 0 {
+                return Ok(0);
+            }
+        }
+        let at = (self.pos - self.buf_start) as usize;
+        let n = out.len().min(self.buf.len() - at);
+        out[..n].copy_from_slice(&self.buf[at..at + n]);
+        self.pos += n as u64;
+        Ok(n)
     }
 }
 

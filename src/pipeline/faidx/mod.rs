@@ -286,10 +286,12 @@ impl Faidx<'_> {
             }
         }
         let wrap = usize::try_from(wrap).unwrap_or(usize::MAX);
+        let mut text = Vec::with_capacity(data.len() + data.len() / wrap + 1);
         for line in data.chunks(wrap) {
-            self.out.write(line)?;
-            self.out.write(b"\n")?;
+            text.extend_from_slice(line);
+            text.push(b'\n');
         }
+        self.out.write(&text)?;
         Ok(true)
     }
 
