@@ -219,58 +219,54 @@ pub fn retrieve(
     }
     let total = (end.max(0) as u64).saturating_sub(beg);
     let mut out = Vec::with_capacity(total.min(1 << 26) as usize);
-    let mut line = vec![0u8; llen as usize];
-    // Reads `n` bytes (at most a line) and keeps the first `keep` of them.
-    let mut read = |out: &mut Vec<u8>, n: u64, keep: u64| -> Result<(), FetchError> {
-        let got = source.read_small(&mut line, n as usize);
-        if (got as u64) < n {
-            let why = if got == 0 { "unexpected end of file" } else { "error reading file" };
-            return Err(format!("[E::fai_retrieve] Failed to retrieve block: {why}"));
-        }
-        out.extend_from_slice(&line[..keep as usize]);
-        Ok(())
-    };
+    let mut buf = Vec::new();
     let first_bases = blen - beg % blen;
     if total <= first_bases {
-        read(&mut out, total, total)?;
+        // Inside one line.
+        read_lines(source, &mut buf, &mut out, 1, total, total)?;
         return Ok(out);
     }
-    // The first (partial) line with its end, then whole lines, then the rest.
-    read(&mut out, llen - beg % blen, first_bases)?;
-    let mut remaining = total - first_bases;
-    // The whole lines (htslib reads them one at a time), read a batch of lines at a time: a
-    // line a call made whole-chromosome fetches twice as slow as samtools.
-    let mut whole_lines = (remaining - 1) / blen;
-    remaining -= whole_lines * blen;
+    // The first (partial) line with its end, the whole lines, then the rest of the last.
+    read_lines(source, &mut buf, &mut out, 1, llen - beg % blen, first_bases)?;
+    let mut whole_lines = (total - first_bases - 1) / blen;
+    let last = total - first_bases - whole_lines * blen;
+    // htslib reads a line a call; a batch of lines a call made whole-sequence fetches twice as
+    // fast (the commit that made it says what was measured).
     let batch_lines = ((1 << 20) / llen).max(1);
-    let mut batch = Vec::new();
     while whole_lines > 0 {
         let lines = whole_lines.min(batch_lines);
-        batch.resize((lines * llen) as usize, 0);
-        let want = batch.len();
-        let got = source.read_small(&mut batch, want) as u64;
-        for line in batch[..(got / llen * llen) as usize].chunks_exact(llen as usize) {
-            out.extend_from_slice(&line[..blen as usize]);
-        }
-        if got < lines * llen {
-            let why = if got.is_multiple_of(llen) {
-                "unexpected end of file"
-            } else {
-                "error reading file"
-            };
-            return Err(format!("[E::fai_retrieve] Failed to retrieve block: {why}"));
-        }
+        read_lines(source, &mut buf, &mut out, lines, llen, blen)?;
         whole_lines -= lines;
     }
-    if remaining > 0 {
-        let got = source.read_small(&mut line, remaining as usize) as u64;
-        if got < remaining {
-            let why = if got == 0 { "unexpected end of file" } else { "error reading file" };
-            return Err(format!("[E::fai_retrieve] Failed to retrieve block: {why}"));
-        }
-        out.extend_from_slice(&line[..remaining as usize]);
-    }
+    read_lines(source, &mut buf, &mut out, 1, last, last)?;
     Ok(out)
+}
+
+/// Reads `lines` lines of `width` bytes and keeps the first `keep` bytes of each; a line cut
+/// short is htslib's error (nothing of it read: the end of the file).
+fn read_lines(
+    source: &mut Source,
+    buf: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+    lines: u64,
+    width: u64,
+    keep: u64,
+) -> Result<(), FetchError> {
+    if width == 0 {
+        return Ok(());
+    }
+    buf.resize((lines * width) as usize, 0);
+    let want = buf.len();
+    let got = source.read_small(buf, want) as u64;
+    for line in buf[..(got / width * width) as usize].chunks_exact(width as usize) {
+        out.extend_from_slice(&line[..keep as usize]);
+    }
+    if got < lines * width {
+        let why =
+            if got.is_multiple_of(width) { "unexpected end of file" } else { "error reading file" };
+        return Err(format!("[E::fai_retrieve] Failed to retrieve block: {why}"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
