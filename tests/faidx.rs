@@ -249,6 +249,17 @@ fn region_files_and_outputs_with_their_indexes() {
     assert_eq!(decompress(&m), decompress(&t));
     let head = std::fs::read(m.with_file_name("out2.fa.gz")).unwrap();
     assert_eq!(&head[..4], b"\x1f\x8b\x08\x04", "BGZF output");
+    // Threads deflate the blocks; the file and its .gzi do not change.
+    let threaded = |threads: &str| {
+        let out = m.with_file_name(format!("t{threads}.fa.gz"));
+        let args = ["faidx", "-@", threads, "--write-index", s(&m), "chr1", "-o", s(&out)];
+        assert!(run(&mdsam_bin(), &args).status.success());
+        let gzi = std::fs::read(out.with_file_name(format!("t{threads}.fa.gz.gzi"))).unwrap();
+        (std::fs::read(&out).unwrap(), gzi)
+    };
+    let (one, three) = (threaded("0"), threaded("2"));
+    assert!(one.1.len() > 8 && one.1[0] > 1, "several blocks");
+    assert!(one == three, "-@ 2 wrote other bytes than -@ 0");
 }
 
 #[test]

@@ -107,6 +107,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
         format: if fastq { Format::Fastq } else { Format::Fasta },
         write_index: false,
         level: None,
+        threads: 1,
     };
     let invalid = |line: Option<String>, v: &str| {
         let first = line.map(|l| format!("{l}\n")).unwrap_or_default();
@@ -139,10 +140,11 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
             "fai-idx" => o.fai_path = Some(v.to_string()),
             "gzi-idx" => o.gzi_path = Some(v.to_string()),
             "@" => {
-                global::parse_global_threads(v).map_err(|e| match e {
+                let extra = global::parse_global_threads(v).map_err(|e| match e {
                     Error::ShowUsage(line) => invalid(line, v),
                     e => e,
                 })?;
+                o.threads = extra + 1;
             }
             "verbosity" => global::check_verbosity(v).map_err(|e| match e {
                 Error::ShowUsage(line) => invalid(line, v),

@@ -12,8 +12,8 @@
 //!
 //! Compatibility: messages, their order and exit statuses are samtools'; an empty `-r` file
 //! fails (exit 1) as in samtools. Differences: the output file appears only when the command
-//! succeeds (samtools leaves what it wrote); `-@` is accepted and the work done on one thread
-//! (the output is as large as the regions asked for; writing it is not the cost).
+//! succeeds (samtools leaves what it wrote); `-@` deflates BGZF output (samtools also reads
+//! with it).
 
 mod output;
 
@@ -44,6 +44,8 @@ pub struct FaidxOptions {
     pub write_index: bool,
     /// `--output-fmt-option level=N`.
     pub level: Option<i32>,
+    /// Workers (`-@ N` + 1) that deflate BGZF output.
+    pub threads: usize,
 }
 
 /// A `.fai` line of the output (`--write-index`), with htslib's unsigned arithmetic.
@@ -90,14 +92,14 @@ pub fn run(opts: &FaidxOptions) -> Result<(), Error> {
         }
         Some(path) => {
             let level = bgzf_out.then(|| opts.level.unwrap_or(4));
-            FaidxOutput::create(path, level).map_err(|e| {
+            FaidxOutput::create(path, level, opts.threads).map_err(|e| {
                 Error::Bare(format!(
                     "[faidx] Cannot open \"{path}\" for writing :{}.",
                     crate::error::c_message(&e)
                 ))
             })?
         }
-        None => FaidxOutput::create("-", None).map_err(|e| Error::io("-", e))?,
+        None => FaidxOutput::create("-", None, 1).map_err(|e| Error::io("-", e))?,
     };
     let mut job = Faidx { opts, loaded, out, entries: Vec::new(), offset: 0 };
     let ok = job.write_all_regions()?;
