@@ -34,6 +34,8 @@ mod codecs;
 mod cram;
 /// CRAM output: decodes as samtools' own CRAM does, by option or name, `.crai`, refusals.
 mod cram_output;
+/// `faidx`, `fqidx` and `dict` against the oracle on a generated reference and FASTQ.
+mod faidx;
 /// `fixmate` against the oracle.
 mod fixmate;
 /// `flagstat`'s three reports against the oracle, at several thread counts.

@@ -21,6 +21,27 @@ pub struct CommandDoc {
 /// The commands in `mdsam help` order.
 pub const COMMANDS: &[CommandDoc] = &[
     CommandDoc {
+        name: "dict",
+        summary: "create a sequence dictionary file",
+        usage: super::dict::USAGE,
+        from_samtools: true,
+        options: Some(&super::dict::OPTIONS),
+    },
+    CommandDoc {
+        name: "faidx",
+        summary: "index/extract FASTA",
+        usage: super::faidx::USAGE,
+        from_samtools: true,
+        options: Some(&super::faidx::OPTIONS),
+    },
+    CommandDoc {
+        name: "fqidx",
+        summary: "index/extract FASTQ",
+        usage: super::faidx::FQIDX_USAGE,
+        from_samtools: true,
+        options: Some(&super::faidx::FQIDX_OPTIONS),
+    },
+    CommandDoc {
         name: "index",
         summary: "index alignment",
         usage: super::index::USAGE,

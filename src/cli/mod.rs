@@ -8,6 +8,8 @@ pub mod collate;
 pub mod common;
 pub mod completion;
 pub mod delegate;
+pub mod dict;
+pub mod faidx;
 pub mod fixmate;
 pub mod flags;
 pub mod flagstat;
@@ -326,6 +328,24 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                     .and_then(crate::pipeline::markdup_pipeline::run_on_pool),
             )
         }
+        "faidx" | "fqidx" => {
+            let usage = if cmd == "fqidx" { faidx::FQIDX_USAGE } else { faidx::USAGE };
+            match faidx::parse(args, cmd == "fqidx") {
+                Ok(faidx::FaidxRequest::Usage) => {
+                    print!("{usage}");
+                    return 0;
+                }
+                Ok(faidx::FaidxRequest::Run(options)) => {
+                    (usage, crate::pipeline::faidx::run(&options))
+                }
+                Err(e) => (usage, Err(e)),
+            }
+        }
+        "dict" => (
+            dict::USAGE,
+            dict::parse(args, std::io::stdin().is_terminal())
+                .and_then(|o| crate::pipeline::dict::run(&o)),
+        ),
         // Commands that are not native were delegated before this point (cli::delegate).
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");

@@ -14,6 +14,7 @@ pub mod eof_check;
 pub mod fai;
 pub mod faidx;
 pub mod fasta;
+pub mod fasta_index;
 pub mod format;
 pub mod index;
 pub mod input;

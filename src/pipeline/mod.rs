@@ -7,6 +7,8 @@ pub mod checked_open;
 pub mod checksum;
 pub mod collate;
 pub mod cram_region;
+pub mod dict;
+pub mod faidx;
 pub mod fixmate;
 pub mod flagstat;
 pub mod head;

@@ -36,7 +36,7 @@ pub use binning::Binning;
 pub use build::{Format, IndexBuilder, IndexedRecord};
 pub use csi::Csi;
 pub use reference::{Bin, Chunk, ReferenceIndex, ReferenceMetadata};
-pub use region::{Region, parse_region, parse_region_with};
+pub use region::{Region, RegionError, parse_region, parse_region_detailed, parse_region_with};
 
 /// Why index bytes cannot be used, or why records cannot be indexed. Each message is one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

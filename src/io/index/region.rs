@@ -67,50 +67,95 @@ pub fn parse_region_with(text: &str, lookup: impl Fn(&[u8]) -> Option<i32>) -> O
         "*" => return Some(Region::whole(Region::UNPLACED_TID)),
         _ => {}
     }
+    let mut region = parse_region_detailed(text, lookup).ok()?;
+    region.beg = region.beg.max(0);
+    Some(region)
+}
+
+/// Why [`parse_region_detailed`] refused a region; `Display` is htslib's message (without its
+/// `[E::hts_parse_region] ` prefix), where htslib logs one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegionError {
+    #[error("Mismatching braces in \"{text}\"")]
+    MismatchingBraces { text: String },
+    #[error("Range is ambiguous. Use {{{text}}} or {{{name}}}{rest} instead")]
+    Ambiguous { text: String, name: String, rest: String },
+    #[error("Coordinates must be > 0")]
+    ZeroCoordinate,
+    #[error("Unexpected string \"{rest}\" after region")]
+    UnexpectedString { rest: String },
+    /// No such reference, or an empty range (`chr:200-100`): htslib logs nothing.
+    #[error("no such reference or empty range")]
+    NotFound,
+}
+
+impl RegionError {
+    /// Whether htslib logs an error line for this failure.
+    pub fn is_logged(&self) -> bool {
+        !matches!(self, RegionError::NotFound)
+    }
+}
+
+/// htslib's `hts_parse_region` itself (flags 0, as `fai_parse_region` calls it): no special
+/// names, and `beg` as htslib leaves it, which is -1 for a start of 0 (`chr:0-5`); callers that
+/// iterate clamp it, `faidx` does not (see `crate::io::fasta_index`).
+pub fn parse_region_detailed(
+    text: &str,
+    lookup: impl Fn(&[u8]) -> Option<i32>,
+) -> Result<Region, RegionError> {
+    use RegionError::NotFound;
     // A C string ends at its first NUL.
     let text = text.as_bytes();
     let text = &text[..memchr::memchr(0, text).unwrap_or(text.len())];
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
 
     if text.first() == Some(&b'{') {
-        let close = memchr::memchr(b'}', text)?;
+        let close = memchr::memchr(b'}', text)
+            .ok_or_else(|| RegionError::MismatchingBraces { text: lossy(text) })?;
         if text.get(close + 1) != Some(&b':') {
             // `{name}`: everything after `{` except the last byte (htslib assumes it is `}`).
-            let tid = lookup(&text[1..text.len() - 1])?;
-            return Some(Region::whole(tid));
+            let tid = lookup(&text[1..text.len() - 1]).ok_or(NotFound)?;
+            return Ok(Region::whole(tid));
         }
-        let tid = lookup(&text[1..close])?;
+        let tid = lookup(&text[1..close]).ok_or(NotFound)?;
         return parse_coordinates(tid, &text[close + 2..]);
     }
 
     let Some(colon) = memchr::memrchr(b':', text) else {
-        return lookup(text).map(Region::whole);
+        return lookup(text).map(Region::whole).ok_or(NotFound);
     };
     if let Some(tid) = lookup(text) {
         if lookup(&text[..colon]).is_some() {
-            return None; // "Range is ambiguous. Use {a:b} or {a}:b instead"
+            return Err(RegionError::Ambiguous {
+                text: lossy(text),
+                name: lossy(&text[..colon]),
+                rest: lossy(&text[colon..]),
+            });
         }
-        return Some(Region::whole(tid));
+        return Ok(Region::whole(tid));
     }
-    let tid = lookup(&text[..colon])?;
+    let tid = lookup(&text[..colon]).ok_or(NotFound)?;
     parse_coordinates(tid, &text[colon + 1..])
 }
 
 /// The part after the colon: `beg`, `beg-`, `beg-end`, `-end`, or nothing.
-fn parse_coordinates(tid: i32, text: &[u8]) -> Option<Region> {
+fn parse_coordinates(tid: i32, text: &[u8]) -> Result<Region, RegionError> {
+    let unexpected =
+        |rest: &[u8]| RegionError::UnexpectedString { rest: String::from_utf8_lossy(rest).into() };
     let (first, after_first) = parse_decimal(text);
-    let mut beg = first.wrapping_sub(1);
+    let beg = first.wrapping_sub(1);
     let next = text.get(after_first).copied();
     if beg < 0 {
         if beg != -1 && next == Some(b'-') && !text.is_empty() {
-            return None; // "Coordinates must be > 0"
+            return Err(RegionError::ZeroCoordinate);
         }
         if next.is_none_or(|c| c.is_ascii_digit() || c == b',') {
             // `chr:-100` is `chr:1-100`.
             let end = if beg == -1 { Region::END_OF_REFERENCE } else { -(beg + 1) };
-            return Some(Region { tid, beg: 0, end });
+            return Ok(Region { tid, beg: 0, end });
         }
         if beg < -1 {
-            return None; // "Unexpected string after region"
+            return Err(unexpected(&text[after_first..]));
         }
     }
     let mut end = match next {
@@ -118,20 +163,21 @@ fn parse_coordinates(tid: i32, text: &[u8]) -> Option<Region> {
         Some(b'-') => {
             let rest = &text[after_first + 1..];
             let (value, after_end) = parse_decimal(rest);
+            // With no digits the parser stopped at the start, as htslib's `strend`.
             if rest.get(after_end).is_some_and(|&c| c != b',') {
-                return None; // "Unexpected string after region"
+                return Err(unexpected(&rest[after_end..]));
             }
             value
         }
-        Some(_) => return None,
+        Some(_) => return Err(unexpected(&text[after_first..])),
     };
     if end == 0 {
         end = Region::END_OF_REFERENCE; // `chr:100-` is `chr:100-<end>`
     }
-    if beg < 0 {
-        beg = 0;
+    if beg >= end {
+        return Err(RegionError::NotFound);
     }
-    (beg < end).then_some(Region { tid, beg, end })
+    Ok(Region { tid, beg, end })
 }
 
 /// `hts_parse_decimal` with thousands separators: optional leading spaces and sign, digits with
@@ -322,6 +368,26 @@ mod tests {
         assert_eq!(parse_decimal(b"  "), (0, 0));
         assert_eq!(parse_decimal(b"2.75"), (2, 4));
         assert_eq!(parse_decimal(b"1e99"), (0, 4));
+    }
+
+    #[test]
+    fn detailed_parse_keeps_htslib_start_and_messages() {
+        let lookup = |name: &[u8]| refs().iter().position(|r| r.name == name).map(|i| i as i32);
+        let r = parse_region_detailed("chr1:0-5", lookup).unwrap();
+        assert_eq!((r.beg, r.end), (-1, 5));
+        let e = parse_region_detailed("chr1:2-3x", lookup).unwrap_err();
+        assert_eq!(e.to_string(), "Unexpected string \"x\" after region");
+        let e = parse_region_detailed("{chr1", lookup).unwrap_err();
+        assert_eq!(e.to_string(), "Mismatching braces in \"{chr1\"");
+        let e = parse_region_detailed("chr2:100-200", lookup).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Range is ambiguous. Use {chr2:100-200} or {chr2}:100-200 instead"
+        );
+        let e = parse_region_detailed("chr1:-5-10", lookup).unwrap_err();
+        assert_eq!(e, RegionError::ZeroCoordinate);
+        assert!(!parse_region_detailed("chr9", lookup).unwrap_err().is_logged());
+        assert!(parse_region_detailed(".", lookup).is_err(), "no special names");
     }
 
     #[test]
