@@ -6,11 +6,32 @@ const SCALE_BITS: u32 = 12;
 const TOTAL: u32 = 1 << SCALE_BITS;
 const LOWER_BOUND: u32 = 1 << 23;
 
-/// A symbol's slot in the 4096-wide cumulative range.
+/// A symbol's slot in the 4096-wide cumulative range, with the reciprocal that replaces the
+/// division in [`Reversed::put`] (htscodecs' `RansEncSymbolInit`; the division was the
+/// encoder's largest cost).
 #[derive(Clone, Copy, Default)]
 struct Slot {
-    start: u32,
     freq: u32,
+    reciprocal: u64,
+    shift: u32,
+    bias: u32,
+}
+
+impl Slot {
+    fn new(start: u32, freq: u32) -> Slot {
+        if freq < 2 {
+            // x / 1 = x: multiply by 2^32 - 1 and shift by 32 gives x - 1; the bias adds it back.
+            return Slot {
+                freq,
+                reciprocal: u64::from(u32::MAX),
+                shift: 32,
+                bias: start + TOTAL - 1,
+            };
+        }
+        let shift = 32 - (freq - 1).leading_zeros(); // ceil(log2(freq))
+        let reciprocal = (1u64 << (shift + 31)).div_ceil(u64::from(freq));
+        Slot { freq, reciprocal, shift: shift - 1 + 32, bias: start }
+    }
 }
 
 /// The encoder's output, built from the end backwards (rANS emits in reverse).
@@ -24,7 +45,8 @@ impl Reversed {
             self.0.push(*state as u8);
             *state >>= 8;
         }
-        *state = ((*state / slot.freq) << SCALE_BITS) + (*state % slot.freq) + slot.start;
+        let q = ((u64::from(*state) * slot.reciprocal) >> slot.shift) as u32;
+        *state = *state + slot.bias + q * (TOTAL - slot.freq);
     }
 
     /// Writes a final state; in the finished stream it reads as little-endian.
@@ -84,7 +106,7 @@ fn normalise(counts: &[u32; 256]) -> [Slot; 256] {
     let mut slots = [Slot::default(); 256];
     let mut start = 0;
     for s in 0..256 {
-        slots[s] = Slot { start, freq: freqs[s] };
+        slots[s] = if freqs[s] > 0 { Slot::new(start, freqs[s]) } else { Slot::default() };
         start += freqs[s];
     }
     slots
@@ -139,9 +161,9 @@ fn encode_order0(src: &[u8]) -> Vec<u8> {
     let slots = normalise(&counts);
     let mut out = vec![0; 9];
     write_table(&mut out, &slots);
-    let mut rev = Reversed::default();
-    let mut states = [LOWER_BOUND; 4];
     let n = src.len();
+    let mut rev = Reversed(Vec::with_capacity(n + 64));
+    let mut states = [LOWER_BOUND; 4];
     let tail = n & 3;
     for k in (0..tail).rev() {
         // The last `tail` bytes go to states 0..tail, the last byte to the highest.
@@ -171,31 +193,33 @@ fn encode_order1(src: &[u8]) -> Vec<u8> {
     for k in 1..4 {
         counts[0][src[k * quarter] as usize] += 1;
     }
-    let contexts: Vec<bool> = counts.iter().map(|c| c.iter().any(|&x| x > 0)).collect();
-    let slots: Vec<[Slot; 256]> = counts
-        .iter()
-        .map(|c| if c.iter().any(|&x| x > 0) { normalise(c) } else { [Slot::default(); 256] })
-        .collect();
+    // Tables for the contexts that occur only: a full 256 x 256 table zeroed for every block
+    // was most of the encoder's time.
+    let slots: Vec<Option<Box<[Slot; 256]>>> =
+        counts.iter().map(|c| c.iter().any(|&x| x > 0).then(|| Box::new(normalise(c)))).collect();
+    let absent = [Slot::default(); 256];
+    let tables: Vec<&[Slot; 256]> = slots.iter().map(|t| t.as_deref().unwrap_or(&absent)).collect();
+    let table = |c: u8| tables[c as usize];
     let mut out = vec![0; 9];
-    write_runs(&mut out, |c| contexts[c], |out, c| write_table(out, &slots[c]));
+    write_runs(&mut out, |c| slots[c].is_some(), |out, c| write_table(out, table(c as u8)));
 
     // Stream k codes src[k*quarter ..] (the last one to the end); each starts in context 0.
     let starts = [0, quarter, 2 * quarter, 3 * quarter];
     let ends = [quarter, 2 * quarter, 3 * quarter, n];
-    let mut rev = Reversed::default();
+    let mut rev = Reversed(Vec::with_capacity(n + 64));
     let mut states = [LOWER_BOUND; 4];
     // The last stream's extra bytes first, then all four in step, last positions first.
     for i in (starts[3] + quarter..ends[3]).rev() {
-        rev.put(&mut states[3], slots[src[i - 1] as usize][src[i] as usize]);
+        rev.put(&mut states[3], table(src[i - 1])[src[i] as usize]);
     }
     for step in (1..quarter).rev() {
         for k in (0..4).rev() {
             let i = starts[k] + step;
-            rev.put(&mut states[k], slots[src[i - 1] as usize][src[i] as usize]);
+            rev.put(&mut states[k], table(src[i - 1])[src[i] as usize]);
         }
     }
     for k in (0..4).rev() {
-        rev.put(&mut states[k], slots[0][src[starts[k]] as usize]);
+        rev.put(&mut states[k], table(0)[src[starts[k]] as usize]);
     }
     for k in (0..4).rev() {
         rev.flush(states[k]);
@@ -218,6 +242,19 @@ mod tests {
         let sum: u32 = slots.iter().map(|s| s.freq).sum();
         assert_eq!(sum, 4095);
         assert!(slots[b'C' as usize].freq >= 1 && slots[b'G' as usize].freq >= 1);
+    }
+
+    #[test]
+    fn the_reciprocal_divides_exactly() {
+        for freq in [1u32, 2, 3, 7, 100, 2048, 4095] {
+            let slot = Slot::new(17, freq);
+            for x in [LOWER_BOUND, LOWER_BOUND + 12345, (LOWER_BOUND >> 4 << 8) * freq - 1] {
+                let q = ((u64::from(x) * slot.reciprocal) >> slot.shift) as u32;
+                let fast = x.wrapping_add(slot.bias).wrapping_add(q.wrapping_mul(TOTAL - freq));
+                let exact = ((x / freq) << SCALE_BITS) + x % freq + 17;
+                assert_eq!(fast, exact, "freq {freq}, x {x}");
+            }
+        }
     }
 
     #[test]
