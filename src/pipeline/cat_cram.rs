@@ -7,7 +7,7 @@
 //! (counts of indexed containers).
 
 use crate::error::Error;
-use crate::io::cram::index::CraiEntry;
+use crate::io::cram::index::{CraiEntry, containers_for};
 use crate::io::format::OutputFormat;
 use crate::io::index::region::{Region, parse_region};
 use crate::io::open::{self, Opened, RecordReader};
@@ -60,7 +60,7 @@ pub fn run(
     }
     let mut header = merged.unwrap_or_default();
     if select.query_containers {
-        return query_containers(inputs, select);
+        return query_containers(inputs, &opened, select);
     }
     if let Some(pg) = pg {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -157,11 +157,12 @@ fn selected_containers(
             let r = parse_region(text, header.refs()).ok_or_else(|| {
                 Error::Bare(format!("samtools cat: Unable to parse region {text}"))
             })?;
-            let overlapping: Vec<usize> = crai
-                .iter()
-                .filter(|e| entry_overlaps(e, &r))
-                .map(|e| number(e.container_offset))
-                .collect();
+            let overlapping: Vec<usize> = if r.tid == Region::WHOLE_FILE_TID {
+                (0..count).collect()
+            } else {
+                let tid = if r.tid == Region::UNPLACED_TID { -1 } else { r.tid };
+                containers_for(crai, tid, r.beg, r.end).into_iter().map(number).collect()
+            };
             let (Some(&lo), Some(&hi)) = (overlapping.iter().min(), overlapping.iter().max())
             else {
                 return Ok((Some(0..0), Some(r)));
@@ -190,27 +191,15 @@ fn selected_containers(
     Ok((Some(first..(last + 1).min(count)), region))
 }
 
-/// Whether a `.crai` slice line overlaps `region` (unplaced reads for `*`).
-fn entry_overlaps(e: &CraiEntry, region: &Region) -> bool {
-    match region.tid {
-        Region::WHOLE_FILE_TID => true,
-        Region::UNPLACED_TID => e.reference_id < 0,
-        tid => {
-            e.reference_id == tid && e.start - 1 < region.end && e.start - 1 + e.span > region.beg
-        }
-    }
-}
-
 /// `-q`: each input's name, the number of its indexed containers (in the region, if given), and
 /// the first and last of their numbers.
-fn query_containers(inputs: &[String], select: &CramOnly) -> Result<(), Error> {
-    for path in inputs {
+fn query_containers(inputs: &[String], opened: &[Opened], select: &CramOnly) -> Result<(), Error> {
+    for (path, input) in inputs.iter().zip(opened) {
         let crai = load_crai(path, None)
             .map_err(|_| Error::Bare("samtools cat: No index found".into()))?;
         let offsets = container_offsets(&crai);
-        let header = open::open(path, 1)?.header;
         let whole = CramOnly { region: select.region.clone(), ..CramOnly::default() };
-        let (range, _) = selected_containers(&offsets, &crai, &header, &whole)?;
+        let (range, _) = selected_containers(&offsets, &crai, &input.header, &whole)?;
         let range = range.unwrap_or(0..0);
         let (first, last) =
             if range.is_empty() { (-1, -1) } else { (range.start as i64, range.end as i64 - 1) };

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use noodles_fasta as fasta;
 
-use super::file_header::md5_hex;
+use super::file_header::md5;
 use super::htslib_fields::ReferenceWindow;
 use super::records_out::{Context, SUBSTITUTION_MATRIX, SliceData, id, tag_key};
 use super::varint::itf8;
@@ -104,7 +104,7 @@ pub fn encode(
             let bases = window.bases;
             let from = usize::try_from(first - 1).unwrap_or(0).min(bases.len());
             let to = usize::try_from(first - 1 + span).unwrap_or(0).min(bases.len());
-            (first, span, md5_bytes(&bases[from..to]))
+            (first, span, md5(&bases[from..to]))
         }
         _ => (0, 0, [0; 16]),
     };
@@ -184,15 +184,6 @@ fn split_framed(framed: &[u8]) -> Vec<&[u8]> {
         let size = u32::from_le_bytes(framed[at..at + 4].try_into().unwrap()) as usize;
         out.push(&framed[at + 4..at + 4 + size]);
         at += 4 + size;
-    }
-    out
-}
-
-fn md5_bytes(bases: &[u8]) -> [u8; 16] {
-    let hex = md5_hex(bases);
-    let mut out = [0u8; 16];
-    for (i, b) in out.iter_mut().enumerate() {
-        *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0);
     }
     out
 }

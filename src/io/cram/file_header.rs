@@ -6,7 +6,6 @@
 
 use md5::{Digest, Md5};
 
-use super::reference::ReferenceFinder;
 use super::varint::itf8;
 use crate::record::Header;
 use crate::record::header::line_field;
@@ -30,7 +29,7 @@ pub fn file_definition(version: (u8, u8), name: &str) -> Vec<u8> {
 /// nowhere is an error naming it (htslib would embed a consensus instead, which noodles cannot).
 pub fn with_checksums(
     header: &Header,
-    finder: &ReferenceFinder,
+    m5_of: &dyn Fn(&[u8]) -> Result<String, String>,
     fasta: Option<&str>,
 ) -> Result<Vec<u8>, String> {
     let ur = fasta.map(absolute_path);
@@ -46,9 +45,8 @@ pub fn with_checksums(
         };
         let mut edited = line.to_vec();
         if line_field(line, b"M5").is_none() {
-            let bases = finder.find(name)?;
             edited.extend_from_slice(b"\tM5:");
-            edited.extend_from_slice(md5_hex(&bases).as_bytes());
+            edited.extend_from_slice(m5_of(name)?.as_bytes());
         }
         if let Some(ur) = &ur {
             edited = set_field(&edited, b"UR", ur.as_bytes());
@@ -59,11 +57,14 @@ pub fn with_checksums(
     Ok(out)
 }
 
-/// The MD5 of a reference sequence as CRAM's `M5` spells it: lower-case hex of the upper-case
-/// bases (the finder already upper-cases them).
+/// The MD5 of upper-case reference bases (the finder upper-cases them), as slice headers hold it.
+pub fn md5(bases: &[u8]) -> [u8; 16] {
+    Md5::digest(bases).into()
+}
+
+/// [`md5`] as CRAM's `M5` spells it: lower-case hex.
 pub fn md5_hex(bases: &[u8]) -> String {
-    let digest = Md5::digest(bases);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    md5(bases).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `line` with tag `key` set to `value`: in place when present, appended otherwise.

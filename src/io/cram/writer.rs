@@ -17,7 +17,7 @@ use noodles_fasta as fasta;
 use rayon::prelude::*;
 
 use super::container_out::{Sources, encode};
-use super::file_header::{file_definition, header_container, with_checksums};
+use super::file_header::{file_definition, header_container, md5_hex, with_checksums};
 use super::reference::{ReferenceFinder, chosen_reference, repository};
 use crate::io::cram_header::eof_template;
 use crate::record::header::line_field;
@@ -117,10 +117,6 @@ impl Writer {
         }
         let fasta = chosen_reference();
         let finder = Arc::new(ReferenceFinder::new(header, fasta.clone()));
-        let text = with_checksums(header, &finder, fasta.as_deref())?;
-        let mut start = file_definition(settings.version, name);
-        start.extend_from_slice(&header_container(&text));
-        out.write_all(&start).map_err(|e| e.to_string())?;
         let mut read_groups = std::collections::HashMap::new();
         let ids =
             header.lines().filter(|l| l.starts_with(b"@RG\t")).filter_map(|l| line_field(l, b"ID"));
@@ -133,6 +129,12 @@ impl Writer {
             repository: repository(finder),
             read_groups,
         };
+        // The M5s come through the same cached repository the containers are encoded against.
+        let m5_of = |name: &[u8]| shared.bases_named(name).map(|s| md5_hex((*s).as_ref()));
+        let text = with_checksums(header, &m5_of, fasta.as_deref())?;
+        let mut start = file_definition(settings.version, name);
+        start.extend_from_slice(&header_container(&text));
+        out.write_all(&start).map_err(|e| e.to_string())?;
         Ok(Writer {
             out,
             shared: Arc::new(shared),
@@ -225,6 +227,11 @@ impl Shared {
         let name = usize::try_from(tid).ok().and_then(|t| self.names.get(t));
         let name =
             name.ok_or_else(|| format!("a record names reference #{tid}, which the header lacks"))?;
+        self.bases_named(name)
+    }
+
+    /// The bases of the reference called `name`, or why there are none.
+    fn bases_named(&self, name: &[u8]) -> Result<Arc<fasta::record::Sequence>, String> {
         match self.repository.get(name) {
             Some(Ok(bases)) => Ok(bases),
             Some(Err(e)) => Err(e.to_string()),
