@@ -84,3 +84,6 @@ mod metrics;
 mod progress;
 /// `workflow/Snakefile` under the real Snakemake, with mdsam and with samtools.
 mod snakemake;
+
+/// CRAM decoding by mdsam's own decoder against the oracle, and commands that need no reference.
+mod cram_decoder;

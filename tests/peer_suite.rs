@@ -5,11 +5,7 @@
 use crate::support;
 
 /// Cases that fail for a documented, not-yet-built feature. Remove an entry when it lands.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "idxstats-02-idxstats-cram",
-    "a CRAM whose reference is nowhere: htslib counts its records without decoding bases, \
-         mdsam's reader (noodles) needs the reference for every slice",
-)];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn is_known_gap(id: &str) -> bool {
     let base = id.strip_suffix("-t2").unwrap_or(id);

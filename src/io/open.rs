@@ -169,7 +169,8 @@ fn open_bam(path: &str, reader: bgzf::Reader, is_bgzf: bool) -> Result<Opened, E
 }
 
 fn open_cram(path: &str, input: Input) -> Result<Opened, Error> {
-    let (reader, header) = cram::Reader::new(input).map_err(|e| Error::file(path, e))?;
+    let (mut reader, header) = cram::Reader::new(input).map_err(|e| Error::file(path, e))?;
+    reader.set_file_name(path);
     let reader = RecordReader::Cram(Box::new(reader));
     Ok(Opened { reader, header, format: InputFormat::Cram, is_bgzf: false })
 }
@@ -183,6 +184,14 @@ fn open_sam(path: &str, stream: ByteStream, tasks: usize, is_bgzf: bool) -> Resu
 }
 
 impl RecordReader {
+    /// For commands that never look at bases, qualities or the tags made from them (MD, NM):
+    /// a CRAM then decodes without its reference, as htslib's required fields let samtools.
+    pub fn without_bases(&mut self) {
+        if let RecordReader::Cram(r) = self {
+            r.without_bases();
+        }
+    }
+
     /// `"bam"`, `"sam"` or `"cram"`, as a profile names the input format.
     pub fn format_name(&self) -> &'static str {
         match self {

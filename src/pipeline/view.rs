@@ -434,6 +434,11 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         reader.set_header(&header);
     }
     complete_filter(&mut opts, &header, seed);
+    // samtools' `count_rf`: counting reads no bases unless a filter may look at them.
+    let filter = &opts.filter;
+    if opts.count && filter.expr.is_none() && filter.tag.is_none() && filter.min_qlen == 0 {
+        reader.without_bases();
+    }
     if opts.header == HeaderMode::Only {
         if opts.count {
             return write_count_line(&opts.output, 0);

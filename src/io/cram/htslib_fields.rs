@@ -18,7 +18,14 @@ pub struct ReferenceWindow<'a> {
     pub start: i64,
 }
 
-impl ReferenceWindow<'_> {
+impl<'a> ReferenceWindow<'a> {
+    /// `n` bases from 0-based position `pos`, when the window holds them all (as stored: the
+    /// case may differ from [`Self::base`]'s).
+    pub fn slice(&self, pos: i64, n: usize) -> Option<&'a [u8]> {
+        let from = usize::try_from(pos + 1 - self.start).ok()?;
+        self.bases.get(from..from.checked_add(n)?)
+    }
+
     /// The upper-case base at 0-based position `pos`; `N` outside the window, as htslib.
     pub fn base(&self, pos: i64) -> u8 {
         usize::try_from(pos + 1 - self.start)
@@ -139,14 +146,37 @@ fn md_and_nm(view: &RecordRef<'_>, reference: ReferenceWindow<'_>) -> (Vec<u8>, 
     let push_run = |md: &mut Vec<u8>, run: u32| {
         md.extend_from_slice(itoa::Buffer::new().format(run).as_bytes());
     };
+    // The read's bases as letters, so that a run of matches compares as slices.
+    let packed = view.seq_packed();
+    let query: Vec<u8> = (0..view.l_seq())
+        .map(|i| {
+            NT16[usize::from(if i % 2 == 0 { packed[i / 2] >> 4 } else { packed[i / 2] & 0xf })]
+        })
+        .collect();
     for op in view.cigar() {
         let len = (op >> 4) as usize;
         match op & 0xf {
             // M, =, X
             0 | 7 | 8 => {
-                for _ in 0..len {
+                let mut i = 0;
+                while i < len {
+                    // The matching stretch, compared in one pass where the window holds it.
+                    let matched = reference
+                        .slice(rpos, len - i)
+                        .zip(query.get(qpos..qpos + (len - i)))
+                        .map_or(0, |(r, q)| {
+                            r.iter()
+                                .zip(q)
+                                .position(|(&r, &q)| r.to_ascii_uppercase() != q || q == b'N')
+                                .unwrap_or(len - i)
+                        });
+                    run += matched as u32;
+                    (i, rpos, qpos) = (i + matched, rpos + matched as i64, qpos + matched);
+                    if i == len {
+                        break;
+                    }
                     let r = reference.base(rpos);
-                    let q = (qpos < view.l_seq()).then(|| NT16[view.base_code(qpos) as usize]);
+                    let q = query.get(qpos).copied();
                     if q == Some(r) && r != b'N' {
                         run += 1;
                     } else {
@@ -155,8 +185,7 @@ fn md_and_nm(view: &RecordRef<'_>, reference: ReferenceWindow<'_>) -> (Vec<u8>, 
                         run = 0;
                         nm += 1;
                     }
-                    rpos += 1;
-                    qpos += 1;
+                    (i, rpos, qpos) = (i + 1, rpos + 1, qpos + 1);
                 }
             }
             // I

@@ -2,6 +2,7 @@
 //! records in [`crate::record::Batch`]es, so every command reads CRAM as it reads BAM.
 //!
 //! - [`reader`]: containers read in order, decoded in parallel, one batch a container;
+//! - [`decode`]: mdsam's own record decoder, noodles' where it does not apply;
 //! - [`reference`]: where reference bases come from (`-T`, `REF_CACHE`/`REF_PATH`, `UR`);
 //! - [`convert`]: noodles' records and header ⇄ mdsam's;
 //! - [`htslib_fields`]: what htslib's decoder adds (MD, NM) or drops (cF) beyond the stored data;
@@ -11,6 +12,7 @@
 
 pub mod container_out;
 pub mod convert;
+pub mod decode;
 pub mod file_header;
 pub mod guard;
 pub mod htslib_fields;

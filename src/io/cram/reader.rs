@@ -13,11 +13,13 @@ use noodles_sam as sam;
 use rayon::prelude::*;
 
 use super::convert::{RecordEncoder, decoding_header};
+use super::decode;
 use super::htslib_fields::{ReferenceWindow, append_as_htslib};
 use super::layout;
 use super::reference::{MissingReference, ReferenceFinder, chosen_reference, repository};
 use crate::io::cram_header;
 use crate::io::input::Input;
+use crate::record::header::line_field;
 use crate::record::{Batch, Header};
 
 /// Why a CRAM could not be read; the caller puts the file name in front.
@@ -79,6 +81,12 @@ pub struct Reader {
     /// The `@RG` IDs of the header (a trailing `RG` tag with one of them came from the
     /// read-group series).
     read_groups: HashSet<Vec<u8>>,
+    /// `@SQ` names and lengths, and `@RG` IDs, in header order (for mdsam's own decoder).
+    references: Vec<(Vec<u8>, i64)>,
+    read_group_ids: Vec<Vec<u8>>,
+    /// htslib's prefix for generated read names: the file's base name.
+    name_prefix: Vec<u8>,
+    needs_bases: bool,
     /// Containers read per call: enough to keep every thread busy.
     containers_per_read: usize,
     containers_read: u64,
@@ -105,7 +113,17 @@ impl Reader {
         let repository = repository(finder);
         let decoding = decoding_header(&header);
         let read_groups = decoding.read_groups().keys().map(|id| id.to_vec()).collect();
+        let references = header.refs().iter().map(|r| (r.name.clone(), r.len as i64)).collect();
+        let read_group_ids = header
+            .lines()
+            .filter(|l| l.starts_with(b"@RG\t"))
+            .filter_map(|l| line_field(l, b"ID").map(<[u8]>::to_vec))
+            .collect();
         let reader = Reader {
+            references,
+            read_group_ids,
+            name_prefix: b"-".to_vec(),
+            needs_bases: true,
             records_of_version: None,
             inner: Some(inner),
             decoding_header: Arc::new(decoding),
@@ -134,11 +152,27 @@ impl Reader {
             decoding_header: Arc::new(decoding_header(&header)),
             repository: fasta::Repository::default(),
             read_groups: HashSet::new(),
+            references: Vec::new(),
+            read_group_ids: Vec::new(),
+            name_prefix: Vec::new(),
+            needs_bases: true,
             containers_per_read: 1,
             containers_read: 0,
             done: true,
         };
         Ok((reader, header))
+    }
+
+    /// Names the file, for the names htslib generates for reads stored without one.
+    pub fn set_file_name(&mut self, path: &str) {
+        let base = path.rsplit('/').next().unwrap_or(path);
+        self.name_prefix = base.as_bytes().to_vec();
+    }
+
+    /// Tells the reader that no command will look at bases or qualities (htslib's required
+    /// fields without `SAM_SEQ`): slices decode without fetching their reference.
+    pub fn without_bases(&mut self) {
+        self.needs_bases = false;
     }
 
     /// Bytes of the file consumed so far.
@@ -232,6 +266,13 @@ impl Reader {
             header: &self.decoding_header,
             repository: &self.repository,
             read_groups: &self.read_groups,
+            own: (!noodles_only()).then(|| decode::FileContext {
+                references: &self.references,
+                read_groups: &self.read_group_ids,
+                repository: &self.repository,
+                name_prefix: &self.name_prefix,
+                needs_bases: self.needs_bases,
+            }),
         };
         let batches = containers
             .par_iter()
@@ -287,10 +328,38 @@ struct DecodeContext<'a> {
     header: &'a sam::Header,
     repository: &'a fasta::Repository,
     read_groups: &'a HashSet<Vec<u8>>,
+    /// mdsam's own decoder, unless `MDSAM_CRAM_DECODER=noodles`.
+    own: Option<decode::FileContext<'a>>,
 }
 
-/// [`decode_container`], with noodles' panics on malformed input turned into errors.
+/// `MDSAM_CRAM_DECODER=noodles`: every container through noodles; `=own`: none (what mdsam's
+/// decoder does not read is an error). For comparing the decoders.
+fn noodles_only() -> bool {
+    std::env::var_os("MDSAM_CRAM_DECODER").is_some_and(|v| v == "noodles")
+}
+
+fn own_only() -> bool {
+    std::env::var_os("MDSAM_CRAM_DECODER").is_some_and(|v| v == "own")
+}
+
+/// A container through mdsam's own decoder, or noodles' where that one does not apply; noodles'
+/// panics on malformed input turned into errors.
 fn decode_guarded(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<Batch, CramError> {
+    if let Some(own) = &context.own {
+        let header = read.container.header();
+        match decode::decode_container(&read.body, header.landmarks(), header.record_count(), own) {
+            Ok(batch) => return Ok(batch),
+            Err(decode::DecodeError::Unsupported(what)) if own_only() => {
+                let reason = format!("{what} is not supported by mdsam's decoder");
+                return Err(CramError::Container { container: read.number, reason });
+            }
+            Err(decode::DecodeError::Unsupported(_)) => {}
+            Err(decode::DecodeError::Corrupt(reason)) => {
+                return Err(CramError::Container { container: read.number, reason });
+            }
+            Err(decode::DecodeError::Reference(why)) => return Err(CramError::Reference(why)),
+        }
+    }
     super::guard::quietly(|| decode_container(read, context)).unwrap_or_else(|| {
         Err(CramError::Container { container: read.number, reason: "malformed slice data".into() })
     })

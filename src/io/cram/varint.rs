@@ -13,6 +13,11 @@ impl<'a> Cursor<'a> {
         Cursor { bytes, at: 0 }
     }
 
+    /// Every byte, read or not.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     pub fn byte(&mut self) -> Option<u8> {
         let b = *self.bytes.get(self.at)?;
         self.at += 1;

@@ -1,0 +1,144 @@
+//! A slice as stored (CRAM 3.x §8.5–8.6): its header and its blocks, decompressed.
+
+use super::DecodeError;
+use crate::io::cram::varint::Cursor;
+
+/// What a slice header says.
+pub struct SliceHeader {
+    /// `-1` unmapped, `-2` several references, else the reference id.
+    pub reference_id: i32,
+    pub alignment_start: i64,
+    pub alignment_span: i64,
+    pub records: usize,
+    /// The number of records in the file before this slice (for generated names).
+    pub record_counter: u64,
+    /// The content id of the block holding the embedded reference, `-1` for none.
+    pub embedded_reference: i32,
+    pub reference_md5: [u8; 16],
+}
+
+/// A slice's blocks, decompressed: the core block's data and the external blocks by content id.
+pub struct SliceBlocks {
+    pub core: Vec<u8>,
+    pub external: Vec<(i32, Vec<u8>)>,
+}
+
+/// One block (§8.1) read from `c`, decompressed; its CRC32 is checked (CRAM 3.x has one).
+pub fn read_block(c: &mut Cursor<'_>) -> Result<(u8, i32, Vec<u8>), DecodeError> {
+    let bad = || DecodeError::corrupt("truncated block");
+    let start = c.at;
+    let method = c.byte().ok_or_else(bad)?;
+    let content_type = c.byte().ok_or_else(bad)?;
+    let content_id = c.itf8().ok_or_else(bad)?;
+    let compressed = usize::try_from(c.itf8().ok_or_else(bad)?).map_err(|_| bad())?;
+    let raw = usize::try_from(c.itf8().ok_or_else(bad)?).map_err(|_| bad())?;
+    c.take(compressed).ok_or_else(bad)?;
+    let end = c.at;
+    let crc = c.take(4).ok_or_else(bad)?;
+    let bytes = c.bytes();
+    if crc32fast::hash(&bytes[start..end]).to_le_bytes() != crc {
+        return Err(DecodeError::corrupt("block CRC32 mismatch"));
+    }
+    let data = decompress(method, &bytes[end - compressed..end], raw)?;
+    Ok((content_type, content_id, data))
+}
+
+/// A block's data, decompressed by its method.
+fn decompress(method: u8, src: &[u8], raw: usize) -> Result<Vec<u8>, DecodeError> {
+    match method {
+        0 => Ok(src.to_vec()),
+        1 => {
+            let mut out = Vec::with_capacity(raw);
+            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(src), &mut out)
+                .map_err(|e| DecodeError::corrupt(format!("gzip block: {e}")))?;
+            if out.len() != raw {
+                return Err(DecodeError::corrupt("a block's size differs from its header's"));
+            }
+            Ok(out)
+        }
+        other => Err(DecodeError::Unsupported(format!("block compression method {other}"))),
+    }
+}
+
+const SLICE_HEADER: u8 = 2;
+const CORE: u8 = 5;
+
+/// Reads a slice (`bytes` starts at its header block).
+pub fn read_slice(bytes: &[u8]) -> Result<(SliceHeader, SliceBlocks), DecodeError> {
+    let bad = || DecodeError::corrupt("truncated slice header");
+    let mut c = Cursor::new(bytes);
+    let (content_type, _, data) = read_block(&mut c)?;
+    if content_type != SLICE_HEADER {
+        return Err(DecodeError::corrupt("a slice does not start with its header"));
+    }
+    let mut h = Cursor::new(&data);
+    let reference_id = h.itf8().ok_or_else(bad)?;
+    let alignment_start = i64::from(h.itf8().ok_or_else(bad)?);
+    let alignment_span = i64::from(h.itf8().ok_or_else(bad)?);
+    let records = usize::try_from(h.itf8().ok_or_else(bad)?).map_err(|_| bad())?;
+    let record_counter = ltf8(&mut h).ok_or_else(bad)?;
+    let blocks = usize::try_from(h.itf8().ok_or_else(bad)?).map_err(|_| bad())?;
+    let ids = h.itf8().ok_or_else(bad)?;
+    for _ in 0..ids {
+        h.itf8().ok_or_else(bad)?;
+    }
+    let embedded_reference = h.itf8().ok_or_else(bad)?;
+    let mut reference_md5 = [0u8; 16];
+    reference_md5.copy_from_slice(h.take(16).ok_or_else(bad)?);
+    let header = SliceHeader {
+        reference_id,
+        alignment_start,
+        alignment_span,
+        records,
+        record_counter,
+        embedded_reference,
+        reference_md5,
+    };
+
+    let mut out = SliceBlocks { core: Vec::new(), external: Vec::with_capacity(blocks) };
+    for _ in 0..blocks {
+        let (content_type, id, data) = read_block(&mut c)?;
+        if content_type == CORE {
+            out.core = data;
+        } else {
+            out.external.push((id, data));
+        }
+    }
+    Ok((header, out))
+}
+
+/// LTF-8 (§2.3), up to 9 bytes.
+fn ltf8(c: &mut Cursor<'_>) -> Option<u64> {
+    let b0 = c.byte()?;
+    let extra = b0.leading_ones().min(8);
+    let mut v = if extra >= 7 { 0 } else { u64::from(b0) & (0xff >> (extra + 1)) };
+    for _ in 0..extra {
+        v = (v << 8) | u64::from(c.byte()?);
+    }
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ltf8_widths() {
+        let read = |b: &[u8]| ltf8(&mut Cursor::new(b));
+        assert_eq!(read(&[0x7f]), Some(0x7f));
+        assert_eq!(read(&[0x81, 0x00]), Some(0x100));
+        assert_eq!(read(&[0xc1, 0x00, 0x00]), Some(0x1_0000));
+        assert_eq!(read(&[0xff, 1, 2, 3, 4, 5, 6, 7, 8]), Some(0x0102_0304_0506_0708));
+    }
+
+    #[test]
+    fn blocks_check_their_crc() {
+        let mut block = vec![0u8, 4, 3, 2, 2, b'h', b'i'];
+        let crc = crc32fast::hash(&block).to_le_bytes();
+        block.extend_from_slice(&crc);
+        let (ty, id, data) = read_block(&mut Cursor::new(&block)).unwrap();
+        assert_eq!((ty, id, &data[..]), (4, 3, &b"hi"[..]));
+        block[5] = b'H';
+        assert!(read_block(&mut Cursor::new(&block)).is_err());
+    }
+}
