@@ -140,19 +140,33 @@ fn push_nm(out: &mut Vec<u8>, nm: u32) {
 /// The MD string and edit distance of a mapped record against `reference`: a base matches when
 /// it equals the reference base and that is not `N`; inserted and deleted bases count in NM.
 fn md_and_nm(view: &RecordRef<'_>, reference: ReferenceWindow<'_>) -> (Vec<u8>, u32) {
+    // The read's bases as letters, so that a run of matches compares as slices (one buffer a
+    // thread: this runs for every record).
+    thread_local! {
+        static QUERY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    QUERY.with_borrow_mut(|query| {
+        query.clear();
+        for &pair in view.seq_packed() {
+            query.extend_from_slice(&[NT16[usize::from(pair >> 4)], NT16[usize::from(pair & 0xf)]]);
+        }
+        query.truncate(view.l_seq());
+        walk_cigar(view, reference, query)
+    })
+}
+
+/// [`md_and_nm`] with the read's bases as letters.
+fn walk_cigar(
+    view: &RecordRef<'_>,
+    reference: ReferenceWindow<'_>,
+    query: &[u8],
+) -> (Vec<u8>, u32) {
     let mut md = Vec::new();
     let (mut run, mut nm) = (0u32, 0u32);
     let (mut rpos, mut qpos) = (view.pos(), 0usize);
     let push_run = |md: &mut Vec<u8>, run: u32| {
         md.extend_from_slice(itoa::Buffer::new().format(run).as_bytes());
     };
-    // The read's bases as letters, so that a run of matches compares as slices.
-    let packed = view.seq_packed();
-    let query: Vec<u8> = (0..view.l_seq())
-        .map(|i| {
-            NT16[usize::from(if i % 2 == 0 { packed[i / 2] >> 4 } else { packed[i / 2] & 0xf })]
-        })
-        .collect();
     for op in view.cigar() {
         let len = (op >> 4) as usize;
         match op & 0xf {

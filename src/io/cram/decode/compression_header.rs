@@ -88,6 +88,26 @@ pub struct CompressionHeader {
     pub tags: HashMap<TagKey, Encoding<i32>>,
 }
 
+impl CompressionHeader {
+    /// The content id of the block `QS` reads from, when it is external and no other data series
+    /// or tag uses that block.
+    pub fn exclusive_quality_block(&self) -> Option<i32> {
+        let Encoding::External(id) = self.series[Series::QS as usize] else { return None };
+        let others = self
+            .series
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != Series::QS as usize)
+            .map(|(_, e)| e)
+            .chain(self.tags.values());
+        let mut shared = false;
+        for encoding in others {
+            encoding.visit_blocks(&mut |block| shared |= block == id);
+        }
+        (!shared).then_some(id)
+    }
+}
+
 /// Parses the compression header block's data.
 pub fn parse(data: &[u8]) -> Result<CompressionHeader, DecodeError> {
     let bad = || DecodeError::corrupt("truncated compression header");

@@ -122,6 +122,18 @@ fn count(n: i32) -> Result<usize, DecodeError> {
 }
 
 impl Encoding<i32> {
+    /// Calls `f` with each external block this encoding reads.
+    pub fn visit_blocks(&self, f: &mut impl FnMut(i32)) {
+        match self {
+            Encoding::External(id) | Encoding::ByteArrayStop(_, id) => f(*id),
+            Encoding::ByteArrayLen(l, v) => {
+                l.visit_blocks(f);
+                v.visit_blocks(f);
+            }
+            _ => {}
+        }
+    }
+
     /// This encoding with its content ids replaced by indexes into a slice's blocks; a block the
     /// slice lacks reads as empty (`index_of` gives the empty block's index).
     pub fn bind(&self, index_of: &impl Fn(i32) -> usize) -> Encoding<usize> {

@@ -53,6 +53,11 @@ pub struct FileContext<'a> {
     pub needs_bases: bool,
 }
 
+thread_local! {
+    /// A slice's decoded records, kept per thread so that their buffers are reused.
+    static DECODED: std::cell::RefCell<records::Decoded> = std::cell::RefCell::default();
+}
+
 /// Decodes one container (`body`: its bytes after the container header; `landmarks`: where its
 /// slices start in `body`) into a batch of raw BAM records.
 pub fn decode_container<'a>(
@@ -71,12 +76,15 @@ pub fn decode_container<'a>(
         _ => -1,
     };
     let mut scratch = Vec::with_capacity(1024);
+    // With no bases needed, the qualities' block (the largest) is not even decompressed, when
+    // no other series shares it.
+    let skipped_block = if file.needs_bases { None } else { header.exclusive_quality_block() };
     for (i, &start) in landmarks.iter().enumerate() {
         let end = landmarks.get(i + 1).copied().unwrap_or(body.len());
         let bytes = body
             .get(start..end.max(start))
             .ok_or_else(|| DecodeError::corrupt("a slice lies outside its container"))?;
-        let (slice_header, blocks) = slice::read_slice(bytes)?;
+        let (slice_header, blocks) = slice::read_slice(bytes, skipped_block)?;
         let mut reference = slice_reference(&slice_header, &header, &blocks, file)?;
         if let Some(w) = reference.fixed_window() {
             check_md5(&slice_header, w, file)?;
@@ -86,10 +94,13 @@ pub fn decode_container<'a>(
             slice: &slice_header,
             unknown_read_group,
             references: file.references.len(),
+            skip_qualities: skipped_block.is_some(),
         };
-        let mut decoded = records::decode_records(&input, &blocks, &mut reference)?;
-        bam_out::link_mates(&mut decoded.records)?;
-        bam_out::append(&decoded, &slice_header, &mut reference, file, &mut scratch, &mut batch)?;
+        DECODED.with_borrow_mut(|decoded| {
+            records::decode_records(&input, &blocks, &mut reference, decoded)?;
+            bam_out::link_mates(&mut decoded.records)?;
+            bam_out::append(decoded, &slice_header, &mut reference, file, &mut scratch, &mut batch)
+        })?;
     }
     Ok(batch)
 }

@@ -67,6 +67,8 @@ pub struct SliceInput<'a> {
     /// The read-group index htslib treats as none (a last `@RG` named `UNKNOWN`), else -1.
     pub unknown_read_group: i32,
     pub references: usize,
+    /// The qualities' block was not decompressed (no command will look at them): `QS` is not read.
+    pub skip_qualities: bool,
 }
 
 /// The encodings of a slice, bound to its blocks.
@@ -101,12 +103,24 @@ fn bind(header: &CompressionHeader, blocks: &SliceBlocks) -> Result<Bound, Decod
     Ok(Bound { series, tag_sets })
 }
 
-/// Decodes every record of a slice.
+impl Decoded {
+    fn clear(&mut self) {
+        self.records.clear();
+        self.names.clear();
+        self.bases.clear();
+        self.quals.clear();
+        self.aux.clear();
+        self.cigar.clear();
+    }
+}
+
+/// Decodes every record of a slice into `out` (cleared first; its buffers are reused).
 pub fn decode_records(
     input: &SliceInput<'_>,
     blocks: &SliceBlocks,
     reference: &mut ReferenceSource<'_>,
-) -> Result<Decoded, DecodeError> {
+    out: &mut Decoded,
+) -> Result<(), DecodeError> {
     let bound = bind(input.header, blocks)?;
     let mut src = Sources {
         core: BitReader::new(&blocks.core),
@@ -118,14 +132,14 @@ pub fn decode_records(
             .collect(),
     };
     let n = input.slice.records;
-    let mut out = Decoded { records: Vec::with_capacity(n), ..Default::default() };
+    out.clear();
     let mut decoder =
         RecordDecoder { input, bound: &bound, last_apos: input.slice.alignment_start };
     for index in 0..n {
-        let record = decoder.record(&mut src, &mut out, index, reference)?;
+        let record = decoder.record(&mut src, out, index, reference)?;
         out.records.push(record);
     }
-    Ok(out)
+    Ok(())
 }
 
 struct RecordDecoder<'a> {
@@ -141,6 +155,26 @@ impl RecordDecoder<'_> {
 
     fn int(&self, s: Series, src: &mut Sources<'_>) -> Result<i32, DecodeError> {
         self.series(s).int(src)
+    }
+
+    fn quality(&self, src: &mut Sources<'_>) -> Result<u8, DecodeError> {
+        if self.input.skip_qualities {
+            return Ok(255);
+        }
+        self.series(Series::QS).byte(src)
+    }
+
+    fn qualities(
+        &self,
+        src: &mut Sources<'_>,
+        n: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), DecodeError> {
+        if self.input.skip_qualities {
+            out.resize(out.len() + n, 255);
+            return Ok(());
+        }
+        self.series(Series::QS).fill(src, n, out)
     }
 
     fn record(
@@ -232,7 +266,7 @@ impl RecordDecoder<'_> {
             r.seq = at..out.bases.len();
             let at = out.quals.len();
             if cf & CF_PRESERVE_QUAL != 0 {
-                self.series(Series::QS).fill(src, r.len, &mut out.quals)?;
+                self.qualities(src, r.len, &mut out.quals)?;
             } else {
                 out.quals.resize(at + r.len, 255);
             }
@@ -354,7 +388,7 @@ impl RecordDecoder<'_> {
                 b'B' => {
                     let base = self.series(Series::BA).byte(src)?;
                     put(seq, at, &[base]);
-                    let q = self.series(Series::QS).byte(src)?;
+                    let q = self.quality(src)?;
                     let quals = &mut out.quals[qual_at..];
                     if cf & CF_PRESERVE_QUAL == 0 && quals.first() == Some(&255) {
                         quals.fill(30);
@@ -365,7 +399,7 @@ impl RecordDecoder<'_> {
                     ref_pos += 1;
                 }
                 b'Q' => {
-                    let q = self.series(Series::QS).byte(src)?;
+                    let q = self.quality(src)?;
                     let quals = &mut out.quals[qual_at..];
                     if cf & CF_PRESERVE_QUAL == 0 && quals.first() == Some(&255) {
                         quals.fill(30);
@@ -399,7 +433,7 @@ impl RecordDecoder<'_> {
         r.mapq = self.int(Series::MQ, src)? as u8;
         if cf & CF_PRESERVE_QUAL != 0 {
             out.quals.truncate(qual_at);
-            self.series(Series::QS).fill(src, len, &mut out.quals)?;
+            self.qualities(src, len, &mut out.quals)?;
         }
         if cf & CF_NO_SEQ != 0 {
             out.bases.truncate(seq_at);

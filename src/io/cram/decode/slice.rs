@@ -25,6 +25,14 @@ pub struct SliceBlocks {
 
 /// One block (§8.1) read from `c`, decompressed; its CRC32 is checked (CRAM 3.x has one).
 pub fn read_block(c: &mut Cursor<'_>) -> Result<(u8, i32, Vec<u8>), DecodeError> {
+    read_block_unless(c, None)
+}
+
+/// [`read_block`], but an external block with content id `skip` is left empty.
+fn read_block_unless(
+    c: &mut Cursor<'_>,
+    skip: Option<i32>,
+) -> Result<(u8, i32, Vec<u8>), DecodeError> {
     let bad = || DecodeError::corrupt("truncated block");
     let start = c.at;
     let method = c.byte().ok_or_else(bad)?;
@@ -38,6 +46,9 @@ pub fn read_block(c: &mut Cursor<'_>) -> Result<(u8, i32, Vec<u8>), DecodeError>
     let bytes = c.bytes();
     if crc32fast::hash(&bytes[start..end]).to_le_bytes() != crc {
         return Err(DecodeError::corrupt("block CRC32 mismatch"));
+    }
+    if content_type == EXTERNAL && skip == Some(content_id) {
+        return Ok((content_type, content_id, Vec::new()));
     }
     let data = decompress(method, &bytes[end - compressed..end], raw)?;
     Ok((content_type, content_id, data))
@@ -62,9 +73,14 @@ fn decompress(method: u8, src: &[u8], raw: usize) -> Result<Vec<u8>, DecodeError
 
 const SLICE_HEADER: u8 = 2;
 const CORE: u8 = 5;
+const EXTERNAL: u8 = 4;
 
-/// Reads a slice (`bytes` starts at its header block).
-pub fn read_slice(bytes: &[u8]) -> Result<(SliceHeader, SliceBlocks), DecodeError> {
+/// Reads a slice (`bytes` starts at its header block); the external block with content id
+/// `skip` is left empty.
+pub fn read_slice(
+    bytes: &[u8],
+    skip: Option<i32>,
+) -> Result<(SliceHeader, SliceBlocks), DecodeError> {
     let bad = || DecodeError::corrupt("truncated slice header");
     let mut c = Cursor::new(bytes);
     let (content_type, _, data) = read_block(&mut c)?;
@@ -97,7 +113,7 @@ pub fn read_slice(bytes: &[u8]) -> Result<(SliceHeader, SliceBlocks), DecodeErro
 
     let mut out = SliceBlocks { core: Vec::new(), external: Vec::with_capacity(blocks) };
     for _ in 0..blocks {
-        let (content_type, id, data) = read_block(&mut c)?;
+        let (content_type, id, data) = read_block_unless(&mut c, skip)?;
         if content_type == CORE {
             out.core = data;
         } else {
