@@ -115,11 +115,16 @@ fn counting_commands_need_no_reference() {
     );
     std::fs::remove_file(&copy).unwrap();
     let _ = std::fs::remove_file(dir.join("gone.fa.fai"));
-    for args in [
-        vec!["idxstats", text(&cram)],
-        vec!["view", "-c", text(&cram)],
-        vec!["flagstat", text(&cram)],
-    ] {
+    let counting: [&[&str]; 6] = [
+        &["idxstats"],
+        &["view", "-c"],
+        &["view", "-c", "-F", "0x904", "-q", "20"],
+        &["view", "-c", "-f", "1", "-r", "H5L2VDSXY.2"],
+        &["flagstat"],
+        &["flagstat", "-O", "tsv"],
+    ];
+    for command in counting {
+        let args: Vec<&str> = command.iter().copied().chain([text(&cram)]).collect();
         let want = Command::new(&oracle)
             .args(&args)
             .env("REF_PATH", "/nonexistent/%s")

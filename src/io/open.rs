@@ -192,6 +192,13 @@ impl RecordReader {
         }
     }
 
+    /// For commands that look only at flags, reference, mapping quality and mate reference.
+    pub fn flags_only(&mut self) {
+        if let RecordReader::Cram(r) = self {
+            r.flags_only();
+        }
+    }
+
     /// `"bam"`, `"sam"` or `"cram"`, as a profile names the input format.
     pub fn format_name(&self) -> &'static str {
         match self {

@@ -34,7 +34,7 @@ pub fn run(options: &FlagstatOptions) -> Result<(), Error> {
 fn flagstat(options: &FlagstatOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let path = options.input.as_str();
     let mut opened = open_input(path, options.threads)?;
-    opened.reader.without_bases();
+    opened.reader.flags_only();
     let filter = InputFilter::new(options.filter.as_deref());
     let header = &opened.header;
     let mut stats = FlagStats::default();

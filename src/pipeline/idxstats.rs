@@ -31,7 +31,7 @@ pub fn run(options: &IdxstatsOptions) -> Result<(), Error> {
 fn idxstats(options: &IdxstatsOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let path = options.input.as_str();
     let mut opened = open_input(path, options.threads)?;
-    opened.reader.without_bases();
+    opened.reader.flags_only();
     let text = if opened.format == InputFormat::Bam {
         match load_index(path, options.index.as_deref()) {
             Some(index) => from_index(&opened.header, &index),

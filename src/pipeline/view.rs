@@ -434,10 +434,23 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         reader.set_header(&header);
     }
     complete_filter(&mut opts, &header, seed);
-    // samtools' `count_rf`: counting reads no bases unless a filter may look at them.
-    let filter = &opts.filter;
-    if opts.count && filter.expr.is_none() && filter.tag.is_none() && filter.min_qlen == 0 {
-        reader.without_bases();
+    // samtools' `count_rf`: counting reads no bases unless a filter may look at them, and only
+    // flags when no filter looks at more than flags and mapping quality.
+    let f = &opts.filter;
+    if opts.count && f.expr.is_none() && f.tag.is_none() && f.min_qlen == 0 {
+        let flags_only = opts.regions.is_empty()
+            && opts.unselected.is_none()
+            && opts.bed.is_none()
+            && opts.subsample.is_none()
+            && opts.keep_read_groups.is_none()
+            && opts.library.is_none()
+            && f.targets.is_none()
+            && f.subsample.is_none()
+            && f.read_groups.is_none()
+            && !f.exclude_no_read_group
+            && f.read_names.is_none()
+            && f.library_groups.is_none();
+        if flags_only { reader.flags_only() } else { reader.without_bases() }
     }
     if opts.header == HeaderMode::Only {
         if opts.count {

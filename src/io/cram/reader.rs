@@ -86,7 +86,7 @@ pub struct Reader {
     read_group_ids: Vec<Vec<u8>>,
     /// htslib's prefix for generated read names: the file's base name.
     name_prefix: Vec<u8>,
-    needs_bases: bool,
+    needs: decode::Needs,
     /// Containers read per call: enough to keep every thread busy.
     containers_per_read: usize,
     containers_read: u64,
@@ -123,7 +123,7 @@ impl Reader {
             references,
             read_group_ids,
             name_prefix: b"-".to_vec(),
-            needs_bases: true,
+            needs: decode::Needs::Everything,
             records_of_version: None,
             inner: Some(inner),
             decoding_header: Arc::new(decoding),
@@ -155,7 +155,7 @@ impl Reader {
             references: Vec::new(),
             read_group_ids: Vec::new(),
             name_prefix: Vec::new(),
-            needs_bases: true,
+            needs: decode::Needs::Everything,
             containers_per_read: 1,
             containers_read: 0,
             done: true,
@@ -172,7 +172,13 @@ impl Reader {
     /// Tells the reader that no command will look at bases or qualities (htslib's required
     /// fields without `SAM_SEQ`): slices decode without fetching their reference.
     pub fn without_bases(&mut self) {
-        self.needs_bases = false;
+        self.needs = decode::Needs::NoBases;
+    }
+
+    /// Tells the reader that commands will look only at flags, reference, mapping quality and
+    /// mate reference (htslib's `SAM_FLAG | SAM_RNAME | SAM_MAPQ | SAM_RNEXT`).
+    pub fn flags_only(&mut self) {
+        self.needs = decode::Needs::FlagsOnly;
     }
 
     /// Bytes of the file consumed so far.
@@ -271,7 +277,7 @@ impl Reader {
                 read_groups: &self.read_group_ids,
                 repository: &self.repository,
                 name_prefix: &self.name_prefix,
-                needs_bases: self.needs_bases,
+                needs: self.needs,
             }),
         };
         let batches = containers

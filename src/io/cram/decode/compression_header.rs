@@ -89,6 +89,32 @@ pub struct CompressionHeader {
 }
 
 impl CompressionHeader {
+    /// The blocks `needed` series read, when each of them is read without core bits and from
+    /// blocks no other series or tag reads (so the others can be left unread).
+    pub fn exclusive_blocks(&self, needed: &[Series]) -> Option<Vec<i32>> {
+        let mut blocks = Vec::new();
+        for &s in needed {
+            match &self.series[s as usize] {
+                Encoding::External(id) => blocks.push(*id),
+                Encoding::Null => {}
+                Encoding::Huffman(h) if h.is_constant() => {}
+                _ => return None,
+            }
+        }
+        let others = self
+            .series
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !needed.iter().any(|&s| s as usize == *i))
+            .map(|(_, e)| e)
+            .chain(self.tags.values());
+        let mut shared = false;
+        for encoding in others {
+            encoding.visit_blocks(&mut |block| shared |= blocks.contains(&block));
+        }
+        (!shared).then_some(blocks)
+    }
+
     /// The content id of the block `QS` reads from, when it is external and no other data series
     /// or tag uses that block.
     pub fn exclusive_quality_block(&self) -> Option<i32> {

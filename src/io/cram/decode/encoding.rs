@@ -52,6 +52,11 @@ impl Huffman {
         Ok(Huffman { codes })
     }
 
+    /// One symbol with a zero-length code: decoding reads no bits.
+    pub fn is_constant(&self) -> bool {
+        matches!(self.codes[..], [(0, _, _)])
+    }
+
     fn decode(&self, core: &mut BitReader<'_>) -> Result<i32, DecodeError> {
         if let [(0, _, symbol)] = self.codes[..] {
             return Ok(symbol);

@@ -48,9 +48,19 @@ pub struct FileContext<'a> {
     pub repository: &'a fasta::Repository,
     /// htslib's name prefix for reads stored without names: the file's base name.
     pub name_prefix: &'a [u8],
-    /// False when the command needs no bases (htslib's required fields without `SAM_SEQ`): no
-    /// reference is fetched, and the bases are whatever the stored features give.
-    pub needs_bases: bool,
+    pub needs: Needs,
+}
+
+/// What of each record the command will look at (htslib's required fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    Everything,
+    /// No bases, qualities or tags made from them (MD, NM): no reference is fetched, the bases
+    /// are whatever the stored features give, and qualities are not decompressed.
+    NoBases,
+    /// Only flags, reference, mapping quality and mate reference (`idxstats`, `flagstat`,
+    /// `view -c` with flag filters): where the layout allows, only those series are read.
+    FlagsOnly,
 }
 
 thread_local! {
@@ -78,13 +88,25 @@ pub fn decode_container<'a>(
     let mut scratch = Vec::with_capacity(1024);
     // With no bases needed, the qualities' block (the largest) is not even decompressed, when
     // no other series shares it.
-    let skipped_block = if file.needs_bases { None } else { header.exclusive_quality_block() };
+    let flag_blocks = match file.needs {
+        Needs::FlagsOnly => header.exclusive_blocks(&records::FLAG_SERIES),
+        _ => None,
+    };
+    let skipped_block = match file.needs {
+        Needs::Everything => None,
+        _ => header.exclusive_quality_block(),
+    };
+    let wanted = match (&flag_blocks, skipped_block) {
+        (Some(blocks), _) => slice::Wanted::Only(blocks),
+        (None, Some(id)) => slice::Wanted::AllBut(id),
+        (None, None) => slice::Wanted::All,
+    };
     for (i, &start) in landmarks.iter().enumerate() {
         let end = landmarks.get(i + 1).copied().unwrap_or(body.len());
         let bytes = body
             .get(start..end.max(start))
             .ok_or_else(|| DecodeError::corrupt("a slice lies outside its container"))?;
-        let (slice_header, blocks) = slice::read_slice(bytes, skipped_block)?;
+        let (slice_header, blocks) = slice::read_slice(bytes, wanted)?;
         let mut reference = slice_reference(&slice_header, &header, &blocks, file)?;
         if let Some(w) = reference.fixed_window() {
             check_md5(&slice_header, w, file)?;
@@ -97,7 +119,11 @@ pub fn decode_container<'a>(
             skip_qualities: skipped_block.is_some(),
         };
         DECODED.with_borrow_mut(|decoded| {
-            records::decode_records(&input, &blocks, &mut reference, decoded)?;
+            if flag_blocks.is_some() {
+                records::decode_flags_only(&input, &blocks, decoded)?;
+            } else {
+                records::decode_records(&input, &blocks, &mut reference, decoded)?;
+            }
             bam_out::link_mates(&mut decoded.records)?;
             bam_out::append(decoded, &slice_header, &mut reference, file, &mut scratch, &mut batch)
         })?;
@@ -169,7 +195,7 @@ fn slice_reference<'a>(
     blocks: &'a slice::SliceBlocks,
     file: &'a FileContext<'a>,
 ) -> Result<ReferenceSource<'a>, DecodeError> {
-    let external = header.reference_required && file.needs_bases;
+    let external = header.reference_required && file.needs == Needs::Everything;
     if slice.reference_id == -2 {
         return Ok(if external {
             ReferenceSource::PerRecord { file, current: None }

@@ -148,6 +148,58 @@ struct RecordDecoder<'a> {
     last_apos: i64,
 }
 
+/// The data series [`decode_flags_only`] reads.
+pub const FLAG_SERIES: [Series; 7] =
+    [Series::BF, Series::CF, Series::RI, Series::MF, Series::NS, Series::NF, Series::MQ];
+
+/// Decodes only what flags, reference, mapping quality and mate links need (htslib's required
+/// fields `SAM_FLAG | SAM_RNAME | SAM_MAPQ | SAM_RNEXT`): the caller has checked that these
+/// series read blocks no other series reads, so the rest can be left unread.
+pub fn decode_flags_only(
+    input: &SliceInput<'_>,
+    blocks: &SliceBlocks,
+    out: &mut Decoded,
+) -> Result<(), DecodeError> {
+    let bound = bind(input.header, blocks)?;
+    let mut src = Sources {
+        core: BitReader::new(&blocks.core),
+        external: blocks
+            .external
+            .iter()
+            .map(|(_, d)| External::new(d))
+            .chain(std::iter::once(External::new(&[])))
+            .collect(),
+    };
+    let series = |s: Series| &bound.series[s as usize];
+    out.clear();
+    for index in 0..input.slice.records {
+        let mut r = Record { mate_line: -1, mate_ref_id: -1, ..Default::default() };
+        r.flag = u32::try_from(series(Series::BF).int(&mut src)?)
+            .ok()
+            .filter(|&f| f < 0x1000)
+            .ok_or_else(|| DecodeError::corrupt("bad BAM flags"))?;
+        r.cram_flags = series(Series::CF).int(&mut src)? as u32;
+        r.ref_id = match input.slice.reference_id {
+            -2 => series(Series::RI).int(&mut src)?,
+            id => id,
+        };
+        if r.ref_id < -1 || r.ref_id >= input.references as i32 {
+            return Err(DecodeError::corrupt(format!("unknown reference id {}", r.ref_id)));
+        }
+        if r.cram_flags & CF_DETACHED != 0 {
+            r.mate_flags = series(Series::MF).int(&mut src)? as u32;
+            r.mate_ref_id = series(Series::NS).int(&mut src)?;
+        } else if r.cram_flags & CF_MATE_DOWNSTREAM != 0 {
+            r.mate_line = i64::from(series(Series::NF).int(&mut src)?) + index as i64 + 1;
+        }
+        if r.flag & BAM_FUNMAP == 0 {
+            r.mapq = series(Series::MQ).int(&mut src)? as u8;
+        }
+        out.records.push(r);
+    }
+    Ok(())
+}
+
 impl RecordDecoder<'_> {
     fn series(&self, s: Series) -> &Encoding<usize> {
         &self.bound.series[s as usize]

@@ -25,13 +25,31 @@ pub struct SliceBlocks {
 
 /// One block (§8.1) read from `c`, decompressed; its CRC32 is checked (CRAM 3.x has one).
 pub fn read_block(c: &mut Cursor<'_>) -> Result<(u8, i32, Vec<u8>), DecodeError> {
-    read_block_unless(c, None)
+    read_block_if(c, Wanted::All)
 }
 
-/// [`read_block`], but an external block with content id `skip` is left empty.
-fn read_block_unless(
+/// Which external blocks a reader decompresses.
+#[derive(Clone, Copy)]
+pub enum Wanted<'a> {
+    All,
+    AllBut(i32),
+    Only(&'a [i32]),
+}
+
+impl Wanted<'_> {
+    fn wants(&self, id: i32) -> bool {
+        match self {
+            Wanted::All => true,
+            Wanted::AllBut(skip) => *skip != id,
+            Wanted::Only(ids) => ids.contains(&id),
+        }
+    }
+}
+
+/// [`read_block`], but an external block that is not wanted is left empty.
+fn read_block_if(
     c: &mut Cursor<'_>,
-    skip: Option<i32>,
+    wanted: Wanted<'_>,
 ) -> Result<(u8, i32, Vec<u8>), DecodeError> {
     let bad = || DecodeError::corrupt("truncated block");
     let start = c.at;
@@ -47,7 +65,7 @@ fn read_block_unless(
     if crc32fast::hash(&bytes[start..end]).to_le_bytes() != crc {
         return Err(DecodeError::corrupt("block CRC32 mismatch"));
     }
-    if content_type == EXTERNAL && skip == Some(content_id) {
+    if content_type == EXTERNAL && !wanted.wants(content_id) {
         return Ok((content_type, content_id, Vec::new()));
     }
     let data = decompress(method, &bytes[end - compressed..end], raw)?;
@@ -75,11 +93,11 @@ const SLICE_HEADER: u8 = 2;
 const CORE: u8 = 5;
 const EXTERNAL: u8 = 4;
 
-/// Reads a slice (`bytes` starts at its header block); the external block with content id
-/// `skip` is left empty.
+/// Reads a slice (`bytes` starts at its header block); external blocks not `wanted` are left
+/// empty.
 pub fn read_slice(
     bytes: &[u8],
-    skip: Option<i32>,
+    wanted: Wanted<'_>,
 ) -> Result<(SliceHeader, SliceBlocks), DecodeError> {
     let bad = || DecodeError::corrupt("truncated slice header");
     let mut c = Cursor::new(bytes);
@@ -113,7 +131,7 @@ pub fn read_slice(
 
     let mut out = SliceBlocks { core: Vec::new(), external: Vec::with_capacity(blocks) };
     for _ in 0..blocks {
-        let (content_type, id, data) = read_block_unless(&mut c, skip)?;
+        let (content_type, id, data) = read_block_if(&mut c, wanted)?;
         if content_type == CORE {
             out.core = data;
         } else {
