@@ -9,6 +9,8 @@
 //! - [`index`]: `.crai` files, for region queries;
 //! - [`writer`]: CRAM output, containers encoded in parallel; [`file_header`]: its header.
 
+pub mod block_codecs;
+pub mod codec_error;
 pub mod container_out;
 pub mod convert;
 pub mod file_header;
@@ -17,9 +19,12 @@ pub mod htslib_fields;
 pub mod index;
 pub mod layout;
 pub mod rans;
+pub mod rans4x8_decode;
+pub mod rans_nx16;
 pub mod reader;
 pub mod records_out;
 pub mod reference;
+pub mod tok3;
 pub mod varint;
 pub mod writer;
 
