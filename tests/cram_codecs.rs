@@ -1,0 +1,289 @@
+//! mdsam's CRAM block decoders (`mdsam::io::cram::block_codecs`) against htscodecs itself:
+//! the system's `libhtscodecs.so.2` (loaded at run time; its encoders write every rANS Nx16
+//! flag combination and name tokeniser blocks) and the blocks of CRAM files the samtools 1.24
+//! oracle writes, whose every block must decode to what htscodecs decodes it to.
+
+use std::ffi::{CString, c_char, c_int, c_uint, c_void};
+use std::path::Path;
+
+use mdsam::io::cram::block_codecs::decompress;
+use mdsam::io::cram::codec_error::CodecError;
+use mdsam::io::cram::varint::Cursor;
+use mdsam::simulate::{Order, SimulateOptions};
+
+use crate::support::{oracle, oracle_ok, scratch_dir, simulated_fasta, simulated_sam};
+
+type Compress = unsafe extern "C" fn(*const u8, c_uint, *mut c_uint, c_int) -> *mut u8;
+type Uncompress = unsafe extern "C" fn(*const u8, c_uint, *mut c_uint) -> *mut u8;
+type TokEncode =
+    unsafe extern "C" fn(*const c_char, c_int, c_int, c_int, *mut c_int, *mut c_int) -> *mut u8;
+
+/// htscodecs' entry points, from the shared library samtools' Debian package installs.
+struct Htscodecs {
+    rans4x8: Compress,
+    rans4x8_decode: Uncompress,
+    nx16: Compress,
+    nx16_decode: Uncompress,
+    arith_decode: Uncompress,
+    tok3: TokEncode,
+    tok3_decode: Uncompress,
+}
+
+fn htscodecs() -> Option<Htscodecs> {
+    let name = CString::new("libhtscodecs.so.2").unwrap();
+    // SAFETY: dlopen/dlsym with NUL-terminated names; the symbols' C signatures are
+    // htscodecs' public ones (rANS_static.h, rANS_static4x16.h, arith_dynamic.h,
+    // tokenise_name3.h), and the library stays loaded for the process.
+    unsafe {
+        let lib = libc::dlopen(name.as_ptr(), libc::RTLD_NOW);
+        if lib.is_null() {
+            let what = "libhtscodecs.so.2 not found (Debian's libhtscodecs2)";
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "{what}; CI=true");
+            eprintln!("skipping: {what}");
+            return None;
+        }
+        let symbol = |s: &str| -> *mut c_void {
+            let s = CString::new(s).unwrap();
+            let p = libc::dlsym(lib, s.as_ptr());
+            assert!(!p.is_null(), "libhtscodecs lacks {s:?}");
+            p
+        };
+        Some(Htscodecs {
+            rans4x8: std::mem::transmute::<*mut c_void, Compress>(symbol("rans_compress")),
+            rans4x8_decode: std::mem::transmute::<*mut c_void, Uncompress>(symbol(
+                "rans_uncompress",
+            )),
+            nx16: std::mem::transmute::<*mut c_void, Compress>(symbol("rans_compress_4x16")),
+            nx16_decode: std::mem::transmute::<*mut c_void, Uncompress>(symbol(
+                "rans_uncompress_4x16",
+            )),
+            arith_decode: std::mem::transmute::<*mut c_void, Uncompress>(symbol(
+                "arith_uncompress",
+            )),
+            tok3: std::mem::transmute::<*mut c_void, TokEncode>(symbol("tok3_encode_names")),
+            tok3_decode: std::mem::transmute::<*mut c_void, Uncompress>(symbol(
+                "tok3_decode_names",
+            )),
+        })
+    }
+}
+
+/// Copies and frees a buffer htscodecs returned (`None` for NULL).
+fn take(p: *mut u8, len: usize) -> Option<Vec<u8>> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: htscodecs returned a malloc'ed buffer of at least `len` bytes.
+    unsafe {
+        let v = std::slice::from_raw_parts(p, len).to_vec();
+        libc::free(p.cast());
+        Some(v)
+    }
+}
+
+fn compress(f: Compress, src: &[u8], flags: c_int) -> Vec<u8> {
+    let mut len: c_uint = 0;
+    // SAFETY: htscodecs reads `src.len()` bytes and writes the length.
+    let p = unsafe { f(src.as_ptr(), src.len() as c_uint, &mut len, flags) };
+    take(p, len as usize).expect("htscodecs compresses")
+}
+
+fn uncompress(f: Uncompress, src: &[u8]) -> Option<Vec<u8>> {
+    let mut len: c_uint = 0;
+    // SAFETY: as in `compress`.
+    let p = unsafe { f(src.as_ptr(), src.len() as c_uint, &mut len) };
+    take(p, len as usize)
+}
+
+fn samples() -> Vec<(&'static str, Vec<u8>)> {
+    let mut seed = 0x2545_f491_u32;
+    let mut random = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    let noise: Vec<u8> = (0..40_000).map(|_| random() as u8).collect();
+    let quality: Vec<u8> = (0..60_003)
+        .map(|i| if i % 150 < 3 { b'#' } else { b'!' + 20 + (random() % 21) as u8 })
+        .collect();
+    let runs: Vec<u8> = (0..30_001).map(|i| b"ACGT"[(i / 97) % 4]).collect();
+    let few: Vec<u8> = (0..20_000).map(|_| b"AC"[(random() % 2) as usize]).collect();
+    vec![
+        ("one byte", vec![b'q']),
+        ("short", b"ACGTTGCA".to_vec()),
+        ("noise", noise),
+        ("quality", quality),
+        ("runs", runs),
+        ("two symbols", few),
+        ("constant", vec![30; 5000]),
+    ]
+}
+
+#[test]
+fn rans_nx16_decodes_htscodecs_output_for_every_flag_combination() {
+    let Some(h) = htscodecs() else { return };
+    for (what, src) in samples() {
+        // ORDER, X32, STRIPE, NOSZ, CAT, RLE, PACK.
+        for bits in 0..128u32 {
+            let flags = [0x01, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80]
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| bits >> k & 1 == 1)
+                .fold(0, |acc, (_, f)| acc | f);
+            let packed = compress(h.nx16, &src, flags);
+            let ours = decompress(5, &packed, src.len());
+            assert!(
+                ours.as_ref().is_ok_and(|o| *o == src),
+                "{what}, flags {flags:#x}: {:?}",
+                ours.err()
+            );
+        }
+    }
+}
+
+#[test]
+fn rans_4x8_decodes_htscodecs_output() {
+    let Some(h) = htscodecs() else { return };
+    for (what, src) in samples() {
+        for order in [0, 1] {
+            let packed = compress(h.rans4x8, &src, order);
+            let ours = decompress(4, &packed, src.len()).unwrap();
+            assert!(ours == src, "{what}, order {order}");
+        }
+    }
+}
+
+#[test]
+fn name_tokeniser_decodes_htscodecs_output() {
+    let Some(h) = htscodecs() else { return };
+    let mut names = Vec::new();
+    for i in 0..5000u32 {
+        let name = match i % 5 {
+            0 => format!("SRR062634.{i}"),
+            1 => format!("HWI-ST1:8:1101:{}:{:05}#0/1", 1000 + i * 7, i * 13),
+            2 => format!("read_{:03}_x{}", i % 1000, i / 3),
+            3 => format!("SRR062634.{}", i - 3),
+            _ => format!("q{}:{}:{}", i % 7, i * 1_000_003, "ACGT".repeat((i % 4) as usize)),
+        };
+        names.extend_from_slice(name.as_bytes());
+        names.push(0);
+    }
+    for level in [1, 5, 9] {
+        let mut len: c_int = 0;
+        // SAFETY: htscodecs reads `names.len()` bytes of NUL-terminated names.
+        let p = unsafe {
+            (h.tok3)(
+                names.as_ptr().cast(),
+                names.len() as c_int,
+                level,
+                0,
+                &mut len,
+                std::ptr::null_mut(),
+            )
+        };
+        let packed = take(p, len as usize).expect("htscodecs tokenises");
+        let ours = decompress(8, &packed, names.len()).unwrap();
+        assert!(ours == names, "level {level}");
+        assert_eq!(uncompress(h.tok3_decode, &packed).unwrap(), names);
+    }
+}
+
+/// Every block of a CRAM file: (method, content id, compressed data, raw size).
+fn blocks(cram: &[u8]) -> Vec<(u8, i32, Vec<u8>, usize)> {
+    let mut out = Vec::new();
+    let mut at = 26; // file definition
+    while at + 4 <= cram.len() {
+        let length = i32::from_le_bytes(cram[at..at + 4].try_into().unwrap()) as usize;
+        let mut c = Cursor::new(&cram[at + 4..]);
+        for _ in 0..4 {
+            c.itf8().unwrap(); // reference, start, span, records
+        }
+        c.ltf8().unwrap(); // record counter
+        c.ltf8().unwrap(); // bases
+        c.itf8().unwrap(); // blocks
+        let landmarks = c.itf8().unwrap();
+        for _ in 0..landmarks {
+            c.itf8().unwrap();
+        }
+        c.take(4).unwrap(); // CRC32
+        let body_start = at + 4 + c.at;
+        let mut b = Cursor::new(&cram[body_start..body_start + length]);
+        while b.at < length {
+            let method = b.byte().unwrap();
+            let _content_type = b.byte().unwrap();
+            let id = b.itf8().unwrap();
+            let compressed = b.itf8().unwrap() as usize;
+            let raw = b.itf8().unwrap() as usize;
+            out.push((method, id, b.take(compressed).unwrap().to_vec(), raw));
+            b.take(4).unwrap(); // CRC32
+        }
+        at = body_start + length;
+    }
+    out
+}
+
+fn text(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+#[test]
+fn oracle_cram_blocks_decode_as_htscodecs_decodes_them() {
+    let Some(oracle) = oracle() else { return };
+    let Some(h) = htscodecs() else { return };
+    let dir = scratch_dir("cram_codecs");
+    let opts = SimulateOptions {
+        pairs: 3_000,
+        seed: 31,
+        n_refs: 2,
+        ref_len: 150_000,
+        order: Order::Coordinate,
+        ..SimulateOptions::default()
+    };
+    let sam = simulated_sam(&dir, &opts);
+    let fasta = simulated_fasta(&dir, &opts);
+    let variants: [(&str, &[&str]); 7] = [
+        ("v30", &["version=3.0"]),
+        ("v31", &["version=3.1"]),
+        ("v31_small", &["version=3.1", "small"]),
+        ("v31_archive", &["version=3.1", "archive", "level=9"]),
+        ("v31_arith", &["version=3.1", "use_arith=1", "use_fqz=1"]),
+        ("v31_bzip2_lzma", &["version=3.1", "use_bzip2=1", "use_lzma=1", "level=9"]),
+        ("v30_fast", &["version=3.0", "fast"]),
+    ];
+    let mut decoded = [0usize; 9];
+    for (tag, options) in variants {
+        let cram = dir.join(format!("{tag}.cram"));
+        let mut args = vec!["view", "-C", "-T", text(&fasta), "-o", text(&cram)];
+        for o in options {
+            args.extend(["--output-fmt-option", o]);
+        }
+        args.push(text(&sam));
+        oracle_ok(&oracle, &args);
+        let bytes = std::fs::read(&cram).unwrap();
+        for (method, id, data, raw) in blocks(&bytes) {
+            let ours = decompress(method, &data, raw);
+            let theirs = match method {
+                4 => uncompress(h.rans4x8_decode, &data),
+                5 => uncompress(h.nx16_decode, &data),
+                6 => uncompress(h.arith_decode, &data),
+                8 => uncompress(h.tok3_decode, &data),
+                _ => None,
+            };
+            match ours {
+                Ok(ours) => {
+                    if let Some(theirs) = theirs {
+                        assert!(ours == theirs, "{tag}: method {method}, block {id}");
+                    }
+                    decoded[method as usize] += 1;
+                }
+                Err(CodecError::Unsupported(m)) => assert!(matches!(m, 6..=8), "{tag}: {m}"),
+                Err(e) => panic!("{tag}: method {method}, block {id}: {e}"),
+            }
+        }
+    }
+    eprintln!("blocks decoded by method: {decoded:?}");
+    for method in [0, 1, 2, 3, 4, 5, 8] {
+        assert!(decoded[method] > 0, "no block with method {method} was decoded");
+    }
+}
