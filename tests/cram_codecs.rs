@@ -287,3 +287,80 @@ fn oracle_cram_blocks_decode_as_htscodecs_decodes_them() {
         assert!(decoded[method] > 0, "no block with method {method} was decoded");
     }
 }
+
+/// Throughput of each decoder against htscodecs' on the largest block of each method in an
+/// oracle CRAM (a quality series of about 1 MB): `cargo test --release --test main
+/// cram_codecs::speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn speed() {
+    let Some(oracle) = oracle() else { return };
+    let Some(h) = htscodecs() else { return };
+    let dir = scratch_dir("cram_codecs_speed");
+    let opts = SimulateOptions {
+        pairs: 5_000,
+        seed: 32,
+        n_refs: 1,
+        ref_len: 300_000,
+        order: Order::Coordinate,
+        ..SimulateOptions::default()
+    };
+    let sam = simulated_sam(&dir, &opts);
+    let fasta = simulated_fasta(&dir, &opts);
+    for (tag, options) in [("3.0", vec!["version=3.0"]), ("3.1", vec!["version=3.1"])] {
+        let cram = dir.join("speed.cram");
+        let mut args = vec!["view", "-C", "-T", text(&fasta), "-o", text(&cram)];
+        for o in &options {
+            args.extend(["--output-fmt-option", o]);
+        }
+        args.extend(["--output-fmt-option", "seqs_per_slice=10000"]);
+        args.push(text(&sam));
+        oracle_ok(&oracle, &args);
+        let all = blocks(&std::fs::read(&cram).unwrap());
+        for method in [4u8, 5, 8] {
+            let Some((_, id, data, raw)) = all.iter().filter(|b| b.0 == method).max_by_key(|b| b.3)
+            else {
+                continue;
+            };
+            let theirs_fn = match method {
+                4 => h.rans4x8_decode,
+                5 => h.nx16_decode,
+                _ => h.tok3_decode,
+            };
+            let rounds = (200_000_000 / raw.max(&1)).clamp(3, 500);
+            let time = |f: &dyn Fn()| {
+                let start = std::time::Instant::now();
+                for _ in 0..rounds {
+                    f();
+                }
+                (raw * rounds) as f64 / start.elapsed().as_secs_f64() / 1e6
+            };
+            let ours = time(&|| {
+                std::hint::black_box(decompress(method, data, *raw).unwrap());
+            });
+            let theirs = time(&|| {
+                std::hint::black_box(uncompress(theirs_fn, data).unwrap());
+            });
+            eprintln!(
+                "CRAM {tag}: method {method} (flags {:#04x}), block {id}, {raw} bytes: mdsam {ours:.0} MB/s, htscodecs {theirs:.0} MB/s",
+                data[0]
+            );
+            if method == 5 && tag == "3.1" {
+                // The same quality bytes under each entropy-coder variant.
+                let src = decompress(method, data, *raw).unwrap();
+                for flags in [0x00, 0x01, 0x04, 0x05, 0x41, 0x45] {
+                    let packed = compress(h.nx16, &src, flags);
+                    let ours = time(&|| {
+                        std::hint::black_box(decompress(5, &packed, src.len()).unwrap());
+                    });
+                    let theirs = time(&|| {
+                        std::hint::black_box(uncompress(h.nx16_decode, &packed).unwrap());
+                    });
+                    eprintln!(
+                        "    flags {flags:#04x}: mdsam {ours:.0} MB/s, htscodecs {theirs:.0} MB/s"
+                    );
+                }
+            }
+        }
+    }
+}

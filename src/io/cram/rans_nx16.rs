@@ -107,6 +107,13 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// The next 64 bytes, when there are that many: enough for one 16-bit renormalisation of
+    /// each of 32 states, read by [`renormalise_in`] without bounds checks or branches.
+    #[inline(always)]
+    fn window(&self) -> Option<&'a [u8; 64]> {
+        self.bytes.get(self.at..self.at + 64)?.try_into().ok()
+    }
+
     /// A symbol list: run-length coded as in htscodecs' `decode_alphabet` (a symbol whose
     /// successor follows is followed by a count of further consecutive ones), ended by 0.
     fn alphabet(&mut self) -> Result<[bool; 256], CodecError> {
@@ -132,6 +139,16 @@ impl<'a> Input<'a> {
             }
         }
     }
+}
+
+/// [`Input::renormalise`] inside a window: `used` counts the window's bytes taken so far
+/// (at most 2 a state, so under 64 for 32 states).
+#[inline(always)]
+fn renormalise_in(x: u32, window: &[u8; 64], used: &mut usize) -> u32 {
+    let word = u32::from(window[*used & 63]) | (u32::from(window[(*used + 1) & 63]) << 8);
+    let low = x < LOWER_BOUND;
+    *used += 2 * usize::from(low);
+    if low { (x << 16) | word } else { x }
 }
 
 fn decode_stream(src: &[u8], expected: usize, depth: u32) -> Result<Vec<u8>, CodecError> {
@@ -280,14 +297,21 @@ fn expand_runs(literals: &[u8], meta: &[u8], size: usize) -> Result<Vec<u8>, Cod
         is_run[usize::from(s)] = true;
     }
     let mut runs = Input::new(runs);
-    let mut out = Vec::with_capacity(size);
+    let mut out = vec![0u8; size];
+    let mut at = 0;
     for &b in literals {
-        let copies = if is_run[usize::from(b)] { runs.size()? + 1 } else { 1 };
-        if copies > size - out.len() {
-            return Err(corrupt("RLE runs past the output"));
+        if !is_run[usize::from(b)] {
+            *out.get_mut(at).ok_or_else(|| corrupt("RLE literals past the output"))? = b;
+            at += 1;
+            continue;
         }
-        out.resize(out.len() + copies, b);
+        let copies = runs.size()? + 1;
+        let run =
+            out.get_mut(at..at + copies).ok_or_else(|| corrupt("RLE runs past the output"))?;
+        run.fill(b);
+        at += copies;
     }
+    out.truncate(at);
     Ok(out)
 }
 
@@ -375,11 +399,31 @@ fn decode_order0<const N: usize>(src: &[u8], out: &mut [u8]) -> Result<(), Codec
     const MASK: u32 = (1 << O0_SHIFT) - 1;
     let mut chunks = out.chunks_exact_mut(N);
     for chunk in &mut chunks {
-        for z in 0..N {
-            let s = slots[(r[z] & MASK) as usize];
-            chunk[z] = s as u8;
-            r[z] = advance(s, r[z], O0_SHIFT);
-            input.renormalise(&mut r[z]);
+        if let Some(window) = input.window() {
+            let mut used = 0;
+            for g in (0..N).step_by(4) {
+                let s = [
+                    slots[(r[g] & MASK) as usize],
+                    slots[(r[g + 1] & MASK) as usize],
+                    slots[(r[g + 2] & MASK) as usize],
+                    slots[(r[g + 3] & MASK) as usize],
+                ];
+                for k in 0..4 {
+                    chunk[g + k] = s[k] as u8;
+                    r[g + k] = advance(s[k], r[g + k], O0_SHIFT);
+                }
+                for k in 0..4 {
+                    r[g + k] = renormalise_in(r[g + k], window, &mut used);
+                }
+            }
+            input.at += used;
+        } else {
+            for z in 0..N {
+                let s = slots[(r[z] & MASK) as usize];
+                chunk[z] = s as u8;
+                r[z] = advance(s, r[z], O0_SHIFT);
+                input.renormalise(&mut r[z]);
+            }
         }
     }
     for (z, byte) in chunks.into_remainder().iter_mut().enumerate() {
@@ -391,7 +435,8 @@ fn decode_order0<const N: usize>(src: &[u8], out: &mut [u8]) -> Result<(), Codec
     Ok(())
 }
 
-/// 256 contexts of up to 4096 slots as one fixed-size array: masked indices need no check.
+/// 256 contexts of up to 4096 slots (`1 << shift` apart) as one fixed-size array: masked
+/// indices need no check.
 const CONTEXT_SLOTS: usize = 256 << 12;
 type ContextSlots = [u32; CONTEXT_SLOTS];
 
@@ -451,7 +496,7 @@ fn read_order1_tables(input: &mut Input) -> Result<(u32, Box<ContextSlots>), Cod
         if total == 0 {
             continue;
         }
-        let start = context << 12;
+        let start = context << shift;
         fill_slots(&freqs, total, shift, &mut slots[start..start + (1 << shift)])?;
     }
     if header & 1 == 0 {
@@ -482,17 +527,39 @@ fn order1_loop<const N: usize, const SHIFT: u32>(
 ) {
     let mask = (1u32 << SHIFT) - 1;
     let lookup = |context: u32, x: u32| {
-        slots[(((context << 12) | (x & mask)) as usize) & (CONTEXT_SLOTS - 1)]
+        slots[(((context << SHIFT) | (x & mask)) as usize) & (CONTEXT_SLOTS - 1)]
     };
     let part = out.len() / N;
     let mut context = [0u32; N];
     for i in 0..part {
-        for z in 0..N {
-            let s = lookup(context[z], r[z]);
-            out[z * part + i] = s as u8;
-            context[z] = s & 0xff;
-            r[z] = advance(s, r[z], SHIFT);
-            input.renormalise(&mut r[z]);
+        if let Some(window) = input.window() {
+            let mut used = 0;
+            // Four lanes at a time: their table loads issue together (htscodecs' layout).
+            for g in (0..N).step_by(4) {
+                let s = [
+                    lookup(context[g], r[g]),
+                    lookup(context[g + 1], r[g + 1]),
+                    lookup(context[g + 2], r[g + 2]),
+                    lookup(context[g + 3], r[g + 3]),
+                ];
+                for k in 0..4 {
+                    out[(g + k) * part + i] = s[k] as u8;
+                    context[g + k] = s[k] & 0xff;
+                    r[g + k] = advance(s[k], r[g + k], SHIFT);
+                }
+                for k in 0..4 {
+                    r[g + k] = renormalise_in(r[g + k], window, &mut used);
+                }
+            }
+            input.at += used;
+        } else {
+            for z in 0..N {
+                let s = lookup(context[z], r[z]);
+                out[z * part + i] = s as u8;
+                context[z] = s & 0xff;
+                r[z] = advance(s, r[z], SHIFT);
+                input.renormalise(&mut r[z]);
+            }
         }
     }
     let last = N - 1;
