@@ -87,6 +87,13 @@ impl Input<'_> {
         Ok(states)
     }
 
+    /// The next 8 bytes, when there are that many: enough for the four states' renormalisation,
+    /// read by [`renormalise_in`] without bounds checks.
+    #[inline(always)]
+    fn window(&self) -> Option<&[u8; 8]> {
+        self.bytes.get(self.at..self.at + 8)?.try_into().ok()
+    }
+
     /// Byte renormalisation: at most two bytes bring a decoded state back above the bound.
     #[inline(always)]
     fn renormalise(&mut self, x: &mut u32) {
@@ -164,6 +171,18 @@ impl Input<'_> {
     }
 }
 
+/// [`Input::renormalise`] inside a window; `used` counts the window's bytes taken so far.
+#[inline(always)]
+fn renormalise_in(x: u32, window: &[u8; 8], used: &mut usize) -> u32 {
+    let low = x < LOWER_BOUND;
+    let x = if low { (x << 8) | u32::from(window[*used & 7]) } else { x };
+    *used += usize::from(low);
+    let low = x < LOWER_BOUND;
+    let x = if low { (x << 8) | u32::from(window[*used & 7]) } else { x };
+    *used += usize::from(low);
+    x
+}
+
 fn decode_order0(body: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     let mut input = Input { bytes: body, at: 0 };
     let mut slots = [0u32; TOTAL as usize];
@@ -180,14 +199,30 @@ fn decode_order0(body: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
         for k in 0..4 {
             quad[k] = s[k] as u8;
             r[k] = advance(s[k], r[k], SHIFT);
-            input.renormalise(&mut r[k]);
         }
+        renormalise_all(&mut input, &mut r);
     }
     // The last 1-3 bytes are read off states 0.. without advancing them (htscodecs' layout).
     for (k, byte) in quads.into_remainder().iter_mut().enumerate() {
         *byte = slots[(r[k] & MASK) as usize] as u8;
     }
     Ok(())
+}
+
+/// The four states renormalised, branch-free while 8 bytes remain.
+#[inline(always)]
+fn renormalise_all(input: &mut Input, r: &mut [u32; 4]) {
+    if let Some(window) = input.window() {
+        let mut used = 0;
+        for x in r.iter_mut() {
+            *x = renormalise_in(*x, window, &mut used);
+        }
+        input.at += used;
+    } else {
+        for x in r.iter_mut() {
+            input.renormalise(x);
+        }
+    }
 }
 
 /// 256 contexts of 4096 slots, boxed as one fixed-size array so masked indices need no check.
@@ -232,8 +267,8 @@ fn decode_order1(body: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
         for k in 0..4 {
             ctx[k] = s[k] & 0xff;
             r[k] = advance(s[k], r[k], SHIFT);
-            input.renormalise(&mut r[k]);
         }
+        renormalise_all(&mut input, &mut r);
     }
     for byte in &mut q3[quarter..] {
         let s = lookup(ctx[3], r[3]);
