@@ -322,6 +322,8 @@ fn speed() {
             else {
                 continue;
             };
+            // Kept for measuring other decoders on the same bytes (noodles': see the report).
+            std::fs::write(dir.join(format!("block-{tag}-m{method}-{raw}.bin")), data).unwrap();
             let theirs_fn = match method {
                 4 => h.rans4x8_decode,
                 5 => h.nx16_decode,
@@ -350,6 +352,8 @@ fn speed() {
                 let src = decompress(method, data, *raw).unwrap();
                 for flags in [0x00, 0x01, 0x04, 0x05, 0x41, 0x45] {
                     let packed = compress(h.nx16, &src, flags);
+                    let name = format!("block-flags{flags:#04x}-m5-{}.bin", src.len());
+                    std::fs::write(dir.join(name), &packed).unwrap();
                     let ours = time(&|| {
                         std::hint::black_box(decompress(5, &packed, src.len()).unwrap());
                     });
