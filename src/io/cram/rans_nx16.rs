@@ -99,11 +99,11 @@ impl<'a> Input<'a> {
     /// 16-bit renormalisation, skipped at the end of the data as htscodecs' safe variant does.
     #[inline(always)]
     fn renormalise(&mut self, x: &mut u32) {
-        if *x < LOWER_BOUND {
-            if let Some(&[a, b]) = self.bytes.get(self.at..self.at + 2) {
-                *x = (*x << 16) | u32::from(u16::from_le_bytes([a, b]));
-                self.at += 2;
-            }
+        if *x < LOWER_BOUND
+            && let Some(&[a, b]) = self.bytes.get(self.at..self.at + 2)
+        {
+            *x = (*x << 16) | u32::from(u16::from_le_bytes([a, b]));
+            self.at += 2;
         }
     }
 

@@ -82,7 +82,9 @@ pub fn decode(src: &[u8], raw_size: usize) -> Result<Vec<u8>, CodecError> {
     if total != raw_size {
         return Err(corrupt(&format!("{total} bytes announced, {raw_size} expected")));
     }
-    if names == 0 || names > MAX_NAMES {
+    // Every name ends in a NUL: more names than bytes is a damaged count (and would make the
+    // implied type streams, a byte a name each, needlessly large).
+    if names == 0 || names > MAX_NAMES || names > total {
         return Err(corrupt(&format!("{names} names")));
     }
     let (streams, token_count) = read_streams(&src[9..], names)?;
@@ -181,9 +183,9 @@ impl Decoder {
                 return Err(corrupt("a name duplicating itself"));
             }
             let p = self.names[previous];
-            let end =
-                self.out[p.start..].iter().position(|&b| b == 0).map_or(start, |n| p.start + n);
-            self.out.extend_from_within(p.start..end + 1);
+            let length = self.out[p.start..].iter().position(|&b| b == 0);
+            let length = length.ok_or_else(|| corrupt("duplicate of an unfinished name"))?;
+            self.out.extend_from_within(p.start..p.start + length + 1);
             self.names.push(Name { start, ..p });
             return Ok(true);
         }
@@ -304,5 +306,69 @@ fn push_decimal(out: &mut Vec<u8>, value: u32) {
     if value > 0 {
         let mut buffer = itoa::Buffer::new();
         out.extend_from_slice(buffer.format(value).as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// htscodecs' `tok3_encode_names` (level 5, rANS) of the names below.
+    const TOKENISED: [u8; 205] = [
+        65, 0, 0, 0, 8, 0, 0, 0, 0, 128, 7, 160, 8, 2, 5, 6, 1, 251, 5, 6, 32, 4, 1, 0, 0, 0, 6,
+        10, 160, 28, 2, 0, 1, 4, 16, 17, 17, 1, 128, 9, 32, 7, 2, 10, 2, 10, 1, 2, 2, 1, 7, 32, 5,
+        72, 87, 73, 45, 0, 2, 6, 32, 4, 114, 120, 114, 120, 128, 9, 32, 7, 7, 10, 3, 9, 7, 10, 3,
+        3, 9, 160, 8, 3, 0, 7, 9, 2, 1, 2, 4, 4, 32, 2, 3, 3, 7, 7, 160, 8, 2, 0, 1, 1, 17, 9, 3,
+        32, 1, 1, 128, 9, 32, 7, 2, 10, 12, 2, 2, 10, 2, 2, 6, 32, 4, 58, 47, 58, 47, 128, 7, 160,
+        6, 2, 7, 8, 1, 26, 7, 11, 160, 12, 4, 0, 1, 2, 10, 3, 3, 1, 2, 8, 5, 32, 3, 1, 1, 10, 128,
+        8, 32, 6, 2, 10, 12, 2, 10, 12, 2, 4, 32, 2, 58, 58, 128, 6, 32, 4, 1, 10, 7, 1, 1, 8, 32,
+        6, 65, 67, 0, 65, 71, 0, 7, 6, 32, 4, 3, 0, 0, 0, 128, 5, 160, 4, 1, 12, 0,
+    ];
+    const NAMES: [&str; 8] =
+        ["r1:10:AC", "r1:11:AC", "r1:11:AC", "x007", "x008/1", "HWI-1:2:3", "r1:12:AG", "x009/2"];
+
+    fn expected() -> Vec<u8> {
+        NAMES.iter().flat_map(|n| n.bytes().chain([0])).collect()
+    }
+
+    #[test]
+    fn names_come_back_nul_terminated() {
+        assert_eq!(decode(&TOKENISED, 65).unwrap(), expected());
+    }
+
+    #[test]
+    fn a_wrong_size_or_arithmetic_streams_are_refused() {
+        assert!(matches!(decode(&TOKENISED, 64), Err(CodecError::Corrupt(_))));
+        let mut arith = TOKENISED;
+        arith[8] = 1;
+        assert!(matches!(decode(&arith, 65), Err(CodecError::Unsupported(8))));
+    }
+
+    #[test]
+    fn numbers_print_as_htscodecs_prints_them() {
+        let mut out = Vec::new();
+        push_fixed(&mut out, 7, 3).unwrap();
+        push_decimal(&mut out, 0);
+        push_decimal(&mut out, 4_294_967_295);
+        push_fixed(&mut out, 123, 2).unwrap(); // too wide: the first digit overflows
+        assert_eq!(out, b"0074294967295<3");
+        assert!(push_fixed(&mut out, 1, 10).is_err());
+    }
+
+    #[test]
+    fn damaged_input_never_panics() {
+        for cut in 0..TOKENISED.len() {
+            let _ = decode(&TOKENISED[..cut], 65);
+        }
+        let mut seed = 7u64;
+        for _ in 0..20_000 {
+            let mut bad = TOKENISED;
+            for _ in 0..1 + seed % 3 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let at = 9 + (seed >> 33) as usize % (bad.len() - 9);
+                bad[at] = (seed >> 17) as u8;
+            }
+            let _ = decode(&bad, 65);
+        }
     }
 }
