@@ -189,6 +189,41 @@ fn name_tokeniser_decodes_htscodecs_output() {
     }
 }
 
+/// htscodecs' output for every flag, damaged byte by byte or cut short, decodes to an error or
+/// to some bytes, never to a panic or a hang.
+#[test]
+fn damaged_htscodecs_streams_never_panic() {
+    let Some(h) = htscodecs() else { return };
+    let mut seed = 0x1234_5678_9abc_def0_u64;
+    let mut next = move || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    let quality = &samples()[3].1[..3000];
+    let mut streams = Vec::new();
+    for flags in 0..=255 {
+        if flags & 0x02 == 0 {
+            streams.push((5, compress(h.nx16, quality, flags)));
+        }
+    }
+    for order in [0, 1] {
+        streams.push((4, compress(h.rans4x8, quality, order)));
+    }
+    for (method, packed) in streams {
+        for cut in [1, 2, 5, 9, 17, packed.len() / 3, packed.len() - 1] {
+            let _ = decompress(method, &packed[..cut.min(packed.len())], quality.len());
+        }
+        for _ in 0..200 {
+            let mut bad = packed.clone();
+            for _ in 0..1 + next() % 3 {
+                let at = next() % bad.len();
+                bad[at] = next() as u8;
+            }
+            let _ = decompress(method, &bad, quality.len());
+        }
+    }
+}
+
 /// Every block of a CRAM file: (method, content id, compressed data, raw size).
 fn blocks(cram: &[u8]) -> Vec<(u8, i32, Vec<u8>, usize)> {
     let mut out = Vec::new();
