@@ -1,12 +1,11 @@
 //! CRAM block decompression by method (spec §8.1 `compression method`): mdsam's own decoders
-//! for the rANS codecs and the name tokeniser, the compression crates for gzip, bzip2 and xz.
-//! fqzcomp (7) is left to noodles ([`CodecError::Unsupported`]); so is the arithmetic coder (6),
-//! whose noodles decoder is private to that crate.
+//! for the rANS codecs, the arithmetic coder and the name tokeniser, the compression crates for
+//! gzip, bzip2 and xz. fqzcomp (7) is left to noodles ([`CodecError::Unsupported`]).
 
 use std::io::Read;
 
 use super::codec_error::CodecError;
-use super::{rans_nx16, rans4x8_decode, tok3};
+use super::{arith_dynamic, rans_nx16, rans4x8_decode, tok3};
 
 /// `src`, a block's data compressed with `method`, decompressed to exactly `raw_size` bytes.
 pub fn decompress(method: u8, src: &[u8], raw_size: usize) -> Result<Vec<u8>, CodecError> {
@@ -17,6 +16,7 @@ pub fn decompress(method: u8, src: &[u8], raw_size: usize) -> Result<Vec<u8>, Co
         3 => read_all(lzma_rust2::XzReader::new(src, true), raw_size, "xz")?,
         4 => rans4x8_decode::decode(src, raw_size)?,
         5 => rans_nx16::decode(src, raw_size)?,
+        6 => arith_dynamic::decode(src, raw_size)?,
         8 => tok3::decode(src, raw_size)?,
         other => return Err(CodecError::Unsupported(other)),
     };

@@ -9,6 +9,7 @@
 //! - [`index`]: `.crai` files, for region queries;
 //! - [`writer`]: CRAM output, containers encoded in parallel; [`file_header`]: its header.
 
+pub mod arith_dynamic;
 pub mod block_codecs;
 pub mod codec_error;
 pub mod container_out;

@@ -79,7 +79,7 @@ impl<'a> Input<'a> {
         Err(corrupt("uint7 longer than 5 bytes"))
     }
 
-    fn size(&mut self) -> Result<usize, CodecError> {
+    pub(super) fn size(&mut self) -> Result<usize, CodecError> {
         Ok(self.uint7()? as usize)
     }
 
@@ -154,7 +154,7 @@ fn renormalise_in(x: u32, window: &[u8; 64], used: &mut usize) -> u32 {
 fn decode_stream(src: &[u8], expected: usize, depth: u32) -> Result<Vec<u8>, CodecError> {
     let flags = *src.first().ok_or_else(|| corrupt("empty stream"))?;
     if flags & STRIPE != 0 {
-        return decode_striped(src, expected, depth);
+        return decode_striped(src, expected, depth, decode_stream);
     }
     let mut input = Input { bytes: src, at: 1 };
     let size = if flags & NO_SIZE == 0 { input.size()? } else { expected };
@@ -202,8 +202,17 @@ fn entropy_decode(src: &[u8], size: usize, flags: u8) -> Result<Vec<u8>, CodecEr
     Ok(out)
 }
 
-/// `STRIPE`: N sub-streams (each a whole Nx16 stream), the i-th holding bytes i, i+N, …
-fn decode_striped(src: &[u8], expected: usize, depth: u32) -> Result<Vec<u8>, CodecError> {
+/// A whole stream decoder: data, expected size, stripe nesting depth.
+pub(super) type StreamDecoder = fn(&[u8], usize, u32) -> Result<Vec<u8>, CodecError>;
+
+/// `STRIPE`: N sub-streams (each a whole stream for `decode_part`: this codec's or the
+/// arithmetic coder's, which stripes alike), the i-th holding bytes i, i+N, …
+pub(super) fn decode_striped(
+    src: &[u8],
+    expected: usize,
+    depth: u32,
+    decode_part: StreamDecoder,
+) -> Result<Vec<u8>, CodecError> {
     if depth >= MAX_STRIPE_DEPTH {
         return Err(corrupt("stripes nested too deep"));
     }
@@ -224,7 +233,7 @@ fn decode_striped(src: &[u8], expected: usize, depth: u32) -> Result<Vec<u8>, Co
     for (i, &length) in lengths.iter().enumerate() {
         let part_size = size / n + usize::from(size % n > i);
         let part = input.take(length)?;
-        let decoded = decode_stream(part, part_size, depth + 1)?;
+        let decoded = decode_part(part, part_size, depth + 1)?;
         if decoded.len() != part_size {
             return Err(corrupt("stripe of the wrong size"));
         }
@@ -236,9 +245,12 @@ fn decode_striped(src: &[u8], expected: usize, depth: u32) -> Result<Vec<u8>, Co
 }
 
 /// `PACK`'s header: the symbols (at most 16 are packed) and the packed length.
-type PackMap = ([u8; 16], usize);
+pub(super) type PackMap = ([u8; 16], usize);
 
-fn read_pack_map(input: &mut Input, size: usize) -> Result<(PackMap, usize), CodecError> {
+pub(super) fn read_pack_map(
+    input: &mut Input,
+    size: usize,
+) -> Result<(PackMap, usize), CodecError> {
     let count = match input.byte()? {
         0 => 256,
         n => usize::from(n),
@@ -317,7 +329,11 @@ fn expand_runs(literals: &[u8], meta: &[u8], size: usize) -> Result<Vec<u8>, Cod
 
 /// Undoes `PACK`: 8, 4 or 2 symbols a byte (1, 2 or 4 bits, low bits first), a single symbol
 /// repeated, or (over 16 symbols) the bytes as they are.
-fn unpack(packed: &[u8], size: usize, (map, count): &PackMap) -> Result<Vec<u8>, CodecError> {
+pub(super) fn unpack(
+    packed: &[u8],
+    size: usize,
+    (map, count): &PackMap,
+) -> Result<Vec<u8>, CodecError> {
     let bits = match count {
         0..=1 => return Ok(vec![map[0]; size]),
         2 => 1,

@@ -1,12 +1,13 @@
 //! CRAM 3.1's name tokeniser decoder (block method 8; htscodecs `tok3_decode_names`). Each
 //! name is a list of tokens (alpha, char, digits with or without leading zeros, deltas against
 //! the same token of an earlier name, matches, duplicates of a whole earlier name); every
-//! token position has a type stream and per-type value streams, each rANS Nx16 compressed
-//! (or arithmetic coded: those blocks go back to noodles as [`CodecError::Unsupported`]).
+//! token position has a type stream and per-type value streams, each rANS Nx16 compressed or
+//! arithmetic coded (a flag in the header says which).
 //!
 //! Output is the names each followed by a NUL, concatenated: what CRAM's read-name series,
 //! a `BYTE_ARRAY_STOP(0)`, reads.
 
+use super::arith_dynamic;
 use super::codec_error::CodecError;
 use super::rans_nx16::{self, Input};
 
@@ -76,9 +77,6 @@ pub fn decode(src: &[u8], raw_size: usize) -> Result<Vec<u8>, CodecError> {
     let header = src.get(..9).ok_or_else(|| corrupt("short header"))?;
     let total = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
     let names = u32::from_le_bytes([header[4], header[5], header[6], header[7]]) as usize;
-    if header[8] != 0 {
-        return Err(CodecError::Unsupported(8)); // arithmetic-coded streams
-    }
     if total != raw_size {
         return Err(corrupt(&format!("{total} bytes announced, {raw_size} expected")));
     }
@@ -87,13 +85,18 @@ pub fn decode(src: &[u8], raw_size: usize) -> Result<Vec<u8>, CodecError> {
     if names == 0 || names > MAX_NAMES || names > total {
         return Err(corrupt(&format!("{names} names")));
     }
-    let (streams, token_count) = read_streams(&src[9..], names)?;
+    let stream_decoder = if header[8] != 0 { arith_dynamic::decode } else { rans_nx16::decode };
+    let (streams, token_count) = read_streams(&src[9..], names, stream_decoder)?;
     Decoder { streams, token_count, names: Vec::new(), tokens: Vec::new(), out: Vec::new() }
         .run(names, total)
 }
 
 /// The streams, indexed by token position × 16 + type, and the number of token positions.
-fn read_streams(src: &[u8], names: usize) -> Result<(Vec<Stream>, usize), CodecError> {
+fn read_streams(
+    src: &[u8],
+    names: usize,
+    stream_decoder: fn(&[u8], usize) -> Result<Vec<u8>, CodecError>,
+) -> Result<(Vec<Stream>, usize), CodecError> {
     let mut streams = vec![Stream::default(); STREAMS];
     let mut input = Input::new(src);
     let mut token: Option<usize> = None;
@@ -129,9 +132,9 @@ fn read_streams(src: &[u8], names: usize) -> Result<(Vec<Stream>, usize), CodecE
         }
         let length = input.uint7()? as usize;
         let data = input.take(length)?;
-        // The size follows the rANS flags byte; the decoder checks it again.
+        // The size follows the codec's flags byte; the decoder checks it again.
         let size = Input { bytes: data, at: 1 }.uint7()? as usize;
-        streams[index] = Stream { bytes: rans_nx16::decode(data, size)?, at: 0 };
+        streams[index] = Stream { bytes: stream_decoder(data, size)?, at: 0 };
     }
     Ok((streams, token.map_or(1, |t| t + 1)))
 }
@@ -337,11 +340,8 @@ mod tests {
     }
 
     #[test]
-    fn a_wrong_size_or_arithmetic_streams_are_refused() {
+    fn a_wrong_size_is_refused() {
         assert!(matches!(decode(&TOKENISED, 64), Err(CodecError::Corrupt(_))));
-        let mut arith = TOKENISED;
-        arith[8] = 1;
-        assert!(matches!(decode(&arith, 65), Err(CodecError::Unsupported(8))));
     }
 
     #[test]
