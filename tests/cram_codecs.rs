@@ -380,7 +380,11 @@ fn speed() {
     };
     let sam = simulated_sam(&dir, &opts);
     let fasta = simulated_fasta(&dir, &opts);
-    for (tag, options) in [("3.0", vec!["version=3.0"]), ("3.1", vec!["version=3.1"])] {
+    for (tag, options) in [
+        ("3.0", vec!["version=3.0"]),
+        ("3.1", vec!["version=3.1"]),
+        ("3.1arith", vec!["version=3.1", "use_arith=1"]),
+    ] {
         let cram = dir.join("speed.cram");
         let mut args = vec!["view", "-C", "-T", text(&fasta), "-o", text(&cram)];
         for o in &options {
@@ -390,7 +394,7 @@ fn speed() {
         args.push(text(&sam));
         oracle_ok(&oracle, &args);
         let all = blocks(&std::fs::read(&cram).unwrap());
-        for method in [4u8, 5, 8] {
+        for method in [4u8, 5, 6, 8] {
             let Some((_, id, data, raw)) = all.iter().filter(|b| b.0 == method).max_by_key(|b| b.3)
             else {
                 continue;
@@ -400,6 +404,7 @@ fn speed() {
             let theirs_fn = match method {
                 4 => h.rans4x8_decode,
                 5 => h.nx16_decode,
+                6 => h.arith_decode,
                 _ => h.tok3_decode,
             };
             let rounds = (200_000_000 / raw.max(&1)).clamp(3, 500);

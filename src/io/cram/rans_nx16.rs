@@ -346,11 +346,16 @@ pub(super) fn unpack(
         return Err(corrupt("packed data too short"));
     }
     let mask = (1u8 << bits) - 1;
-    let mut out = Vec::with_capacity(size);
-    for &b in &packed[..size.div_ceil(per_byte)] {
-        for k in 0..per_byte {
-            out.push(map[usize::from((b >> (k * bits)) & mask)]);
+    // Each packed byte's symbols, looked up whole.
+    let mut expansions = [[0u8; 8]; 256];
+    for (b, expansion) in expansions.iter_mut().enumerate() {
+        for (k, symbol) in expansion[..per_byte].iter_mut().enumerate() {
+            *symbol = map[usize::from((b as u8 >> (k * bits)) & mask)];
         }
+    }
+    let mut out = vec![0u8; size.next_multiple_of(per_byte)];
+    for (chunk, &b) in out.chunks_exact_mut(per_byte).zip(packed) {
+        chunk.copy_from_slice(&expansions[usize::from(b)][..per_byte]);
     }
     out.truncate(size);
     Ok(out)
