@@ -199,7 +199,12 @@ fn name_tokeniser_decodes_htscodecs_output() {
             1 => format!("HWI-ST1:8:1101:{}:{:05}#0/1", 1000 + i * 7, i * 13),
             2 => format!("read_{:03}_x{}", i % 1000, i / 3),
             3 => format!("SRR062634.{}", i - 3),
-            _ => format!("q{}:{}:{}", i % 7, i * 1_000_003, "ACGT".repeat((i % 4) as usize)),
+            _ => format!(
+                "q{}:{}:{}",
+                i % 7,
+                i.wrapping_mul(1_000_003),
+                "ACGT".repeat((i % 4) as usize)
+            ),
         };
         names.extend_from_slice(name.as_bytes());
         names.push(0);
