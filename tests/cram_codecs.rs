@@ -406,6 +406,8 @@ fn speed() {
             };
             // Kept for measuring other decoders on the same bytes (noodles': see the report).
             std::fs::write(dir.join(format!("block-{tag}-m{method}-{raw}.bin")), data).unwrap();
+            let decoded = decompress(method, data, *raw).unwrap();
+            std::fs::write(dir.join(format!("block-{tag}-m{method}-{raw}.out")), decoded).unwrap();
             let theirs_fn = match method {
                 4 => h.rans4x8_decode,
                 5 => h.nx16_decode,
