@@ -32,6 +32,8 @@ mod checksum;
 mod codecs;
 /// CRAM input against the oracle: 3.0/3.1, embedded or external references, errors.
 mod cram;
+/// mdsam's CRAM block decoders against htscodecs and the oracle's CRAM blocks.
+mod cram_codecs;
 /// CRAM output: decodes as samtools' own CRAM does, by option or name, `.crai`, refusals.
 mod cram_output;
 /// `faidx`, `fqidx` and `dict` against the oracle on a generated reference and FASTQ.

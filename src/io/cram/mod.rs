@@ -10,6 +10,9 @@
 //! - [`index`]: `.crai` files, for region queries;
 //! - [`writer`]: CRAM output, containers encoded in parallel; [`file_header`]: its header.
 
+pub mod arith_dynamic;
+pub mod block_codecs;
+pub mod codec_error;
 pub mod container_out;
 pub mod convert;
 pub mod decode;
@@ -19,9 +22,12 @@ pub mod htslib_fields;
 pub mod index;
 pub mod layout;
 pub mod rans;
+pub mod rans4x8_decode;
+pub mod rans_nx16;
 pub mod reader;
 pub mod records_out;
 pub mod reference;
+pub mod tok3;
 pub mod varint;
 pub mod writer;
 
