@@ -39,3 +39,55 @@ fn read_all(reader: impl Read, raw_size: usize, what: &str) -> Result<Vec<u8>, C
         .map_err(|e| CodecError::corrupt(format!("{what}: {e}")))?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_blocks_must_have_their_size() {
+        assert_eq!(decompress(0, b"abc", 3).unwrap(), b"abc");
+        assert!(matches!(decompress(0, b"abc", 4), Err(CodecError::Corrupt(_))));
+        assert!(matches!(decompress(7, b"", 0), Err(CodecError::Unsupported(7))));
+        assert!(matches!(decompress(9, b"", 0), Err(CodecError::Unsupported(9))));
+    }
+
+    #[test]
+    fn gzip_bzip2_and_xz_blocks_decompress() {
+        use std::io::Write;
+        let text = b"CRAM block CRAM block CRAM block".repeat(50);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(decompress(1, &gz, text.len()).unwrap(), text);
+        let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        bz.write_all(&text).unwrap();
+        let bz = bz.finish().unwrap();
+        assert_eq!(decompress(2, &bz, text.len()).unwrap(), text);
+        let mut xz =
+            lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::with_preset(6)).unwrap();
+        xz.write_all(&text).unwrap();
+        let xz = xz.finish().unwrap();
+        assert_eq!(decompress(3, &xz, text.len()).unwrap(), text);
+        // A stream longer than the block says is refused without inflating all of it.
+        assert!(decompress(1, &gz, 10).is_err());
+        assert!(decompress(1, &gz[..gz.len() / 2], text.len()).is_err());
+    }
+
+    #[test]
+    fn random_bytes_never_panic_or_hang() {
+        let mut seed = 0xdead_beef_u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for _ in 0..20_000 {
+            let len = next() % 120;
+            let src: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let raw_size = next() % 600;
+            for method in [4, 5, 6, 8] {
+                let _ = decompress(method, &src, raw_size);
+            }
+        }
+    }
+}

@@ -237,7 +237,7 @@ pub(super) fn decode_striped(
         if decoded.len() != part_size {
             return Err(corrupt("stripe of the wrong size"));
         }
-        for (dst, &b) in out[i..].iter_mut().step_by(n).zip(&decoded) {
+        for (dst, &b) in out.iter_mut().skip(i).step_by(n).zip(&decoded) {
             *dst = b;
         }
     }
@@ -632,6 +632,15 @@ mod tests {
     fn stripes_interleave() {
         let src = [STRIPE, 5, 2, 4, 3, CAT | NO_SIZE, b'a', b'c', b'e', CAT | NO_SIZE, b'b', b'd'];
         assert_eq!(decode(&src, 5).unwrap(), b"abcde");
+    }
+
+    #[test]
+    fn more_stripes_than_bytes_leave_the_extra_ones_empty() {
+        let empty = [CAT | NO_SIZE];
+        let mut src = vec![STRIPE, 2, 4, 2, 2, 1, 1, CAT | NO_SIZE, b'a', CAT | NO_SIZE, b'b'];
+        src.extend_from_slice(&empty);
+        src.extend_from_slice(&empty);
+        assert_eq!(decode(&src, 2).unwrap(), b"ab");
     }
 
     #[test]
