@@ -14,6 +14,7 @@ pub mod arith_dynamic;
 pub mod block_codecs;
 pub mod codec_error;
 pub mod container_out;
+pub mod context_slots;
 pub mod convert;
 pub mod decode;
 pub mod file_header;

@@ -8,6 +8,7 @@
 //! does (valid streams never get there before their last symbol).
 
 use super::codec_error::CodecError;
+use super::context_slots::{ContextSlots, SLOTS, Table, with_table};
 
 const SHIFT: u32 = 12;
 const TOTAL: u32 = 1 << SHIFT;
@@ -225,25 +226,23 @@ fn renormalise_all(input: &mut Input, r: &mut [u32; 4]) {
     }
 }
 
-/// 256 contexts of 4096 slots, boxed as one fixed-size array so masked indices need no check.
-type ContextSlots = [u32; 256 << SHIFT];
-
 fn decode_order1(body: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
+    with_table(|table| decode_order1_with(body, out, table))
+}
+
+fn decode_order1_with(body: &[u8], out: &mut [u8], table: &mut Table) -> Result<(), CodecError> {
     let mut input = Input { bytes: body, at: 0 };
-    let mut slots: Box<ContextSlots> = vec![0u32; 256 << SHIFT]
-        .into_boxed_slice()
-        .try_into()
-        .map_err(|_| CodecError::corrupt("rANS 4x8: table allocation"))?;
     let mut run = 0;
     let mut context = u32::from(input.byte()?);
     loop {
         let start = (context as usize) << SHIFT;
-        input.table(&mut slots[start..start + TOTAL as usize], true)?;
+        input.table(table.row(start, TOTAL as usize), true)?;
         context = input.next_symbol(context, &mut run)?;
         if context == 0 {
             break;
         }
     }
+    let slots: &ContextSlots = table.slots();
     let mut r = input.states()?;
     // Four quarters decoded side by side, each from context 0; the last takes the remainder.
     let quarter = out.len() / 4;
@@ -251,8 +250,7 @@ fn decode_order1(body: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
     let (q1, rest) = rest.split_at_mut(quarter);
     let (q2, q3) = rest.split_at_mut(quarter);
     let mut ctx = [0u32; 4];
-    let lookup =
-        |ctx: u32, x: u32| slots[(((ctx << SHIFT) | (x & MASK)) & ((256 << SHIFT) - 1)) as usize];
+    let lookup = |ctx: u32, x: u32| slots[(((ctx << SHIFT) | (x & MASK)) as usize) & (SLOTS - 1)];
     for i in 0..quarter {
         let s = [
             lookup(ctx[0], r[0]),

@@ -9,6 +9,7 @@
 //! [`super::rans4x8_decode`], and every read of the compressed data is checked.
 
 use super::codec_error::CodecError;
+use super::context_slots::{ContextSlots, SLOTS, Table, with_table};
 use super::rans4x8_decode::{advance, pack_slot};
 
 const ORDER: u8 = 0x01;
@@ -456,15 +457,11 @@ fn decode_order0<const N: usize>(src: &[u8], out: &mut [u8]) -> Result<(), Codec
     Ok(())
 }
 
-/// 256 contexts of up to 4096 slots (`1 << shift` apart) as one fixed-size array: masked
-/// indices need no check.
-const CONTEXT_SLOTS: usize = 256 << 12;
-type ContextSlots = [u32; CONTEXT_SLOTS];
-
 /// The order-1 tables: a byte with the frequency bits (high nibble) and whether the tables are
 /// themselves order-0 compressed (bit 0), then the contexts' alphabet and one frequency list
-/// per context over that alphabet, runs of zeros run-length coded.
-fn read_order1_tables(input: &mut Input) -> Result<(u32, Box<ContextSlots>), CodecError> {
+/// per context over that alphabet, runs of zeros run-length coded. Each context's slots go in
+/// `slots` at `context << shift`.
+fn read_order1_tables(input: &mut Input, slots: &mut Table) -> Result<u32, CodecError> {
     let header = input.byte()?;
     let shift = u32::from(header >> 4);
     if shift != 10 && shift != 12 {
@@ -482,10 +479,6 @@ fn read_order1_tables(input: &mut Input) -> Result<(u32, Box<ContextSlots>), Cod
     } else {
         Input::new(input.rest())
     };
-    let mut slots: Box<ContextSlots> = vec![0u32; CONTEXT_SLOTS]
-        .into_boxed_slice()
-        .try_into()
-        .map_err(|_| corrupt("table allocation"))?;
     let contexts = tables.alphabet()?;
     for context in 0..256 {
         if !contexts[context] {
@@ -518,26 +511,28 @@ fn read_order1_tables(input: &mut Input) -> Result<(u32, Box<ContextSlots>), Cod
             continue;
         }
         let start = context << shift;
-        fill_slots(&freqs, total, shift, &mut slots[start..start + (1 << shift)])?;
+        fill_slots(&freqs, total, shift, slots.row(start, 1 << shift))?;
     }
     if header & 1 == 0 {
         input.at += tables.at;
     }
-    Ok((shift, slots))
+    Ok(shift)
 }
 
 /// Order 1: the output in N equal parts (the last takes the remainder), part z decoded by
 /// state z from context 0 on, each byte the context of the next.
 fn decode_order1<const N: usize>(src: &[u8], out: &mut [u8]) -> Result<(), CodecError> {
-    let mut input = Input::new(src);
-    let (shift, slots) = read_order1_tables(&mut input)?;
-    let r = input.states::<N>()?;
-    if shift == 12 {
-        order1_loop::<N, 12>(&mut input, &slots, r, out);
-    } else {
-        order1_loop::<N, 10>(&mut input, &slots, r, out);
-    }
-    Ok(())
+    with_table(|table| {
+        let mut input = Input::new(src);
+        let shift = read_order1_tables(&mut input, table)?;
+        let r = input.states::<N>()?;
+        if shift == 12 {
+            order1_loop::<N, 12>(&mut input, table.slots(), r, out);
+        } else {
+            order1_loop::<N, 10>(&mut input, table.slots(), r, out);
+        }
+        Ok(())
+    })
 }
 
 fn order1_loop<const N: usize, const SHIFT: u32>(
@@ -547,9 +542,8 @@ fn order1_loop<const N: usize, const SHIFT: u32>(
     out: &mut [u8],
 ) {
     let mask = (1u32 << SHIFT) - 1;
-    let lookup = |context: u32, x: u32| {
-        slots[(((context << SHIFT) | (x & mask)) as usize) & (CONTEXT_SLOTS - 1)]
-    };
+    let lookup =
+        |context: u32, x: u32| slots[(((context << SHIFT) | (x & mask)) as usize) & (SLOTS - 1)];
     let part = out.len() / N;
     let mut context = [0u32; N];
     for i in 0..part {

@@ -195,7 +195,11 @@ fn slice_reference<'a>(
     blocks: &'a slice::SliceBlocks,
     file: &'a FileContext<'a>,
 ) -> Result<ReferenceSource<'a>, DecodeError> {
-    let external = header.reference_required && file.needs == Needs::Everything;
+    // As htslib without `SAM_SEQ` in the required fields: no reference, no MD5 check.
+    if file.needs != Needs::Everything {
+        return Ok(ReferenceSource::None);
+    }
+    let external = header.reference_required;
     if slice.reference_id == -2 {
         return Ok(if external {
             ReferenceSource::PerRecord { file, current: None }

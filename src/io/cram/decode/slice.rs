@@ -1,6 +1,8 @@
 //! A slice as stored (CRAM 3.x §8.5–8.6): its header and its blocks, decompressed.
 
 use super::DecodeError;
+use crate::io::cram::block_codecs;
+use crate::io::cram::codec_error::CodecError;
 use crate::io::cram::varint::Cursor;
 
 /// What a slice header says.
@@ -72,21 +74,14 @@ fn read_block_if(
     Ok((content_type, content_id, data))
 }
 
-/// A block's data, decompressed by its method.
+/// A block's data, decompressed by its method ([`block_codecs`]: fqzcomp is left to noodles).
 fn decompress(method: u8, src: &[u8], raw: usize) -> Result<Vec<u8>, DecodeError> {
-    match method {
-        0 => Ok(src.to_vec()),
-        1 => {
-            let mut out = Vec::with_capacity(raw);
-            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(src), &mut out)
-                .map_err(|e| DecodeError::corrupt(format!("gzip block: {e}")))?;
-            if out.len() != raw {
-                return Err(DecodeError::corrupt("a block's size differs from its header's"));
-            }
-            Ok(out)
+    block_codecs::decompress(method, src, raw).map_err(|e| match e {
+        CodecError::Unsupported(m) => {
+            DecodeError::Unsupported(format!("block compression method {m}"))
         }
-        other => Err(DecodeError::Unsupported(format!("block compression method {other}"))),
-    }
+        CodecError::Corrupt(why) => DecodeError::Corrupt(why),
+    })
 }
 
 const SLICE_HEADER: u8 = 2;
