@@ -80,7 +80,12 @@ pub fn decode_container<'a>(
     let mut c = Cursor::new(&body[..first]);
     let (_, _, data) = slice::read_block(&mut c)?;
     let header = compression_header::parse(&data)?;
-    let mut batch = Batch::with_capacity(records * 400, records);
+    // A kept buffer: the batch is freed on the writer's thread, and a fresh one per container
+    // faulted in (and cleared) new pages (`io::recycle`).
+    let mut batch = Batch {
+        data: crate::io::recycle::take(records * 400),
+        starts: Vec::with_capacity(records),
+    };
     let unknown_read_group = match file.read_groups.last() {
         Some(id) if id == b"UNKNOWN" => file.read_groups.len() as i32 - 1,
         _ => -1,
