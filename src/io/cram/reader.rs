@@ -67,7 +67,15 @@ impl InputRead {
 struct ReadContainer {
     number: u64,
     container: Container,
-    body: Vec<u8>,
+    /// The container as read; its body (after the container header) from `body_start`.
+    bytes: Vec<u8>,
+    body_start: usize,
+}
+
+impl ReadContainer {
+    fn body(&self) -> &[u8] {
+        &self.bytes[self.body_start..]
+    }
 }
 
 /// A CRAM file being read: the header is read on opening; then [`Reader::read_batches`].
@@ -252,15 +260,22 @@ impl Reader {
                 break;
             }
             let mut container = Container::default();
-            inner.get_mut().capture = Some(Vec::new());
+            // Sized from the container's length field, from kept buffers (a fresh one grown by
+            // doubling was a tenth of `flagstat`'s time on a CRAM, in copies and new pages).
+            let length = inner.get_mut().input.peek(4).ok().and_then(|b| b.try_into().ok());
+            let length = length.map_or(0, |b| i32::from_le_bytes(b).max(0) as usize);
+            inner.get_mut().capture = Some(crate::io::recycle::take(length + 1024));
             let read = inner.read_container(&mut container);
-            let mut body = inner.get_mut().capture.take().unwrap_or_default();
+            let bytes = inner.get_mut().capture.take().unwrap_or_default();
             match read {
-                Ok(0) => self.done = true,
+                Ok(0) => {
+                    self.done = true;
+                    crate::io::recycle::give(bytes);
+                }
                 Ok(len) => {
                     self.containers_read += 1;
-                    body.drain(..body.len().saturating_sub(len));
-                    containers.push(ReadContainer { number, container, body });
+                    let body_start = bytes.len().saturating_sub(len);
+                    containers.push(ReadContainer { number, container, bytes, body_start });
                 }
                 Err(e) => return Err(container_error(number, &e)),
             }
@@ -283,7 +298,11 @@ impl Reader {
         let batches = containers
             .par_iter()
             .map(|c| decode_guarded(c, &context))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>();
+        for c in containers {
+            crate::io::recycle::give(c.bytes);
+        }
+        let batches = batches?;
         Ok(Some(batches))
     }
 }
@@ -353,7 +372,8 @@ fn own_only() -> bool {
 fn decode_guarded(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<Batch, CramError> {
     if let Some(own) = &context.own {
         let header = read.container.header();
-        match decode::decode_container(&read.body, header.landmarks(), header.record_count(), own) {
+        match decode::decode_container(read.body(), header.landmarks(), header.record_count(), own)
+        {
             Ok(batch) => return Ok(batch),
             Err(decode::DecodeError::Unsupported(what)) if own_only() => {
                 let reason = format!("{what} is not supported by mdsam's decoder");
@@ -391,7 +411,7 @@ fn decode_container(read: &ReadContainer, context: &DecodeContext<'_>) -> Result
     let header = context.header;
     let compression_header = container.compression_header().map_err(fail)?;
     let landmarks = container.header().landmarks();
-    let body = &read.body;
+    let body = read.body();
     let reference_required = layout::reference_required(
         &body[..landmarks.first().copied().unwrap_or(0).min(body.len())],
     );

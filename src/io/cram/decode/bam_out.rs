@@ -200,7 +200,9 @@ fn write_record(
 
     let mut name_buffer = itoa::Buffer::new();
     let mut generated;
-    let name: &[u8] = if !r.name.is_empty() {
+    let name: &[u8] = if decoded.without_names {
+        b"?"
+    } else if !r.name.is_empty() {
         &decoded.names[r.name.clone()]
     } else {
         let mate = usize::try_from(r.mate_line).ok().and_then(|m| decoded.records.get(m));

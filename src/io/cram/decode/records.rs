@@ -52,6 +52,9 @@ pub struct Record {
 /// A slice's records and the buffers they point into.
 #[derive(Default)]
 pub struct Decoded {
+    /// Names were not decoded (flags only): every record is named `?`, as htslib names them
+    /// without `SAM_QNAME` in its required fields.
+    pub without_names: bool,
     pub records: Vec<Record>,
     pub names: Vec<u8>,
     pub bases: Vec<u8>,
@@ -105,6 +108,7 @@ fn bind(header: &CompressionHeader, blocks: &SliceBlocks) -> Result<Bound, Decod
 
 impl Decoded {
     fn clear(&mut self) {
+        self.without_names = false;
         self.records.clear();
         self.names.clear();
         self.bases.clear();
@@ -172,6 +176,7 @@ pub fn decode_flags_only(
     };
     let series = |s: Series| &bound.series[s as usize];
     out.clear();
+    out.without_names = true;
     for index in 0..input.slice.records {
         let mut r = Record { mate_line: -1, mate_ref_id: -1, ..Default::default() };
         r.flag = u32::try_from(series(Series::BF).int(&mut src)?)
