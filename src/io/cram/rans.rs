@@ -15,10 +15,13 @@ struct Slot {
     reciprocal: u64,
     shift: u32,
     bias: u32,
+    /// The state from which a byte must be emitted before this symbol goes in.
+    max: u32,
 }
 
 impl Slot {
     fn new(start: u32, freq: u32) -> Slot {
+        let max = ((LOWER_BOUND >> SCALE_BITS) << 8) * freq;
         if freq < 2 {
             // x / 1 = x: multiply by 2^32 - 1 and shift by 32 gives x - 1; the bias adds it back.
             return Slot {
@@ -26,37 +29,51 @@ impl Slot {
                 reciprocal: u64::from(u32::MAX),
                 shift: 32,
                 bias: start + TOTAL - 1,
+                max,
             };
         }
         let shift = 32 - (freq - 1).leading_zeros(); // ceil(log2(freq))
         let reciprocal = (1u64 << (shift + 31)).div_ceil(u64::from(freq));
-        Slot { freq, reciprocal, shift: shift - 1 + 32, bias: start }
+        Slot { freq, reciprocal, shift: shift - 1 + 32, bias: start, max }
     }
 }
 
-/// The encoder's output, built from the end backwards (rANS emits in reverse).
-#[derive(Default)]
-struct Reversed(Vec<u8>);
+/// The encoder's output, written from the end of a buffer backwards (rANS emits in reverse):
+/// no reversal pass, no capacity check per byte.
+struct Reversed {
+    buf: Vec<u8>,
+    /// Where the last byte written is.
+    at: usize,
+}
 
 impl Reversed {
+    /// Room for `n` symbols: at most 12 bits each, plus the final states.
+    fn for_symbols(n: usize) -> Reversed {
+        let len = n * 2 + 64;
+        Reversed { buf: vec![0; len], at: len }
+    }
+
+    #[inline]
     fn put(&mut self, state: &mut u32, slot: Slot) {
-        let max = ((LOWER_BOUND >> SCALE_BITS) << 8) * slot.freq;
-        while *state >= max {
-            self.0.push(*state as u8);
-            *state >>= 8;
+        let mut x = *state;
+        while x >= slot.max {
+            self.at -= 1;
+            self.buf[self.at] = x as u8;
+            x >>= 8;
         }
-        let q = ((u64::from(*state) * slot.reciprocal) >> slot.shift) as u32;
-        *state = *state + slot.bias + q * (TOTAL - slot.freq);
+        let q = ((u64::from(x) * slot.reciprocal) >> slot.shift) as u32;
+        // Wrapping: for a frequency of 1 the sum passes 2^32 and wraps to the exact result.
+        *state = x.wrapping_add(slot.bias).wrapping_add(q.wrapping_mul(TOTAL - slot.freq));
     }
 
     /// Writes a final state; in the finished stream it reads as little-endian.
     fn flush(&mut self, state: u32) {
-        self.0.extend_from_slice(&state.to_be_bytes());
+        self.at -= 4;
+        self.buf[self.at..self.at + 4].copy_from_slice(&state.to_le_bytes());
     }
 
-    fn into_forward(mut self) -> Vec<u8> {
-        self.0.reverse();
-        self.0
+    fn forward(&self) -> &[u8] {
+        &self.buf[self.at..]
     }
 }
 
@@ -162,7 +179,7 @@ fn encode_order0(src: &[u8]) -> Vec<u8> {
     let mut out = vec![0; 9];
     write_table(&mut out, &slots);
     let n = src.len();
-    let mut rev = Reversed(Vec::with_capacity(n + 64));
+    let mut rev = Reversed::for_symbols(n);
     let mut states = [LOWER_BOUND; 4];
     let tail = n & 3;
     for k in (0..tail).rev() {
@@ -177,7 +194,7 @@ fn encode_order0(src: &[u8]) -> Vec<u8> {
     for k in (0..4).rev() {
         rev.flush(states[k]);
     }
-    out.extend_from_slice(&rev.into_forward());
+    out.extend_from_slice(rev.forward());
     out
 }
 
@@ -206,7 +223,7 @@ fn encode_order1(src: &[u8]) -> Vec<u8> {
     // Stream k codes src[k*quarter ..] (the last one to the end); each starts in context 0.
     let starts = [0, quarter, 2 * quarter, 3 * quarter];
     let ends = [quarter, 2 * quarter, 3 * quarter, n];
-    let mut rev = Reversed(Vec::with_capacity(n + 64));
+    let mut rev = Reversed::for_symbols(n);
     let mut states = [LOWER_BOUND; 4];
     // The last stream's extra bytes first, then all four in step, last positions first.
     for i in (starts[3] + quarter..ends[3]).rev() {
@@ -224,7 +241,7 @@ fn encode_order1(src: &[u8]) -> Vec<u8> {
     for k in (0..4).rev() {
         rev.flush(states[k]);
     }
-    out.extend_from_slice(&rev.into_forward());
+    out.extend_from_slice(rev.forward());
     out
 }
 
@@ -248,7 +265,7 @@ mod tests {
     fn the_reciprocal_divides_exactly() {
         for freq in [1u32, 2, 3, 7, 100, 2048, 4095] {
             let slot = Slot::new(17, freq);
-            for x in [LOWER_BOUND, LOWER_BOUND + 12345, (LOWER_BOUND >> 4 << 8) * freq - 1] {
+            for x in [LOWER_BOUND, LOWER_BOUND + 12345, slot.max - 1] {
                 let q = ((u64::from(x) * slot.reciprocal) >> slot.shift) as u32;
                 let fast = x.wrapping_add(slot.bias).wrapping_add(q.wrapping_mul(TOTAL - freq));
                 let exact = ((x / freq) << SCALE_BITS) + x % freq + 17;
