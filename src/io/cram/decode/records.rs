@@ -118,6 +118,19 @@ impl Decoded {
     }
 }
 
+/// Readers of a slice's blocks, by the indexes [`bind`] gives (the last one empty).
+fn sources(blocks: &SliceBlocks) -> Sources<'_> {
+    Sources {
+        core: BitReader::new(&blocks.core),
+        external: blocks
+            .external
+            .iter()
+            .map(|(_, d)| External::new(d))
+            .chain(std::iter::once(External::new(&[])))
+            .collect(),
+    }
+}
+
 /// Decodes every record of a slice into `out` (cleared first; its buffers are reused).
 pub fn decode_records(
     input: &SliceInput<'_>,
@@ -126,15 +139,7 @@ pub fn decode_records(
     out: &mut Decoded,
 ) -> Result<(), DecodeError> {
     let bound = bind(input.header, blocks)?;
-    let mut src = Sources {
-        core: BitReader::new(&blocks.core),
-        external: blocks
-            .external
-            .iter()
-            .map(|(_, d)| External::new(d))
-            .chain(std::iter::once(External::new(&[])))
-            .collect(),
-    };
+    let mut src = sources(blocks);
     let n = input.slice.records;
     out.clear();
     let mut decoder =
@@ -165,15 +170,7 @@ pub fn decode_flags_only(
     out: &mut Decoded,
 ) -> Result<(), DecodeError> {
     let bound = bind(input.header, blocks)?;
-    let mut src = Sources {
-        core: BitReader::new(&blocks.core),
-        external: blocks
-            .external
-            .iter()
-            .map(|(_, d)| External::new(d))
-            .chain(std::iter::once(External::new(&[])))
-            .collect(),
-    };
+    let mut src = sources(blocks);
     let series = |s: Series| &bound.series[s as usize];
     out.clear();
     out.without_names = true;
