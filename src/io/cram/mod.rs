@@ -13,6 +13,7 @@
 pub mod arith_dynamic;
 pub mod block_codecs;
 pub mod codec_error;
+pub mod container_in;
 pub mod container_out;
 pub mod context_slots;
 pub mod convert;

@@ -12,6 +12,7 @@ use noodles_fasta as fasta;
 use noodles_sam as sam;
 use rayon::prelude::*;
 
+use super::container_in;
 use super::convert::{RecordEncoder, decoding_header};
 use super::decode;
 use super::htslib_fields::{ReferenceWindow, append_as_htslib};
@@ -63,18 +64,23 @@ impl InputRead {
     }
 }
 
-/// A container as read: noodles' view, and its bytes after the container header.
+/// A container as read, with its number in the file.
 struct ReadContainer {
     number: u64,
-    container: Container,
-    /// The container as read; its body (after the container header) from `body_start`.
-    bytes: Vec<u8>,
-    body_start: usize,
+    raw: container_in::RawContainer,
 }
 
 impl ReadContainer {
+    /// Its bytes after the container header.
     fn body(&self) -> &[u8] {
-        &self.bytes[self.body_start..]
+        &self.raw.bytes[self.raw.body_start..]
+    }
+
+    /// noodles' view of it, for the containers mdsam's decoder leaves to noodles.
+    fn noodles(&self) -> io::Result<Container> {
+        let mut container = Container::default();
+        cram::io::Reader::new(&self.raw.bytes[..]).read_container(&mut container)?;
+        Ok(container)
     }
 }
 
@@ -259,25 +265,19 @@ impl Reader {
                 self.done = true;
                 break;
             }
-            let mut container = Container::default();
-            // Sized from the container's length field, from kept buffers (a fresh one grown by
-            // doubling was a tenth of `flagstat`'s time on a CRAM, in copies and new pages).
-            let length = inner.get_mut().input.peek(4).ok().and_then(|b| b.try_into().ok());
-            let length = length.map_or(0, |b| i32::from_le_bytes(b).max(0) as usize);
-            inner.get_mut().capture = Some(crate::io::recycle::take(length + 1024));
-            let read = inner.read_container(&mut container);
-            let bytes = inner.get_mut().capture.take().unwrap_or_default();
-            match read {
-                Ok(0) => {
-                    self.done = true;
-                    crate::io::recycle::give(bytes);
-                }
-                Ok(len) => {
+            match container_in::read(&mut inner.get_mut().input) {
+                Ok(None) => self.done = true,
+                Ok(Some(raw)) => {
                     self.containers_read += 1;
-                    let body_start = bytes.len().saturating_sub(len);
-                    containers.push(ReadContainer { number, container, bytes, body_start });
+                    containers.push(ReadContainer { number, raw });
                 }
-                Err(e) => return Err(container_error(number, &e)),
+                Err(container_in::ReadError::Truncated) => {
+                    return Err(CramError::Truncated { container: number });
+                }
+                Err(container_in::ReadError::Invalid(reason)) => {
+                    return Err(CramError::Container { container: number, reason });
+                }
+                Err(container_in::ReadError::Io(e)) => return Err(container_error(number, &e)),
             }
         }
         if containers.is_empty() {
@@ -300,7 +300,7 @@ impl Reader {
             .map(|c| decode_guarded(c, &context))
             .collect::<Result<Vec<_>, _>>();
         for c in containers {
-            crate::io::recycle::give(c.bytes);
+            crate::io::recycle::give(c.raw.bytes);
         }
         let batches = batches?;
         Ok(Some(batches))
@@ -371,9 +371,7 @@ fn own_only() -> bool {
 /// panics on malformed input turned into errors.
 fn decode_guarded(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<Batch, CramError> {
     if let Some(own) = &context.own {
-        let header = read.container.header();
-        match decode::decode_container(read.body(), header.landmarks(), header.record_count(), own)
-        {
+        match decode::decode_container(read.body(), &read.raw.landmarks, read.raw.records, own) {
             Ok(batch) => return Ok(batch),
             Err(decode::DecodeError::Unsupported(what)) if own_only() => {
                 let reason = format!("{what} is not supported by mdsam's decoder");
@@ -407,7 +405,7 @@ fn decode_container(read: &ReadContainer, context: &DecodeContext<'_>) -> Result
         Some(missing) => CramError::Reference(missing.0.clone()),
         None => CramError::Container { container: number, reason: e.to_string() },
     };
-    let container = &read.container;
+    let container = &read.noodles().map_err(fail)?;
     let header = context.header;
     let compression_header = container.compression_header().map_err(fail)?;
     let landmarks = container.header().landmarks();
