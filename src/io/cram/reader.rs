@@ -38,11 +38,10 @@ pub enum CramError {
     Reference(String),
 }
 
-/// The input as a `Read` for noodles. While `capture` is set, the bytes read are kept too: the
-/// container fields noodles keeps private are parsed from them ([`super::layout`]).
+/// The input as a `Read` for noodles' header reader (containers are read by
+/// [`container_in`]).
 struct InputRead {
     input: Input,
-    capture: Option<Vec<u8>>,
 }
 
 impl Read for InputRead {
@@ -50,9 +49,6 @@ impl Read for InputRead {
         let bytes = self.input.peek(buf.len())?;
         let n = bytes.len();
         buf[..n].copy_from_slice(bytes);
-        if let Some(capture) = &mut self.capture {
-            capture.extend_from_slice(bytes);
-        }
         self.input.consume(n);
         Ok(n)
     }
@@ -120,7 +116,7 @@ impl Reader {
         if input.peek(6).is_ok_and(|b| b.len() == 6 && b[4] == 2) {
             return Reader::version_2_without_records(input);
         }
-        let mut inner = cram::io::Reader::new(InputRead { input, capture: None });
+        let mut inner = cram::io::Reader::new(InputRead { input });
         let text = read_header_text(&mut inner)?;
         let header = Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
         let finder = Arc::new(ReferenceFinder::new(&header, chosen_reference()));
@@ -211,18 +207,14 @@ impl Reader {
                 return Ok(spans);
             }
             let offset = inner.get_ref().input.position();
-            let mut container = Container::default();
-            inner.get_mut().capture = Some(Vec::new());
-            let read = inner.read_container(&mut container);
-            let body = inner.get_mut().capture.take().unwrap_or_default();
-            let len = match read {
-                Ok(0) => return Ok(spans),
-                Ok(len) => len,
-                Err(e) => return Err(container_error(number, &e)),
+            let raw = match container_in::read(&mut inner.get_mut().input) {
+                Ok(None) => return Ok(spans),
+                Ok(Some(raw)) => raw,
+                Err(e) => return Err(read_error(number, e)),
             };
             self.containers_read += 1;
-            let body = &body[body.len().saturating_sub(len)..];
-            for &landmark in container.header().landmarks() {
+            let body = &raw.bytes[raw.body_start..];
+            for &landmark in &raw.landmarks {
                 let slice = body.get(landmark..).and_then(layout::slice_reference);
                 let span = match slice {
                     Some(s) if s.reference_id == -1 => (s.alignment_start, s.alignment_span),
@@ -233,6 +225,7 @@ impl Reader {
                 };
                 spans.insert((offset, landmark as u64), span);
             }
+            crate::io::recycle::give(raw.bytes);
         }
     }
 
@@ -271,13 +264,7 @@ impl Reader {
                     self.containers_read += 1;
                     containers.push(ReadContainer { number, raw });
                 }
-                Err(container_in::ReadError::Truncated) => {
-                    return Err(CramError::Truncated { container: number });
-                }
-                Err(container_in::ReadError::Invalid(reason)) => {
-                    return Err(CramError::Container { container: number, reason });
-                }
-                Err(container_in::ReadError::Io(e)) => return Err(container_error(number, &e)),
+                Err(e) => return Err(read_error(number, e)),
             }
         }
         if containers.is_empty() {
@@ -304,6 +291,14 @@ impl Reader {
         }
         let batches = batches?;
         Ok(Some(batches))
+    }
+}
+
+fn read_error(container: u64, e: container_in::ReadError) -> CramError {
+    match e {
+        container_in::ReadError::Truncated => CramError::Truncated { container },
+        container_in::ReadError::Invalid(reason) => CramError::Container { container, reason },
+        container_in::ReadError::Io(e) => container_error(container, &e),
     }
 }
 

@@ -430,10 +430,7 @@ impl RecordDecoder<'_> {
                     ref_pos += n as i64;
                 }
                 b'q' => {
-                    let quals = &mut out.quals[qual_at..];
-                    if cf & CF_PRESERVE_QUAL == 0 && quals.first() == Some(&255) {
-                        quals.fill(30);
-                    }
+                    let quals = feature_qualities(&mut out.quals[qual_at..], cf);
                     scratch.clear();
                     self.series(Series::QQ).array(src, &mut scratch)?;
                     put(quals, at, &scratch);
@@ -443,10 +440,7 @@ impl RecordDecoder<'_> {
                     let base = self.series(Series::BA).byte(src)?;
                     put(seq, at, &[base]);
                     let q = self.quality(src)?;
-                    let quals = &mut out.quals[qual_at..];
-                    if cf & CF_PRESERVE_QUAL == 0 && quals.first() == Some(&255) {
-                        quals.fill(30);
-                    }
+                    let quals = feature_qualities(&mut out.quals[qual_at..], cf);
                     put(quals, at, &[q]);
                     cigar.add(CIGAR_M, 1);
                     seq_pos += 1;
@@ -454,10 +448,7 @@ impl RecordDecoder<'_> {
                 }
                 b'Q' => {
                     let q = self.quality(src)?;
-                    let quals = &mut out.quals[qual_at..];
-                    if cf & CF_PRESERVE_QUAL == 0 && quals.first() == Some(&255) {
-                        quals.fill(30);
-                    }
+                    let quals = feature_qualities(&mut out.quals[qual_at..], cf);
                     put(quals, at, &[q]);
                 }
                 b'H' => cigar.add(CIGAR_H, non_negative(self.int(Series::HC, src)?)?),
@@ -545,6 +536,15 @@ fn copy_from_reference(dst: &mut [u8], w: ReferenceWindow<'_>, ref_pos: i64, n: 
             }
         }
     }
+}
+
+/// A read's qualities, about to take a quality feature: when the read stores no qualities of
+/// its own (all 255 so far) they become 30 first, as htslib and htsjdk do.
+fn feature_qualities(quals: &mut [u8], cram_flags: u32) -> &mut [u8] {
+    if cram_flags & CF_PRESERVE_QUAL == 0 && quals.first() == Some(&255) {
+        quals.fill(30);
+    }
+    quals
 }
 
 /// Writes `bytes` at `at`, keeping what fits (a read whose bases are not stored has none).
