@@ -1,14 +1,14 @@
 //! One CRAM container of one slice, from framed BAM records (spec §7–9): the compression header
 //! (preservation map, every data series and tag in an external block), the slice header with
 //! the reference span and its MD5, an empty core block, and the external blocks, each
-//! compressed with whichever of rANS order 0, order 1 and gzip makes it smallest (quality
-//! scores: rANS order 1, as htslib's default profile).
+//! compressed by the method [`super::block_method`] picks.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use noodles_fasta as fasta;
 
+use super::block_method::{Choice, RAW};
 use super::file_header::md5;
 use super::htslib_fields::ReferenceWindow;
 use super::records_out::{Context, SUBSTITUTION_MATRIX, SliceData, id, tag_key};
@@ -20,11 +20,6 @@ const COMPRESSION_HEADER: u8 = 1;
 const MAPPED_SLICE: u8 = 2;
 const EXTERNAL: u8 = 4;
 const CORE: u8 = 5;
-
-/// Block compression methods.
-const RAW: u8 = 0;
-const GZIP: u8 = 1;
-const RANS: u8 = 4;
 
 /// The reference a slice's records lie on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,11 +47,12 @@ pub struct Sources<'a> {
 }
 
 /// Encodes `framed` records (each `block_size` first) as one container; `record_counter` is
-/// the number of records written before.
+/// the number of records written before; `choice` picks each block's compression.
 pub fn encode(
     framed: &[u8],
     sources: &Sources<'_>,
     record_counter: u64,
+    mut choice: Choice<'_>,
 ) -> Result<Vec<u8>, String> {
     let records: Vec<&[u8]> = split_framed(framed);
     let tids: Vec<i32> = records.iter().map(|r| RecordRef::new(r).ref_id()).collect();
@@ -117,7 +113,7 @@ pub fn encode(
     slice_blocks.push(block(CORE, 0, RAW, &[], 0));
     for (&content_id, bytes) in &data.blocks {
         content_ids.push(content_id);
-        let (method, packed) = compress(bytes, content_id);
+        let (method, packed) = choice.compress(bytes, content_id);
         slice_blocks.push(block(EXTERNAL, content_id, method, &packed, bytes.len()));
     }
     let records_n = records.len() as i32;
@@ -307,41 +303,6 @@ fn block(content_type: u8, content_id: i32, method: u8, data: &[u8], raw_size: u
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
-}
-
-/// The smallest of rANS order 0, order 1 and gzip for the data of block `content_id`, or the
-/// data raw when none is smaller. Quality scores take rANS order 1; gzip is tried only on
-/// text-like blocks (names, clipped and inserted bases, tags), where it wins: tried on the
-/// integer series too it took a fifth of the encoder's time and saved nothing; left out of
-/// the tags the file grew 5 %.
-fn compress(data: &[u8], content_id: i32) -> (u8, Vec<u8>) {
-    let quality = content_id == id::QS;
-    let text = matches!(content_id, id::RN | id::SC | id::IN) || content_id > 0xff;
-    if data.len() < 16 {
-        return (RAW, data.to_vec());
-    }
-    let mut best = (RAW, data.to_vec());
-    let mut consider = |method: u8, packed: Vec<u8>| {
-        if packed.len() < best.1.len() {
-            best = (method, packed);
-        }
-    };
-    consider(RANS, super::rans::encode(data, true));
-    if !quality {
-        consider(RANS, super::rans::encode(data, false));
-    }
-    if text {
-        consider(GZIP, gzip(data));
-    }
-    best
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut compressor = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(6).unwrap());
-    let mut out = vec![0; compressor.gzip_compress_bound(data.len())];
-    let n = compressor.gzip_compress(data, &mut out).unwrap_or(0);
-    out.truncate(n);
-    if n == 0 { data.to_vec() } else { out }
 }
 
 /// CRAM's LTF-8 (§2.3): ITF-8's scheme over up to 9 bytes.

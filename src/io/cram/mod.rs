@@ -12,6 +12,7 @@
 
 pub mod arith_dynamic;
 pub mod block_codecs;
+pub mod block_method;
 pub mod codec_error;
 pub mod container_in;
 pub mod container_out;

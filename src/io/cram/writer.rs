@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use noodles_fasta as fasta;
 use rayon::prelude::*;
 
+use super::block_method::{Choice, Learned, TrialSizes, ends_trials, is_trial};
 use super::container_out::{Sources, encode};
 use super::file_header::{file_definition, header_container, md5_hex, with_checksums};
 use super::reference::{ReferenceFinder, chosen_reference, repository};
@@ -85,6 +86,11 @@ pub struct Writer {
     open: OpenContainer,
     /// Records in the containers written so far (the next container's record counter).
     written: u64,
+    /// Containers written so far (the next container's number).
+    containers: u64,
+    /// The block methods the last trial containers chose, and the current trials' sizes.
+    learned: Learned,
+    trials: TrialSizes,
 }
 
 /// What every container's encoding shares: the references (by id, cached by noodles'
@@ -144,6 +150,9 @@ impl Writer {
             cuts: Vec::new(),
             open: OpenContainer::default(),
             written: 0,
+            containers: 0,
+            learned: Learned::default(),
+            trials: TrialSizes::default(),
         })
     }
 
@@ -180,25 +189,62 @@ impl Writer {
         self.open = OpenContainer { start: self.pending.len(), ..Default::default() };
     }
 
-    /// Encodes the complete containers side by side and writes them in order.
+    /// Encodes the complete containers side by side and writes them in order: the trial
+    /// containers among them first, so the ones after use what the trials chose.
     fn write_cut(&mut self) -> io::Result<()> {
         let shared = &self.shared;
         let pending = &self.pending;
-        let mut counters = Vec::with_capacity(self.cuts.len());
-        for (_, n) in &self.cuts {
-            counters.push(self.written);
+        let mut jobs = Vec::with_capacity(self.cuts.len());
+        for (range, n) in &self.cuts {
+            jobs.push(Job {
+                range: range.clone(),
+                counter: self.written,
+                ordinal: self.containers,
+            });
             self.written += n;
+            self.containers += 1;
         }
         let bases = |tid: i32| shared.bases(tid);
         let read_group_index = |id: &[u8]| shared.read_groups.get(id).copied();
         let sources = Sources { bases: &bases, read_group_index: &read_group_index };
-        let encoded: Vec<Result<Vec<u8>, String>> = self
-            .cuts
+        let mut encoded: Vec<Option<Result<Vec<u8>, String>>> = vec![None; jobs.len()];
+        let trial_jobs: Vec<usize> =
+            (0..jobs.len()).filter(|&i| is_trial(jobs[i].ordinal)).collect();
+        let trial_results: Vec<(Result<Vec<u8>, String>, TrialSizes)> = trial_jobs
             .par_iter()
-            .zip(counters)
-            .map(|((r, _), counter)| encode_guarded(&pending[r.clone()], &sources, counter))
+            .map(|&i| {
+                let job = &jobs[i];
+                let mut sizes = TrialSizes::default();
+                let container = encode_guarded(
+                    &pending[job.range.clone()],
+                    &sources,
+                    job.counter,
+                    Choice::Trial(&mut sizes),
+                );
+                (container, sizes)
+            })
             .collect();
-        for container in encoded {
+        for (&i, (container, sizes)) in trial_jobs.iter().zip(trial_results) {
+            self.trials.add(&sizes);
+            if ends_trials(jobs[i].ordinal) {
+                self.learned = self.trials.choose();
+            }
+            encoded[i] = Some(container);
+        }
+        let learned = &self.learned;
+        let rest: Vec<(usize, Result<Vec<u8>, String>)> = (0..jobs.len())
+            .into_par_iter()
+            .filter(|&i| encoded[i].is_none())
+            .map(|i| {
+                let job = &jobs[i];
+                let container = &pending[job.range.clone()];
+                (i, encode_guarded(container, &sources, job.counter, Choice::Learned(learned)))
+            })
+            .collect();
+        for (i, container) in rest {
+            encoded[i] = Some(container);
+        }
+        for container in encoded.into_iter().flatten() {
             let container = container.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
             self.out.write_all(&container)?;
         }
@@ -240,8 +286,20 @@ impl Shared {
     }
 }
 
+/// One container to encode: its records in `pending`, its record counter and its number.
+struct Job {
+    range: std::ops::Range<usize>,
+    counter: u64,
+    ordinal: u64,
+}
+
 /// [`encode`], with a panic (a bug) turned into an error rather than a crash.
-fn encode_guarded(framed: &[u8], sources: &Sources<'_>, counter: u64) -> Result<Vec<u8>, String> {
-    super::guard::quietly(|| encode(framed, sources, counter))
+fn encode_guarded(
+    framed: &[u8],
+    sources: &Sources<'_>,
+    counter: u64,
+    choice: Choice<'_>,
+) -> Result<Vec<u8>, String> {
+    super::guard::quietly(|| encode(framed, sources, counter, choice))
         .unwrap_or_else(|| Err("internal: the CRAM encoder failed on a container".into()))
 }
