@@ -3,7 +3,7 @@
 //! sets what it is about.
 
 use super::layout::{FIXED_LEN, REF_ID, SEQ_NT16};
-use super::layout::{FLAG, L_READ_NAME, L_SEQ, MAPQ, N_CIGAR_OP, NEXT_POS, NEXT_REF_ID, POS};
+use super::layout::{FLAG, L_READ_NAME, L_SEQ, MAPQ, N_CIGAR_OP, NEXT_POS, NEXT_REF_ID, POS, TLEN};
 
 #[derive(Clone, Default)]
 pub struct RecordBuilder {
@@ -38,6 +38,10 @@ impl RecordBuilder {
     /// The mate's reference and position.
     pub fn mate(self, tid: i32, pos: i32) -> Self {
         self.set_i32(NEXT_REF_ID, tid).set_i32(NEXT_POS, pos)
+    }
+
+    pub fn tlen(self, tlen: i32) -> Self {
+        self.set_i32(TLEN, tlen)
     }
 
     pub fn mapq(mut self, mapq: u8) -> Self {

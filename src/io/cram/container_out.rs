@@ -77,14 +77,17 @@ pub fn encode(
         multi_reference: slice_reference == SliceReference::Several,
         delta_positions: matches!(slice_reference, SliceReference::One(_)) && sorted,
     };
+    let reference_length =
+        |tid: i32| references.get(&tid).map_or(0, |s| (**s).as_ref().len() as i64);
+    let links = super::mate_links::link(&records, &reference_length);
     let mut data = SliceData::default();
     // Deltas start from the slice's start (htslib's `last_apos`), the first record's.
     let mut previous = starts.first().map_or(0, |p| p + 1);
     let (mut first, mut last_end) = (i64::MAX, 0i64);
-    for (record, &tid) in records.iter().zip(&tids) {
+    for ((record, &tid), &link) in records.iter().zip(&tids).zip(&links) {
         let window = if tid >= 0 { reference(tid) } else { None };
         check_encodable(record, window)?;
-        let start = data.push(record, window, previous, &context)?;
+        let start = data.push(record, window, previous, &context, link)?;
         if context.delta_positions {
             previous = start;
         }
@@ -254,6 +257,7 @@ const DATA_SERIES: &[(&[u8; 2], i32)] = &[
     (b"NS", id::NS),
     (b"NP", id::NP),
     (b"TS", id::TS),
+    (b"NF", id::NF),
     (b"TL", id::TL),
     (b"FN", id::FN),
     (b"FC", id::FC),

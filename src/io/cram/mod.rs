@@ -24,6 +24,7 @@ pub mod guard;
 pub mod htslib_fields;
 pub mod index;
 pub mod layout;
+pub mod mate_links;
 pub mod rans;
 pub mod rans4x8_decode;
 pub mod rans_nx16;

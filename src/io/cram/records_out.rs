@@ -1,11 +1,11 @@
 //! Raw BAM records → CRAM data series (spec §10), as htslib's encoder lays a record out, with
-//! every series in an external block of its own. Every record is stored detached (its mate
-//! fields written out, never derived from a linked mate), so what a decoder gives back is what
-//! was stored, whatever the decoder.
+//! every series in an external block of its own. Mates are linked where htslib links them
+//! ([`super::mate_links`]); every other record is stored detached, its mate fields written out.
 
 use std::collections::BTreeMap;
 
 use super::htslib_fields::{ReferenceWindow, strip_regenerable};
+use super::mate_links::MateLink;
 use crate::record::RecordRef;
 use crate::record::aux::RawFields;
 
@@ -22,6 +22,7 @@ pub mod id {
     pub const NS: i32 = 9;
     pub const NP: i32 = 10;
     pub const TS: i32 = 11;
+    pub const NF: i32 = 12;
     pub const TL: i32 = 13;
     pub const FN: i32 = 14;
     pub const FC: i32 = 15;
@@ -41,6 +42,7 @@ pub mod id {
 /// CRAM record flags (`CF`).
 const CF_QUALITY_ARRAY: i32 = 0x1;
 const CF_DETACHED: i32 = 0x2;
+const CF_MATE_DOWNSTREAM: i32 = 0x4;
 const CF_NO_SEQUENCE: i32 = 0x8;
 
 const UNMAPPED: u16 = 0x4;
@@ -89,13 +91,15 @@ impl SliceData {
 
     /// Appends one record, with the bases of its reference (`None` for an unplaced read);
     /// `previous_start` is the previous record's 1-based start (delta positions). Returns this
-    /// record's start. `Err` names what CRAM cannot hold.
+    /// record's start; `link` says how its mate fields are stored. `Err` names what CRAM
+    /// cannot hold.
     pub fn push(
         &mut self,
         record: &[u8],
         reference: Option<ReferenceWindow<'_>>,
         previous_start: i64,
         context: &Context<'_>,
+        link: MateLink,
     ) -> Result<i64, String> {
         let mut stripped = Vec::new();
         let record = match reference {
@@ -109,7 +113,10 @@ impl SliceData {
         // without bases (`SEQ` `*`) is as long as its CIGAR says, its bases unknown.
         let no_sequence = r.l_seq() == 0;
         let length = if no_sequence { query_length(&r) } else { r.l_seq() };
-        let cf = CF_DETACHED | CF_QUALITY_ARRAY | if no_sequence { CF_NO_SEQUENCE } else { 0 };
+        let cf = CF_QUALITY_ARRAY
+            | if link.detached { CF_DETACHED } else { 0 }
+            | if link.downstream.is_some() { CF_MATE_DOWNSTREAM } else { 0 }
+            | if no_sequence { CF_NO_SEQUENCE } else { 0 };
         self.int(id::BF, i64::from(flag));
         self.int(id::CF, i64::from(cf));
         if context.multi_reference {
@@ -123,12 +130,16 @@ impl SliceData {
         let (read_group, tags) = self.split_read_group(&r, context);
         self.int(id::RG, read_group);
         self.stopped(id::RN, r.read_name());
-        let mate_flags =
-            i64::from(flag & MATE_REVERSE != 0) | (2 * i64::from(flag & MATE_UNMAPPED != 0));
-        self.int(id::MF, mate_flags);
-        self.int(id::NS, i64::from(r.next_ref_id()));
-        self.int(id::NP, r.next_pos() + 1);
-        self.int(id::TS, r.tlen());
+        if link.detached {
+            let mate_flags =
+                i64::from(flag & MATE_REVERSE != 0) | (2 * i64::from(flag & MATE_UNMAPPED != 0));
+            self.int(id::MF, mate_flags);
+            self.int(id::NS, i64::from(r.next_ref_id()));
+            self.int(id::NP, r.next_pos() + 1);
+            self.int(id::TS, r.tlen());
+        } else if let Some(next) = link.downstream {
+            self.int(id::NF, i64::from(next));
+        }
         self.tags(&tags);
         if mapped {
             self.features(&r, reference)?;
