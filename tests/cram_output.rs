@@ -63,6 +63,16 @@ fn view_writes_crams_that_decode_as_samtools_own() {
             }
             let bytes = std::fs::read(&ours).unwrap();
             assert_eq!(&bytes[..6], &[b'C', b'R', b'A', b'M', 3, version.ends_with('1') as u8]);
+            // Mates linked within a slice and, in name order, references mixed in a slice as
+            // htslib does them: the file is as small as samtools' (it was 1.05× and 5.7×). In
+            // 3.1 samtools has codecs mdsam does not write yet (issue 20): 5 % more is allowed.
+            let their_size = std::fs::metadata(&theirs).unwrap().len();
+            let allowed = if version == "3.0" { 103 } else { 105 };
+            assert!(
+                bytes.len() as u64 * 100 <= their_size * allowed,
+                "{tag}: {} vs {their_size} bytes",
+                bytes.len()
+            );
             let want = decoded(&oracle, &theirs, &fasta);
             assert!(want.len() > 500_000, "{tag}: too little output");
             assert_same_sam(&decoded(&oracle, &ours, &fasta), &want, &format!("{tag} samtools"));
@@ -112,6 +122,58 @@ fn commands_write_cram_by_option_or_name_with_an_index() {
     let theirs = path("theirs.crai");
     oracle_ok(&oracle, &["index", text(&indexed), text(&theirs)]);
     assert_eq!(gunzip(&ours), gunzip(&std::fs::read(&theirs).unwrap()));
+}
+
+/// Many small references: containers mix them (multi-reference slices) in coordinate order too.
+/// The `.crai` of mdsam's file and of samtools' file is samtools' own (one line per reference
+/// run of a multi-reference slice), and a name-ordered CRAM cannot be indexed: samtools' two
+/// lines and exit status 1, no index left.
+#[test]
+fn multi_reference_slices_index_as_samtools_and_name_order_is_refused() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("cram_output_multiref");
+    let opts = SimulateOptions {
+        pairs: 4_000,
+        seed: 41,
+        n_refs: 40,
+        ref_len: 60_000,
+        order: Order::Coordinate,
+        ..SimulateOptions::default()
+    };
+    let sam = simulated_sam(&dir, &opts);
+    let fasta = simulated_fasta(&dir, &opts);
+    let path = |name: &str| dir.join(name);
+    for (program, cram) in [(mdsam_bin(), "ours.cram"), (oracle.clone(), "theirs.cram")] {
+        let out = path(cram);
+        run_ok(&program, &["view", "-C", "-T", text(&fasta), "-o", text(&out), text(&sam)]);
+    }
+    let want = decoded(&oracle, &path("theirs.cram"), &fasta);
+    assert_same_sam(&decoded(&oracle, &path("ours.cram"), &fasta), &want, "multi-reference");
+    for cram in ["ours.cram", "theirs.cram"] {
+        let (ours, theirs) = (path(&format!("{cram}.mdsam.crai")), path(&format!("{cram}.crai")));
+        run_ok(&mdsam_bin(), &["index", text(&path(cram)), text(&ours)]);
+        oracle_ok(&oracle, &["index", text(&path(cram)), text(&theirs)]);
+        let (ours, theirs) =
+            (gunzip(&std::fs::read(&ours).unwrap()), gunzip(&std::fs::read(&theirs).unwrap()));
+        assert_eq!(ours, theirs, "{cram}");
+        let mut slices = std::collections::HashMap::<(&str, &str), usize>::new();
+        for fields in ours.lines().map(|l| l.split('\t').collect::<Vec<_>>()) {
+            *slices.entry((fields[3], fields[4])).or_default() += 1;
+        }
+        let shared = slices.values().filter(|&&lines| lines > 1).count();
+        assert!(shared > 0, "{cram}: no slice holds several references");
+    }
+    let by_name = path("by-name.cram");
+    let args = ["sort", "-n", "-O", "cram", "--reference", text(&fasta), "-o", text(&by_name)];
+    oracle_ok(&oracle, &[&args[..], &[text(&sam)]].concat());
+    let crai = format!("{}.crai", text(&by_name));
+    let theirs = run(&oracle, &["index", text(&by_name)]);
+    assert_eq!(theirs.status.code(), Some(1));
+    std::fs::remove_file(&crai).ok();
+    let ours = run(&mdsam_bin(), &["index", text(&by_name)]);
+    assert_eq!(ours.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&ours.stderr), String::from_utf8_lossy(&theirs.stderr));
+    assert!(!Path::new(&crai).exists(), "no index is left for a refused file");
 }
 
 /// SAM records with each record's tags sorted.

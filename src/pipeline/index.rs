@@ -99,6 +99,12 @@ pub fn run(opts: IndexOptions) -> Result<(), Error> {
         for input in &opts.inputs {
             if crate::io::cram::index::is_cram(input) {
                 let bytes = crate::io::cram::index::build_crai(input).map_err(|why| {
+                    if why == crate::io::cram::index::NOT_SORTED {
+                        // htslib logs why; samtools adds its line without a reason.
+                        return Error::Bare(format!(
+                            "[E::cram_index_build_multiref] {why}\nsamtools index: failed to create index for \"{input}\""
+                        ));
+                    }
                     Error::Message(format!("failed to create index for \"{input}\": {why}"))
                 })?;
                 let out = opts.output.clone().unwrap_or_else(|| format!("{input}.crai"));

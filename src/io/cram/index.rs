@@ -4,8 +4,6 @@
 
 use std::io::Read;
 
-use noodles_cram as cram;
-
 /// One `.crai` line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CraiEntry {
@@ -25,39 +23,73 @@ pub fn is_cram(path: &str) -> bool {
         && &magic == b"CRAM"
 }
 
-/// The `.crai` of the CRAM at `path`, gzip-compressed: one line a slice, as samtools writes it.
-/// noodles' indexer walks the containers; unplaced reads' start and span are htslib's (noodles
-/// writes 0 and 0): an unplaced slice's header values, 0 and 1 in a multi-reference slice.
+/// The `.crai` of the CRAM at `path`, gzip-compressed: one line a slice, as samtools writes it
+/// (`cram_index_container`), from the container and slice headers; a multi-reference slice is
+/// decoded (without its reference) for one line per run of a reference, as htslib's
+/// `cram_index_build_multiref` does.
 pub fn build_crai(path: &str) -> Result<Vec<u8>, String> {
-    // mdsam's reader first: its errors say what is wrong as the other commands say it.
-    let input = crate::io::input::Input::open(path).map_err(|e| e.to_string())?;
-    let (mut reader, _) = super::Reader::new(input).map_err(|e| e.to_string())?;
-    let unplaced = reader.unplaced_slice_spans().map_err(|e| e.to_string())?;
-    let index = cram::fs::index(path).map_err(|e| e.to_string())?;
+    let open = || -> Result<super::Reader, String> {
+        let input = crate::io::input::Input::open(path).map_err(|e| e.to_string())?;
+        let (mut reader, _) = super::Reader::new(input).map_err(|e| e.to_string())?;
+        reader.set_file_name(path);
+        reader.without_bases();
+        Ok(reader)
+    };
+    let slices = open()?.slices().map_err(|e| e.to_string())?;
+    // Opened only when a multi-reference slice needs its records.
+    let mut records_reader = None;
     let mut text = String::new();
-    for r in &index {
-        let key = (r.offset(), r.landmark());
-        let (reference, start, span) = match r.reference_sequence_id() {
-            Some(id) => (
-                id as i64,
-                r.alignment_start().map_or(0, usize::from) as i64,
-                r.alignment_span() as i64,
-            ),
-            None => {
-                let (start, span) = unplaced.get(&key).copied().unwrap_or((0, 0));
-                (-1, start, span)
-            }
-        };
-        text.push_str(&format!(
-            "{reference}\t{start}\t{span}\t{}\t{}\t{}\n",
-            r.offset(),
-            r.landmark(),
-            r.slice_length()
-        ));
+    for slice in &slices {
+        let place = format!("{}\t{}\t{}", slice.container_offset, slice.landmark, slice.size);
+        let header = slice.reference;
+        if header.reference_id != -2 {
+            let (reference, start, span) =
+                (header.reference_id, header.alignment_start, header.alignment_span);
+            text.push_str(&format!("{reference}\t{start}\t{span}\t{place}\n"));
+            continue;
+        }
+        if records_reader.is_none() {
+            records_reader = Some(open()?);
+        }
+        let reader = records_reader.as_mut().expect("opened above");
+        let batch = reader.read_container_at(slice.container_offset).map_err(|e| e.to_string())?;
+        let batch = batch.unwrap_or_default();
+        let count = usize::try_from(header.records).unwrap_or(0);
+        let records = (slice.records_before..slice.records_before + count)
+            .filter(|&i| i < batch.len())
+            .map(|i| batch.get(i));
+        for (reference, start, end) in reference_runs(records)? {
+            text.push_str(&format!("{reference}\t{start}\t{}\t{place}\n", end - start + 1));
+        }
     }
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, text.as_bytes()).map_err(|e| e.to_string())?;
     gz.finish().map_err(|e| e.to_string())
+}
+
+/// htslib's complaint (`cram_index_build_multiref`) when a multi-reference slice goes back.
+pub const NOT_SORTED: &str = "CRAM file is not sorted by chromosome / position";
+
+/// The runs of one reference in a multi-reference slice's records: reference, first start and
+/// furthest end (1-based, htslib's `apos` and `aend`: an unmapped read ends where it starts).
+fn reference_runs<'a>(
+    records: impl Iterator<Item = crate::record::RecordRef<'a>>,
+) -> Result<Vec<(i32, i64, i64)>, String> {
+    let mut runs: Vec<(i32, i64, i64)> = Vec::new();
+    let mut last_start = None;
+    for r in records {
+        let (reference, start) = (r.ref_id(), r.pos() + 1);
+        let end = if r.flag() & 0x4 == 0 { start.max(r.pos() + r.ref_len()) } else { start };
+        if last_start.is_some_and(|(t, s)| t == reference && start < s) {
+            return Err(NOT_SORTED.into());
+        }
+        last_start = Some((reference, start));
+        match runs.last_mut() {
+            Some(run) if run.0 == reference => run.2 = run.2.max(end),
+            _ => runs.push((reference, start, end)),
+        }
+    }
+    Ok(runs)
 }
 
 /// Reads a `.crai` file (gzip-compressed or plain text).

@@ -12,6 +12,8 @@ pub struct SliceReference {
     pub reference_id: i32,
     pub alignment_start: i64,
     pub alignment_span: i64,
+    /// Records in the slice.
+    pub records: i32,
     /// The content id of the block holding the embedded reference, `-1` for none.
     pub embedded_block: i32,
 }
@@ -54,7 +56,7 @@ pub fn slice_reference(slice: &[u8]) -> Option<SliceReference> {
     let reference_id = h.itf8()?;
     let alignment_start = i64::from(h.itf8()?);
     let alignment_span = i64::from(h.itf8()?);
-    let _records = h.itf8()?;
+    let records = h.itf8()?;
     h.ltf8()?;
     let _blocks = h.itf8()?;
     let ids = h.itf8()?;
@@ -62,7 +64,7 @@ pub fn slice_reference(slice: &[u8]) -> Option<SliceReference> {
         h.itf8()?;
     }
     let embedded_block = h.itf8()?;
-    Some(SliceReference { reference_id, alignment_start, alignment_span, embedded_block })
+    Some(SliceReference { reference_id, alignment_start, alignment_span, records, embedded_block })
 }
 
 #[cfg(test)]
@@ -83,6 +85,7 @@ mod tests {
                 reference_id: 1,
                 alignment_start: 100,
                 alignment_span: 50,
+                records: 3,
                 embedded_block: 5
             }
         );

@@ -103,8 +103,17 @@ pub struct Reader {
     done: bool,
 }
 
-/// Start and span of the unplaced reads of a slice, by container offset and slice landmark.
-pub type UnplacedSpans = std::collections::HashMap<(u64, u64), (i64, i64)>;
+/// One slice as the `.crai` places it: its container's offset, its landmark and size, and
+/// its header's reference fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SliceEntry {
+    pub container_offset: u64,
+    pub landmark: u64,
+    pub size: u64,
+    pub reference: layout::SliceReference,
+    /// Records in the container's slices before this one.
+    pub records_before: usize,
+}
 
 /// The warning htslib gives for a CRAM without its end-of-file container.
 pub const EOF_MARKER_ABSENT: &str =
@@ -196,34 +205,40 @@ impl Reader {
         self.inner.as_ref().map_or(0, |r| r.get_ref().input.position())
     }
 
-    /// For each slice that may hold unplaced reads, keyed by its container's offset and its
-    /// landmark: the start and span htslib's index gives them (read without decoding records).
-    pub fn unplaced_slice_spans(&mut self) -> Result<UnplacedSpans, CramError> {
-        let mut spans = UnplacedSpans::new();
-        let Some(inner) = self.inner.as_mut() else { return Ok(spans) };
+    /// Every slice of the file, read from container and slice headers without decoding
+    /// records.
+    pub fn slices(&mut self) -> Result<Vec<SliceEntry>, CramError> {
+        let mut slices = Vec::new();
+        let Some(inner) = self.inner.as_mut() else { return Ok(slices) };
         loop {
             let number = self.containers_read;
             if inner.get_mut().at_end().map_err(|e| container_error(number, &e))? {
-                return Ok(spans);
+                return Ok(slices);
             }
             let offset = inner.get_ref().input.position();
             let raw = match container_in::read(&mut inner.get_mut().input) {
-                Ok(None) => return Ok(spans),
+                Ok(None) => return Ok(slices),
                 Ok(Some(raw)) => raw,
                 Err(e) => return Err(read_error(number, e)),
             };
             self.containers_read += 1;
             let body = &raw.bytes[raw.body_start..];
-            for &landmark in &raw.landmarks {
-                let slice = body.get(landmark..).and_then(layout::slice_reference);
-                let span = match slice {
-                    Some(s) if s.reference_id == -1 => (s.alignment_start, s.alignment_span),
-                    // htslib indexes a multi-reference slice from its records: the unplaced ones
-                    // (position 0, ending at 0) span 0..=0, written as start 0, span 1.
-                    Some(s) if s.reference_id == -2 => (0, 1),
-                    _ => continue,
-                };
-                spans.insert((offset, landmark as u64), span);
+            let mut records_before = 0;
+            for (i, &landmark) in raw.landmarks.iter().enumerate() {
+                let end = raw.landmarks.get(i + 1).copied().unwrap_or(body.len());
+                let reference = body.get(landmark..).and_then(layout::slice_reference);
+                let reference = reference.ok_or_else(|| CramError::Container {
+                    container: number,
+                    reason: format!("slice {i} has no valid header"),
+                })?;
+                slices.push(SliceEntry {
+                    container_offset: offset,
+                    landmark: landmark as u64,
+                    size: end.saturating_sub(landmark) as u64,
+                    reference,
+                    records_before,
+                });
+                records_before += usize::try_from(reference.records).unwrap_or(0);
             }
             crate::io::recycle::give(raw.bytes);
         }

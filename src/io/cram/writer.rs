@@ -1,6 +1,6 @@
 //! Writing CRAM: raw BAM records in, containers out. The records are cut into containers as
 //! htslib cuts them (`seqs_per_slice` records, one slice a container, a new container where the
-//! reference changes), and the containers are encoded side by side on the rayon pool by mdsam's
+//! reference changes unless small containers made it mix references), and the containers are encoded side by side on the rayon pool by mdsam's
 //! own encoder ([`super::container_out`]); the file definition, header and EOF container are
 //! written here.
 //!
@@ -84,6 +84,10 @@ pub struct Writer {
     /// Complete containers in `pending`: byte ranges and record counts.
     cuts: Vec<(std::ops::Range<usize>, u64)>,
     open: OpenContainer,
+    /// Containers hold records of several references (one multi-reference slice each).
+    mixed_references: bool,
+    /// Records of the last container closed.
+    last_records: u64,
     /// Records in the containers written so far (the next container's record counter).
     written: u64,
     /// Containers written so far (the next container's number).
@@ -106,7 +110,9 @@ struct Shared {
 struct OpenContainer {
     start: usize,
     records: u64,
+    /// The reference of the last record, and how many times it changed (from 1).
     reference_id: i32,
+    references: u32,
 }
 
 impl Writer {
@@ -149,6 +155,8 @@ impl Writer {
             pending: Vec::new(),
             cuts: Vec::new(),
             open: OpenContainer::default(),
+            mixed_references: false,
+            last_records: 0,
             written: 0,
             containers: 0,
             learned: Learned::default(),
@@ -167,25 +175,41 @@ impl Writer {
         Ok(())
     }
 
-    /// Adds one framed record, closing the open container first when it is full or the
-    /// reference changes. (htslib mixes references in a slice while slices stay small; mdsam
-    /// does not yet, as noodles' `.crai` builder cannot read such slices without decoding.)
+    /// Adds one framed record, closing the open container first when it is full or, unless
+    /// containers mix references, when the reference changes.
     fn push(&mut self, framed: &[u8]) {
         let reference_id = RecordRef::new(&framed[4..]).ref_id();
         let open = &self.open;
         let full = open.records >= self.seqs_per_slice as u64;
-        if open.records > 0 && (full || reference_id != open.reference_id) {
+        let new_reference = reference_id != open.reference_id;
+        if open.records > 0 && (full || (new_reference && !self.mixed_references)) {
+            self.choose_mixing();
             self.close_open();
         }
-        if self.open.records == 0 {
+        if self.open.records == 0 || new_reference {
             self.open.reference_id = reference_id;
+            self.open.references += 1;
         }
         self.open.records += 1;
         self.pending.extend_from_slice(framed);
     }
 
+    /// Whether the next containers mix references, as htslib decides it (`cram_put_bam_seq`):
+    /// from two containers in a row under a quarter full (name-sorted input, or many small
+    /// contigs) until a full one holds a single reference.
+    fn choose_mixing(&mut self) {
+        let small = (self.seqs_per_slice / 4 + 10) as u64;
+        let records = self.open.records;
+        if !self.mixed_references && records < small && (1..small).contains(&self.last_records) {
+            self.mixed_references = true;
+        } else if self.mixed_references && self.open.references <= 1 {
+            self.mixed_references = false;
+        }
+    }
+
     fn close_open(&mut self) {
         self.cuts.push((self.open.start..self.pending.len(), self.open.records));
+        self.last_records = self.open.records;
         self.open = OpenContainer { start: self.pending.len(), ..Default::default() };
     }
 
