@@ -88,13 +88,13 @@ fn ref_path_dir(oracle: &Path, cram: &Path, fasta: &Path, dir: &Path) -> String 
     format!("{}/%s", cache.display())
 }
 
-/// CRAM 3.0 and 3.1, with and without an embedded reference, decoded with `-T` and (the FASTA
-/// gone) through `REF_PATH`: `mdsam view` prints what the oracle prints.
+/// CRAM 2.1, 3.0 and 3.1, with and without an embedded reference, decoded with `-T` and (the
+/// FASTA gone) through `REF_PATH`: `mdsam view` prints what the oracle prints.
 #[test]
 fn oracle_crams_decode_as_the_oracle_decodes_them() {
     let Some(oracle) = oracle() else { return };
     let Inputs { dir, bam, fasta } = inputs(&oracle, "cram_decode");
-    for version in ["3.0", "3.1"] {
+    for version in ["2.1", "3.0", "3.1"] {
         for embed in [false, true] {
             let tag = format!("v{version}{}", if embed { "-embed" } else { "" });
             // A copy of the FASTA that is removed after writing: `REF_PATH` is then the only way

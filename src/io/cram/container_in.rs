@@ -1,5 +1,5 @@
-//! A container read straight from the input into one buffer (CRAM 3.x §7): its header parsed
-//! here, its body copied once. noodles read each container into its own buffer while mdsam kept
+//! A container read straight from the input into one buffer (CRAM 2.1 and 3.x §7): its header
+//! parsed here, its body copied once. noodles read each container into its own buffer while mdsam kept
 //! a second copy of the bytes; those two copies were a fifth of `flagstat`'s time on a CRAM.
 
 use super::varint::Cursor;
@@ -32,19 +32,20 @@ struct Header {
     len: usize,
 }
 
-/// The next container; `None` at the end-of-file container.
-pub fn read(input: &mut Input) -> Result<Option<RawContainer>, ReadError> {
+/// The next container of a CRAM `major`.x file; `None` at the end-of-file container.
+pub fn read(input: &mut Input, major: u8) -> Result<Option<RawContainer>, ReadError> {
     let mut want = 4096;
     let header = loop {
         let bytes = input.peek(want).map_err(ReadError::Io)?;
-        match parse_header(bytes)? {
+        match parse_header(bytes, major)? {
             Some(h) => break h,
             None if bytes.len() < want => return Err(ReadError::Truncated),
             None => want *= 16,
         }
     };
-    // htslib's end-of-file container: 15 bytes, no reference, one block, no records.
-    if header.body_len == 15
+    // htslib's end-of-file container: 15 bytes (11 in CRAM 2.1, without CRC32), no reference,
+    // one block, no records.
+    if header.body_len == if major >= 3 { 15 } else { 11 }
         && header.reference_id == -1
         && header.alignment_start == 4_542_278
         && header.blocks == 1
@@ -69,8 +70,9 @@ pub fn read(input: &mut Input) -> Result<Option<RawContainer>, ReadError> {
     }))
 }
 
-/// A container header from the front of `bytes`; `None` when `bytes` ends inside it.
-fn parse_header(bytes: &[u8]) -> Result<Option<Header>, ReadError> {
+/// A container header from the front of `bytes`; `None` when `bytes` ends inside it. CRAM 2.1
+/// writes the record counter as ITF8 and has no CRC32.
+fn parse_header(bytes: &[u8], major: u8) -> Result<Option<Header>, ReadError> {
     let mut c = Cursor::new(bytes);
     let Some(parsed) = (|| {
         let body_len = i32::from_le_bytes(c.take(4)?.try_into().ok()?);
@@ -78,7 +80,11 @@ fn parse_header(bytes: &[u8]) -> Result<Option<Header>, ReadError> {
         let alignment_start = c.itf8()?;
         let _span = c.itf8()?;
         let records = c.itf8()?;
-        c.ltf8()?;
+        if major >= 3 {
+            c.ltf8()?;
+        } else {
+            c.itf8()?;
+        }
         c.ltf8()?;
         let blocks = c.itf8()?;
         let n = c.itf8()?;
@@ -87,13 +93,14 @@ fn parse_header(bytes: &[u8]) -> Result<Option<Header>, ReadError> {
             landmarks.push(c.itf8()?);
         }
         let end = c.at;
-        let crc = u32::from_le_bytes(c.take(4)?.try_into().ok()?);
+        let crc =
+            if major >= 3 { Some(u32::from_le_bytes(c.take(4)?.try_into().ok()?)) } else { None };
         Some((body_len, reference_id, alignment_start, records, blocks, landmarks, end, crc))
     })() else {
         return Ok(None);
     };
     let (body_len, reference_id, alignment_start, records, blocks, landmarks, end, crc) = parsed;
-    if crc32fast::hash(&bytes[..end]) != crc {
+    if crc.is_some_and(|crc| crc32fast::hash(&bytes[..end]) != crc) {
         return Err(ReadError::Invalid("container header CRC32 mismatch".into()));
     }
     let invalid = |what: &str| ReadError::Invalid(format!("invalid container header: {what}"));
@@ -111,6 +118,6 @@ fn parse_header(bytes: &[u8]) -> Result<Option<Header>, ReadError> {
         records,
         blocks,
         landmarks,
-        len: end + 4,
+        len: end + if crc.is_some() { 4 } else { 0 },
     }))
 }

@@ -49,15 +49,20 @@ pub fn reference_required(compression: &[u8]) -> bool {
     parse(compression).unwrap_or(true)
 }
 
-/// The reference fields of a slice header (`slice` = the slice's bytes, header block first).
-pub fn slice_reference(slice: &[u8]) -> Option<SliceReference> {
+/// The reference fields of a slice header (`slice` = the slice's bytes, header block first) of a
+/// CRAM `major`.x file.
+pub fn slice_reference(slice: &[u8], major: u8) -> Option<SliceReference> {
     let (_, data) = Cursor::new(slice).block()?;
     let mut h = Cursor::new(&data);
     let reference_id = h.itf8()?;
     let alignment_start = i64::from(h.itf8()?);
     let alignment_span = i64::from(h.itf8()?);
     let records = h.itf8()?;
-    h.ltf8()?;
+    if major >= 3 {
+        h.ltf8()?;
+    } else {
+        h.itf8()?;
+    }
     let _blocks = h.itf8()?;
     let ids = h.itf8()?;
     for _ in 0..ids {
@@ -78,7 +83,7 @@ mod tests {
         let data = [1u8, 100, 50, 3, 0, 2, 1, 5, 5];
         let mut slice = vec![0u8, 2, 0, data.len() as u8, data.len() as u8];
         slice.extend_from_slice(&data);
-        let r = slice_reference(&slice).unwrap();
+        let r = slice_reference(&slice, 3).unwrap();
         assert_eq!(
             r,
             SliceReference {

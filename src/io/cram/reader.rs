@@ -1,4 +1,4 @@
-//! Reading CRAM 3.0/3.1 records into raw BAM batches: containers are read one after another from
+//! Reading CRAM 2.1/3.0/3.1 records into raw BAM batches: containers are read one after another from
 //! the input, then decoded side by side on the rayon pool (a container's slices depend on nothing
 //! but the container and the reference), each into its own [`Batch`], kept in file order.
 
@@ -26,7 +26,7 @@ use crate::record::{Batch, Header};
 /// Why a CRAM could not be read; the caller puts the file name in front.
 #[derive(Debug, thiserror::Error)]
 pub enum CramError {
-    #[error("CRAM {0}.{1} records are not supported by mdsam (3.0 and 3.1 are)")]
+    #[error("CRAM {0}.{1} records are not supported by mdsam (2.1, 3.0 and 3.1 are)")]
     Version(u8, u8),
     #[error("invalid CRAM header: {0}")]
     Header(String),
@@ -82,10 +82,10 @@ impl ReadContainer {
 
 /// A CRAM file being read: the header is read on opening; then [`Reader::read_batches`].
 pub struct Reader {
-    /// `None` for a CRAM 2.x file, whose header is all mdsam reads.
+    /// noodles' reader: the header of a 3.x file, and the input the containers are read from.
     inner: Option<cram::io::Reader<InputRead>>,
-    /// The version of a CRAM 2.x file that has records (refused when they are read).
-    records_of_version: Option<(u8, u8)>,
+    /// The file's CRAM major version (2 or 3).
+    major_version: u8,
     decoding_header: Arc<sam::Header>,
     repository: fasta::Repository,
     /// The `@RG` IDs of the header (a trailing `RG` tag with one of them came from the
@@ -122,12 +122,21 @@ pub const EOF_MARKER_ABSENT: &str =
 impl Reader {
     /// Reads the file definition and the header container of `input`.
     pub fn new(mut input: Input) -> Result<(Reader, Header), CramError> {
-        if input.peek(6).is_ok_and(|b| b.len() == 6 && b[4] == 2) {
-            return Reader::version_2_without_records(input);
-        }
-        let mut inner = cram::io::Reader::new(InputRead { input });
-        let text = read_header_text(&mut inner)?;
-        let header = Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
+        let (inner, header, major_version) =
+            if input.peek(6).is_ok_and(|b| b.len() == 6 && b[4] == 2) {
+                // noodles reads 3.x only: a 2.x file's header is read here, its containers by
+                // `container_in` and mdsam's decoder as a 3.x file's are.
+                let ((major, _), header, end) = cram_header::read_input_with_end(&mut input)
+                    .map_err(|e| CramError::Header(e.to_string()))?;
+                input.consume(end);
+                (cram::io::Reader::new(InputRead { input }), header, major)
+            } else {
+                let mut inner = cram::io::Reader::new(InputRead { input });
+                let text = read_header_text(&mut inner)?;
+                let header =
+                    Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
+                (inner, header, 3)
+            };
         let finder = Arc::new(ReferenceFinder::new(&header, chosen_reference()));
         let repository = repository(finder);
         let decoding = decoding_header(&header);
@@ -143,7 +152,7 @@ impl Reader {
             read_group_ids,
             name_prefix: b"-".to_vec(),
             needs: decode::Needs::Everything,
-            records_of_version: None,
+            major_version,
             inner: Some(inner),
             decoding_header: Arc::new(decoding),
             repository,
@@ -151,33 +160,6 @@ impl Reader {
             containers_per_read: rayon::current_num_threads().max(1) * 2,
             containers_read: 0,
             done: false,
-        };
-        Ok((reader, header))
-    }
-
-    /// A CRAM 2.x file: noodles reads 3.x only, so its header is read here; records after it
-    /// are refused when read.
-    fn version_2_without_records(mut input: Input) -> Result<(Reader, Header), CramError> {
-        let ((major, minor), header, end) = cram_header::read_input_with_end(&mut input)
-            .map_err(|e| CramError::Header(e.to_string()))?;
-        input.consume(end);
-        let rest = input.peek(64).map_err(|e| CramError::Header(e.to_string()))?;
-        let eof = cram_header::eof_template(major, minor);
-        let has_records =
-            !rest.is_empty() && !eof.is_some_and(|t| cram_header::is_eof_container(rest, t));
-        let reader = Reader {
-            records_of_version: has_records.then_some((major, minor)),
-            inner: None,
-            decoding_header: Arc::new(decoding_header(&header)),
-            repository: fasta::Repository::default(),
-            read_groups: HashSet::new(),
-            references: Vec::new(),
-            read_group_ids: Vec::new(),
-            name_prefix: Vec::new(),
-            needs: decode::Needs::Everything,
-            containers_per_read: 1,
-            containers_read: 0,
-            done: true,
         };
         Ok((reader, header))
     }
@@ -216,7 +198,7 @@ impl Reader {
                 return Ok(slices);
             }
             let offset = inner.get_ref().input.position();
-            let raw = match container_in::read(&mut inner.get_mut().input) {
+            let raw = match container_in::read(&mut inner.get_mut().input, self.major_version) {
                 Ok(None) => return Ok(slices),
                 Ok(Some(raw)) => raw,
                 Err(e) => return Err(read_error(number, e)),
@@ -226,7 +208,9 @@ impl Reader {
             let mut records_before = 0;
             for (i, &landmark) in raw.landmarks.iter().enumerate() {
                 let end = raw.landmarks.get(i + 1).copied().unwrap_or(body.len());
-                let reference = body.get(landmark..).and_then(layout::slice_reference);
+                let reference = body
+                    .get(landmark..)
+                    .and_then(|slice| layout::slice_reference(slice, self.major_version));
                 let reference = reference.ok_or_else(|| CramError::Container {
                     container: number,
                     reason: format!("slice {i} has no valid header"),
@@ -259,9 +243,6 @@ impl Reader {
 
     /// The next containers' records, one batch a container, in file order; `None` at the end.
     pub fn read_batches(&mut self) -> Result<Option<Vec<Batch>>, CramError> {
-        if let Some((major, minor)) = self.records_of_version {
-            return Err(CramError::Version(major, minor));
-        }
         let Some(inner) = self.inner.as_mut() else { return Ok(None) };
         let mut containers = Vec::new();
         while !self.done && containers.len() < self.containers_per_read {
@@ -273,7 +254,7 @@ impl Reader {
                 self.done = true;
                 break;
             }
-            match container_in::read(&mut inner.get_mut().input) {
+            match container_in::read(&mut inner.get_mut().input, self.major_version) {
                 Ok(None) => self.done = true,
                 Ok(Some(raw)) => {
                     self.containers_read += 1;
@@ -289,13 +270,15 @@ impl Reader {
             header: &self.decoding_header,
             repository: &self.repository,
             read_groups: &self.read_groups,
-            own: (!noodles_only()).then(|| decode::FileContext {
+            own: (!noodles_only() || self.major_version < 3).then(|| decode::FileContext {
                 references: &self.references,
                 read_groups: &self.read_group_ids,
                 repository: &self.repository,
                 name_prefix: &self.name_prefix,
                 needs: self.needs,
+                major_version: self.major_version,
             }),
+            major_version: self.major_version,
         };
         let batches = containers
             .par_iter()
@@ -365,6 +348,7 @@ struct DecodeContext<'a> {
     read_groups: &'a HashSet<Vec<u8>>,
     /// mdsam's own decoder, unless `MDSAM_CRAM_DECODER=noodles`.
     own: Option<decode::FileContext<'a>>,
+    major_version: u8,
 }
 
 /// `MDSAM_CRAM_DECODER=noodles`: every container through noodles; `=own`: none (what mdsam's
@@ -383,7 +367,10 @@ fn decode_guarded(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<B
     if let Some(own) = &context.own {
         match decode::decode_container(read.body(), &read.raw.landmarks, read.raw.records, own) {
             Ok(batch) => return Ok(batch),
-            Err(decode::DecodeError::Unsupported(what)) if own_only() => {
+            // noodles reads no CRAM 2.x container.
+            Err(decode::DecodeError::Unsupported(what))
+                if own_only() || context.major_version < 3 =>
+            {
                 let reason = format!("{what} is not supported by mdsam's decoder");
                 return Err(CramError::Container { container: read.number, reason });
             }
@@ -433,7 +420,7 @@ fn decode_container(read: &ReadContainer, context: &DecodeContext<'_>) -> Result
         let slice_bytes = landmarks.get(i).and_then(|&start| {
             body.get(start..landmarks.get(i + 1).copied().unwrap_or(body.len()))
         });
-        let slice_reference = slice_bytes.and_then(layout::slice_reference);
+        let slice_reference = slice_bytes.and_then(|slice| layout::slice_reference(slice, 3));
         let bases = match slice_reference {
             Some(r) if r.reference_id != -1 && r.embedded_block >= 0 => blocks
                 .iter()

@@ -1,4 +1,4 @@
-//! mdsam's own CRAM 3.x record decoder: a container's bytes to raw BAM records, without noodles'
+//! mdsam's own CRAM 2.1 and 3.x record decoder: a container's bytes to raw BAM records, without noodles'
 //! record model in between (its decode was 3–10× slower than htslib's; see `reader.rs`).
 //!
 //! - [`compression_header`]: the preservation map and the encodings of data series and tags;
@@ -49,6 +49,8 @@ pub struct FileContext<'a> {
     /// htslib's name prefix for reads stored without names: the file's base name.
     pub name_prefix: &'a [u8],
     pub needs: Needs,
+    /// The file's CRAM major version (2 has no CRC32s and ITF8 record counters).
+    pub major_version: u8,
 }
 
 /// What of each record the command will look at (htslib's required fields).
@@ -78,7 +80,7 @@ pub fn decode_container<'a>(
 ) -> Result<Batch, DecodeError> {
     let first = landmarks.first().copied().unwrap_or(body.len()).min(body.len());
     let mut c = Cursor::new(&body[..first]);
-    let (_, _, data) = slice::read_block(&mut c)?;
+    let (_, _, data) = slice::read_block(&mut c, file.major_version)?;
     let header = compression_header::parse(&data)?;
     // A kept buffer: the batch is freed on the writer's thread, and a fresh one per container
     // faulted in (and cleared) new pages (`io::recycle`).
@@ -111,7 +113,7 @@ pub fn decode_container<'a>(
         let bytes = body
             .get(start..end.max(start))
             .ok_or_else(|| DecodeError::corrupt("a slice lies outside its container"))?;
-        let (slice_header, blocks) = slice::read_slice(bytes, wanted)?;
+        let (slice_header, blocks) = slice::read_slice(bytes, wanted, file.major_version)?;
         let mut reference = slice_reference(&slice_header, &header, &blocks, file)?;
         if let Some(w) = reference.fixed_window() {
             check_md5(&slice_header, w, file)?;

@@ -1,4 +1,4 @@
-//! A slice as stored (CRAM 3.x §8.5–8.6): its header and its blocks, decompressed.
+//! A slice as stored (CRAM 2.1 and 3.x §8.5–8.6): its header and its blocks, decompressed.
 
 use super::DecodeError;
 use crate::io::cram::block_codecs;
@@ -25,9 +25,10 @@ pub struct SliceBlocks {
     pub external: Vec<(i32, Vec<u8>)>,
 }
 
-/// One block (§8.1) read from `c`, decompressed; its CRC32 is checked (CRAM 3.x has one).
-pub fn read_block(c: &mut Cursor<'_>) -> Result<(u8, i32, Vec<u8>), DecodeError> {
-    read_block_if(c, Wanted::All)
+/// One block (§8.1) of a CRAM `major`.x file read from `c`, decompressed; its CRC32 is checked
+/// (CRAM 3.x has one, 2.1 none).
+pub fn read_block(c: &mut Cursor<'_>, major: u8) -> Result<(u8, i32, Vec<u8>), DecodeError> {
+    read_block_if(c, Wanted::All, major)
 }
 
 /// Which external blocks a reader decompresses.
@@ -52,6 +53,7 @@ impl Wanted<'_> {
 fn read_block_if(
     c: &mut Cursor<'_>,
     wanted: Wanted<'_>,
+    major: u8,
 ) -> Result<(u8, i32, Vec<u8>), DecodeError> {
     let bad = || DecodeError::corrupt("truncated block");
     let start = c.at;
@@ -62,11 +64,13 @@ fn read_block_if(
     let raw = usize::try_from(c.itf8().ok_or_else(bad)?).map_err(|_| bad())?;
     c.take(compressed).ok_or_else(bad)?;
     let end = c.at;
-    let crc = c.take(4).ok_or_else(bad)?;
-    let bytes = c.bytes();
-    if crc32fast::hash(&bytes[start..end]).to_le_bytes() != crc {
-        return Err(DecodeError::corrupt("block CRC32 mismatch"));
+    if major >= 3 {
+        let crc = c.take(4).ok_or_else(bad)?;
+        if crc32fast::hash(&c.bytes()[start..end]).to_le_bytes() != crc {
+            return Err(DecodeError::corrupt("block CRC32 mismatch"));
+        }
     }
+    let bytes = c.bytes();
     if content_type == EXTERNAL && !wanted.wants(content_id) {
         return Ok((content_type, content_id, Vec::new()));
     }
@@ -88,15 +92,16 @@ const SLICE_HEADER: u8 = 2;
 const CORE: u8 = 5;
 const EXTERNAL: u8 = 4;
 
-/// Reads a slice (`bytes` starts at its header block); external blocks not `wanted` are left
-/// empty.
+/// Reads a slice of a CRAM `major`.x file (`bytes` starts at its header block); external blocks
+/// not `wanted` are left empty.
 pub fn read_slice(
     bytes: &[u8],
     wanted: Wanted<'_>,
+    major: u8,
 ) -> Result<(SliceHeader, SliceBlocks), DecodeError> {
     let bad = || DecodeError::corrupt("truncated slice header");
     let mut c = Cursor::new(bytes);
-    let (content_type, _, data) = read_block(&mut c)?;
+    let (content_type, _, data) = read_block(&mut c, major)?;
     if content_type != SLICE_HEADER {
         return Err(DecodeError::corrupt("a slice does not start with its header"));
     }
@@ -105,7 +110,12 @@ pub fn read_slice(
     let alignment_start = i64::from(h.itf8().ok_or_else(bad)?);
     let alignment_span = i64::from(h.itf8().ok_or_else(bad)?);
     let records = usize::try_from(h.itf8().ok_or_else(bad)?).map_err(|_| bad())?;
-    let record_counter = ltf8(&mut h).ok_or_else(bad)?;
+    // CRAM 2.1 wrote the record counter as ITF8.
+    let record_counter = if major >= 3 {
+        ltf8(&mut h).ok_or_else(bad)?
+    } else {
+        u64::try_from(h.itf8().ok_or_else(bad)?).map_err(|_| bad())?
+    };
     let blocks = usize::try_from(h.itf8().ok_or_else(bad)?).map_err(|_| bad())?;
     let ids = h.itf8().ok_or_else(bad)?;
     for _ in 0..ids {
@@ -126,7 +136,7 @@ pub fn read_slice(
 
     let mut out = SliceBlocks { core: Vec::new(), external: Vec::with_capacity(blocks) };
     for _ in 0..blocks {
-        let (content_type, id, data) = read_block_if(&mut c, wanted)?;
+        let (content_type, id, data) = read_block_if(&mut c, wanted, major)?;
         if content_type == CORE {
             out.core = data;
         } else {
@@ -165,9 +175,12 @@ mod tests {
         let mut block = vec![0u8, 4, 3, 2, 2, b'h', b'i'];
         let crc = crc32fast::hash(&block).to_le_bytes();
         block.extend_from_slice(&crc);
-        let (ty, id, data) = read_block(&mut Cursor::new(&block)).unwrap();
+        let (ty, id, data) = read_block(&mut Cursor::new(&block), 3).unwrap();
         assert_eq!((ty, id, &data[..]), (4, 3, &b"hi"[..]));
         block[5] = b'H';
-        assert!(read_block(&mut Cursor::new(&block)).is_err());
+        assert!(read_block(&mut Cursor::new(&block), 3).is_err());
+        // CRAM 2.1 blocks have no CRC32: the same bytes without it read.
+        let (_, _, data) = read_block(&mut Cursor::new(&block[..7]), 2).unwrap();
+        assert_eq!(&data[..], b"Hi");
     }
 }
