@@ -75,6 +75,14 @@ case_ "merge" merge -f -@ "$threads" -o OUT "$sorted" "$sorted"
 case_ "checksum" checksum -@ "$threads" "$bam"
 # stats on coordinate-sorted input: the coverage and GC-depth sections are filled in.
 case_ "stats" stats -@ "$threads" "$sorted"
+# Issue 19's commands: reference indexing and extraction, FASTQ out of a name-grouped BAM, depth
+# and coverage of the coordinate-sorted one.
+cp "$fasta" "$tmp/ref.fa"
+case_ "faidx (index)" faidx "$tmp/ref.fa"
+case_ "faidx regions" faidx "$fasta" chr1:1000-900000 chr2 chr3:5-50000
+case_ "fastq" fastq -@ "$threads" -1 "$tmp/1.fq" -2 "$tmp/2.fq" -0 /dev/null -s /dev/null "$named"
+case_ "depth" depth -@ "$threads" "$sorted"
+case_ "coverage" coverage "$sorted"
 case_ "view BAM->CRAM" view -O cram,version=3.0 -T "$fasta" -@ "$threads" -o "$tmp/out.cram" "$sorted"
 case_ "view CRAM->BAM" view -b -T "$fasta" -@ "$threads" -o OUT "$cram"
 case_ "view -c CRAM" view -c -T "$fasta" -@ "$threads" "$cram"

@@ -11,7 +11,7 @@ use noodles_fasta as fasta;
 use super::block_method::{Choice, RAW};
 use super::file_header::md5;
 use super::htslib_fields::ReferenceWindow;
-use super::records_out::{Context, SUBSTITUTION_MATRIX, SliceData, id, tag_key};
+use super::records_out::{Context, SUBSTITUTION_MATRIX, SliceData, fixed_tag_length, id, tag_key};
 use super::varint::itf8;
 use crate::record::RecordRef;
 
@@ -225,8 +225,13 @@ fn compression_header(data: &SliceData, delta_positions: bool) -> Vec<u8> {
     };
     for &key in &keys {
         itf8(&mut tags, key);
-        // BYTE_ARRAY_LEN (codec 4): the length, then the bytes, both from the tag's block.
-        let params = [external(key), external(key)].concat();
+        // BYTE_ARRAY_LEN (codec 4): the length (a constant where the type fixes it), then the
+        // bytes from the tag's block.
+        let length = match fixed_tag_length(key as u8) {
+            Some(length) => constant(length),
+            None => external(key),
+        };
+        let params = [length, external(key)].concat();
         tags.extend_from_slice(&encoding(4, &params));
     }
     let mut out = Vec::new();
@@ -279,6 +284,15 @@ fn external(content_id: i32) -> Vec<u8> {
     let mut params = Vec::new();
     itf8(&mut params, content_id);
     encoding(1, &params)
+}
+
+/// A constant: `HUFFMAN` (codec 3) with one symbol of code length 0.
+fn constant(value: i32) -> Vec<u8> {
+    let mut params = Vec::new();
+    for v in [1, value, 1, 0] {
+        itf8(&mut params, v);
+    }
+    encoding(3, &params)
 }
 
 /// `BYTE_ARRAY_STOP` encoding (codec 5): bytes up to a NUL, from block `content_id`.

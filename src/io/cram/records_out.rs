@@ -180,7 +180,7 @@ impl SliceData {
     }
 
     /// `TL` (the index of the record's tag line) and each tag's value in its own block, length
-    /// first (`BYTE_ARRAY_LEN`).
+    /// first (`BYTE_ARRAY_LEN`) unless its type fixes it ([`fixed_tag_length`]).
     fn tags(&mut self, tags: &[&[u8]]) {
         let line: Vec<[u8; 3]> = tags.iter().map(|f| [f[0], f[1], f[2]]).collect();
         let index = match self.tag_lines.iter().position(|l| *l == line) {
@@ -194,7 +194,9 @@ impl SliceData {
         for field in tags {
             let value = &field[3..];
             let block = self.block(tag_key(field));
-            super::varint::itf8(block, value.len() as i32);
+            if fixed_tag_length(field[2]).is_none() {
+                super::varint::itf8(block, value.len() as i32);
+            }
             block.extend_from_slice(value);
         }
     }
@@ -315,6 +317,17 @@ fn code_of(base: u8) -> Option<u8> {
 }
 
 /// A tag's block content id and `TD` key: its two letters and type, as htslib numbers them.
+/// The value length a tag type always has: such a tag's length is a constant of the compression
+/// header (a one-symbol `HUFFMAN`, no bits), as htslib writes it, not a byte per record.
+pub fn fixed_tag_length(tag_type: u8) -> Option<i32> {
+    match tag_type {
+        b'A' | b'c' | b'C' => Some(1),
+        b's' | b'S' => Some(2),
+        b'i' | b'I' | b'f' => Some(4),
+        _ => None,
+    }
+}
+
 pub fn tag_key(field: &[u8]) -> i32 {
     (i32::from(field[0]) << 16) | (i32::from(field[1]) << 8) | i32::from(field[2])
 }
