@@ -140,6 +140,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::view::OPTIONS),
     },
     CommandDoc {
+        name: "split",
+        summary: "splits a file by read group",
+        usage: super::split::USAGE,
+        from_samtools: true,
+        options: Some(&super::split::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

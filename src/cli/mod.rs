@@ -29,6 +29,7 @@ pub mod outfmt;
 pub mod quickcheck;
 pub mod simulate;
 pub mod sort;
+pub mod split;
 pub mod stats;
 pub mod view;
 
@@ -340,6 +341,9 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 }
                 Err(e) => (usage, Err(e)),
             }
+        }
+        "split" => {
+            (split::USAGE, split::parse(&inv, args).and_then(crate::pipeline::split::run_on_pool))
         }
         "dict" => (
             dict::USAGE,

@@ -26,6 +26,8 @@ pub mod region;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
+pub mod split;
+pub mod split_names;
 pub mod stats;
 pub mod stats_reports;
 pub mod threads;
