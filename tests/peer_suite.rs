@@ -114,3 +114,8 @@ fn cram_cases_pass() {
 fn split_cases_pass() {
     run_suite("split");
 }
+
+#[test]
+fn depad_cases_pass() {
+    run_suite("depad");
+}

@@ -147,6 +147,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::split::OPTIONS),
     },
     CommandDoc {
+        name: "depad",
+        summary: "convert padded BAM to unpadded BAM",
+        usage: super::depad::USAGE,
+        from_samtools: true,
+        options: Some(&super::depad::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

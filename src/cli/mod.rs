@@ -8,6 +8,7 @@ pub mod collate;
 pub mod common;
 pub mod completion;
 pub mod delegate;
+pub mod depad;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -341,6 +342,9 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 }
                 Err(e) => (usage, Err(e)),
             }
+        }
+        "depad" => {
+            (depad::USAGE, depad::parse(&inv, args).and_then(|o| crate::pipeline::depad::run(&o)))
         }
         "split" => {
             (split::USAGE, split::parse(&inv, args).and_then(crate::pipeline::split::run_on_pool))

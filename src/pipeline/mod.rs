@@ -7,6 +7,7 @@ pub mod checked_open;
 pub mod checksum;
 pub mod collate;
 pub mod cram_region;
+pub mod depad;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
