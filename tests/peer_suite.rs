@@ -119,3 +119,8 @@ fn split_cases_pass() {
 fn depad_cases_pass() {
     run_suite("depad");
 }
+
+#[test]
+fn ampliconclip_cases_pass() {
+    run_suite("ampliconclip");
+}

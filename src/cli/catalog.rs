@@ -154,6 +154,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::depad::OPTIONS),
     },
     CommandDoc {
+        name: "ampliconclip",
+        summary: "clip oligos from the end of reads",
+        usage: super::ampliconclip::USAGE,
+        from_samtools: true,
+        options: Some(&super::ampliconclip::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

@@ -7,6 +7,7 @@ use super::getopt::LongOpt;
 use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
+use super::permuted::permuted;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::pipeline::depad::DepadOptions;
@@ -95,7 +96,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
         reference,
         level: level.or(out.level).unwrap_or(-1),
         write_index: common.write_index,
-        pg: common.pg(inv, args),
+        pg: common.pg(inv, &permuted(&OPTIONS, args)),
     })
 }
 

@@ -7,6 +7,7 @@ use super::getopt::LongOpt;
 use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
+use super::permuted::permuted;
 use crate::error::Error;
 use crate::pipeline::split::SplitOptions;
 
@@ -110,7 +111,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SplitOptions, Error> {
     o.level = out.level.unwrap_or(-1);
     o.threads = common.threads + 1;
     o.write_index = common.write_index;
-    o.pg = common.pg(inv, args);
+    o.pg = common.pg(inv, &permuted(&OPTIONS, args));
     Ok(o)
 }
 
