@@ -89,3 +89,6 @@ mod snakemake;
 
 /// CRAM decoding by mdsam's own decoder against the oracle, and commands that need no reference.
 mod cram_decoder;
+
+/// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
+mod split_clip;

@@ -109,3 +109,18 @@ fn index_cases_pass() {
 fn cram_cases_pass() {
     run_suite("cram");
 }
+
+#[test]
+fn split_cases_pass() {
+    run_suite("split");
+}
+
+#[test]
+fn depad_cases_pass() {
+    run_suite("depad");
+}
+
+#[test]
+fn ampliconclip_cases_pass() {
+    run_suite("ampliconclip");
+}

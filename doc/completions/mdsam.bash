@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "dict faidx fqidx index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head view markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "dict faidx fqidx index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -24,6 +24,9 @@ _mdsam() {
         checksum) opts='-@ -f -F -t -c -P -C -M -O -b -z -a -N -v -q -o -T -m -B --exclude-flags --require-flags --flag-mask --tags --no-rev-comp --in-order --check-pos --check-cigar --check-mate --count --sanitize --output --show-qc --verbose --all --tabs --merge --bamseqchksum --input-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         head) opts='-h -n -T -@ --input-fmt-option --reference --threads --write-index --verbosity --headers --records --no-progress' ;;
         view) opts='-S -b -B -c -C -t -h -1 -H -o -O -q -f -F -G -u -l -r -T -R -N -d -D -L -s -@ -m -x -U -M -X -e -p -P -z -n -? --add-flags --bam --count --cram --customized-index --excl-flags --exclude-flags --exclude-no-read-group --expr --expression --fai-reference --fast --fetch-pairs --header-only --help --incl-flags --include-flags --rf --keep-tag --library --min-mapq --min-MQ --min-mq --min-qlen --no-header --output --output-unselected --QNAME-file --qname-file --read-group --read-group-file --readgroup --readgroup-file --region-file --regions-file --remove-B --remove-flags --remove-tag --require-flags --sanitize --save-counts --subsample --subsample-seed --tag --tag-file --target-file --targets-file --uncompressed --unmap --unoutput --use-index --with-header --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
+        split) opts='-v -f -h -u -d -M -p -@ --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --max-split --zero-pad --no-progress' ;;
+        depad) opts='-S -C -s -o -u -1 -T -? --input-fmt-option --output-fmt --output-fmt-option --reference --write-index --verbosity --no-PG --no-progress' ;;
+        ampliconclip) opts='-b -@ -o -O -f -u --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --soft-clip --hard-clip --strand --clipped --fail --both-ends --filter-len --fail-len --no-excluded --rejects-file --primer-counts --original --keep-tag --tolerance --unmap-len --no-progress' ;;
         markdup-pipeline) opts='-@ -O -u -l -r -p -c -s -S -f -d -m -t -T --no-PG --verify --max-memory --fixmate-remove --fixmate-cigar --max-read-length --include-fails --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --move-umi-to-tag --umi-separator --json --duplicate-count --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         simulate) opts='-n -s -o -@ -? --pairs --seed --order --read-length --refs --ref-length --dup-rate --optical-rate --read-groups --fasta --output --threads --help --no-progress' ;;
         install-shim) opts='--no-progress' ;;

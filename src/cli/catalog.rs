@@ -140,6 +140,27 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::view::OPTIONS),
     },
     CommandDoc {
+        name: "split",
+        summary: "splits a file by read group",
+        usage: super::split::USAGE,
+        from_samtools: true,
+        options: Some(&super::split::OPTIONS),
+    },
+    CommandDoc {
+        name: "depad",
+        summary: "convert padded BAM to unpadded BAM",
+        usage: super::depad::USAGE,
+        from_samtools: true,
+        options: Some(&super::depad::OPTIONS),
+    },
+    CommandDoc {
+        name: "ampliconclip",
+        summary: "clip oligos from the end of reads",
+        usage: super::ampliconclip::USAGE,
+        from_samtools: true,
+        options: Some(&super::ampliconclip::OPTIONS),
+    },
+    CommandDoc {
         name: "markdup-pipeline",
         summary: "collate + fixmate -m + sort + markdup in memory",
         usage: super::markdup_pipeline::USAGE,

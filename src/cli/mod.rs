@@ -1,6 +1,7 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod ampliconclip;
 pub mod cat;
 pub mod catalog;
 pub mod checksum;
@@ -8,6 +9,7 @@ pub mod collate;
 pub mod common;
 pub mod completion;
 pub mod delegate;
+pub mod depad;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -26,9 +28,11 @@ pub mod markdup_pipeline;
 pub mod merge;
 pub mod options;
 pub mod outfmt;
+pub mod permuted;
 pub mod quickcheck;
 pub mod simulate;
 pub mod sort;
+pub mod split;
 pub mod stats;
 pub mod view;
 
@@ -340,6 +344,16 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 }
                 Err(e) => (usage, Err(e)),
             }
+        }
+        "ampliconclip" => (
+            ampliconclip::USAGE,
+            ampliconclip::parse(&inv, args).and_then(crate::pipeline::ampliconclip::run_on_pool),
+        ),
+        "depad" => {
+            (depad::USAGE, depad::parse(&inv, args).and_then(|o| crate::pipeline::depad::run(&o)))
+        }
+        "split" => {
+            (split::USAGE, split::parse(&inv, args).and_then(crate::pipeline::split::run_on_pool))
         }
         "dict" => (
             dict::USAGE,

@@ -1,8 +1,10 @@
 //! What the samtools commands mean, on records only.
 
+pub mod ampliconclip;
 pub mod cat;
 pub mod checksum;
 pub mod collate;
+pub mod depad;
 pub mod fixmate;
 pub mod flagstat;
 pub mod idxstats;

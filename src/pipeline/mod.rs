@@ -1,12 +1,15 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod amplicon_bed;
+pub mod ampliconclip;
 pub mod cat;
 pub mod cat_cram;
 pub mod checked_open;
 pub mod checksum;
 pub mod collate;
 pub mod cram_region;
+pub mod depad;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -26,6 +29,8 @@ pub mod region;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
+pub mod split;
+pub mod split_names;
 pub mod stats;
 pub mod stats_reports;
 pub mod threads;
