@@ -1,13 +1,16 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod bedcov;
 pub mod cat;
 pub mod catalog;
 pub mod checksum;
 pub mod collate;
 pub mod common;
 pub mod completion;
+pub mod coverage;
 pub mod delegate;
+pub mod depth;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -340,6 +343,14 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 }
                 Err(e) => (usage, Err(e)),
             }
+        }
+        "depth" => (depth::USAGE, depth::parse(args).and_then(|o| crate::pipeline::depth::run(&o))),
+        "coverage" => (
+            coverage::USAGE,
+            coverage::parse(args).and_then(|o| crate::pipeline::coverage::run(&o)),
+        ),
+        "bedcov" => {
+            (bedcov::USAGE, bedcov::parse(args).and_then(|o| crate::pipeline::bedcov::run(&o)))
         }
         "dict" => (
             dict::USAGE,

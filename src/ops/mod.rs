@@ -3,6 +3,7 @@
 pub mod cat;
 pub mod checksum;
 pub mod collate;
+pub mod depth;
 pub mod fixmate;
 pub mod flagstat;
 pub mod idxstats;

@@ -1,12 +1,15 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod bedcov;
 pub mod cat;
 pub mod cat_cram;
 pub mod checked_open;
 pub mod checksum;
 pub mod collate;
+pub mod coverage;
 pub mod cram_region;
+pub mod depth;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -26,6 +29,7 @@ pub mod region;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
+pub mod sorted_input;
 pub mod stats;
 pub mod stats_reports;
 pub mod threads;
