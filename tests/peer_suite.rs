@@ -109,3 +109,18 @@ fn index_cases_pass() {
 fn cram_cases_pass() {
     run_suite("cram");
 }
+
+#[test]
+fn depth_cases_pass() {
+    run_suite("largepos-0[78]-depth");
+}
+
+#[test]
+fn coverage_cases_pass() {
+    run_suite("coverage");
+}
+
+#[test]
+fn bedcov_cases_pass() {
+    run_suite("bedcov");
+}
