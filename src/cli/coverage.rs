@@ -95,9 +95,7 @@ pub fn parse(args: &[String]) -> Result<CoverageRunOptions, Error> {
                     parse_flags(v).map_err(|_| Error::Bare(format!("Could not parse --ff {v}")))?
             }
             "min-depth" => {
-                if atoi(v) > 0 {
-                    o.min_depth = atoi(v) as u64;
-                }
+                o.min_depth = u64::try_from(atoi(v)).ok().filter(|&d| d > 0).unwrap_or(o.min_depth)
             }
             "o" => {
                 o.output = Some(v.to_string());
