@@ -36,6 +36,8 @@ mod cram;
 mod cram_codecs;
 /// CRAM output: decodes as samtools' own CRAM does, by option or name, `.crai`, refusals.
 mod cram_output;
+/// `depth`, `coverage` and `bedcov` against the oracle on a simulated sorted, indexed BAM.
+mod depth;
 /// `faidx`, `fqidx` and `dict` against the oracle on a generated reference and FASTQ.
 mod faidx;
 /// `fixmate` against the oracle.

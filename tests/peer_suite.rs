@@ -124,3 +124,18 @@ fn depad_cases_pass() {
 fn ampliconclip_cases_pass() {
     run_suite("ampliconclip");
 }
+
+#[test]
+fn depth_cases_pass() {
+    run_suite("largepos-0[78]-depth");
+}
+
+#[test]
+fn coverage_cases_pass() {
+    run_suite("coverage");
+}
+
+#[test]
+fn bedcov_cases_pass() {
+    run_suite("bedcov");
+}

@@ -2,11 +2,14 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "dict faidx fqidx index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
     case "${COMP_WORDS[1]}" in
+        bedcov) opts='-Q -X -g -G -j -d -H -c --min-MQ --min-mq --max-depth --input-fmt-option --reference --write-index --verbosity --no-progress' ;;
+        coverage) opts='-A -o -l -q -Q -h -H -w -r -b -m -d -D --input-fmt-option --reference --write-index --verbosity --rf --ff --incl-flags --excl-flags --bam-list --min-read-len --min-MQ --min-mq --min-BQ --min-bq --histogram --ascii --plot-depth --output --no-header --n-bins --region --help --depth --min-depth --no-progress' ;;
+        depth) opts='-@ -q -Q -J -H -d -m -l -g -G -o -a -r -X -f -b -s --min-MQ --min-mq --min-BQ --min-bq --excl-flags --incl-flags --require-flags --input-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         dict) opts='-? -A -h -H -a -l -s -u -o --help --no-header --alias --alt --alternative-name --assembly --species --uri --output --no-progress' ;;
         faidx) opts='-h -o -n -c -r -f -i -@ --output-fmt-option --threads --write-index --verbosity --output --help --length --continue --region-file --fastq --reverse-complement --mark-strand --fai-idx --gzi-idx --no-progress' ;;
         fqidx) opts='-h -o -n -c -r -f -i -@ --output-fmt-option --threads --write-index --verbosity --output --help --length --continue --region-file --fastq --reverse-complement --mark-strand --fai-idx --gzi-idx --no-progress' ;;

@@ -21,6 +21,27 @@ pub struct CommandDoc {
 /// The commands in `mdsam help` order.
 pub const COMMANDS: &[CommandDoc] = &[
     CommandDoc {
+        name: "bedcov",
+        summary: "read depth per BED region",
+        usage: super::bedcov::USAGE,
+        from_samtools: true,
+        options: Some(&super::bedcov::OPTIONS),
+    },
+    CommandDoc {
+        name: "coverage",
+        summary: "alignment depth and percent coverage",
+        usage: super::coverage::USAGE,
+        from_samtools: true,
+        options: Some(&super::coverage::OPTIONS),
+    },
+    CommandDoc {
+        name: "depth",
+        summary: "compute the depth",
+        usage: super::depth::USAGE,
+        from_samtools: true,
+        options: Some(&super::depth::OPTIONS),
+    },
+    CommandDoc {
         name: "dict",
         summary: "create a sequence dictionary file",
         usage: super::dict::USAGE,

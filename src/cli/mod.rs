@@ -2,14 +2,17 @@
 //! `samtools`), one file per command turning arguments into plain option structs.
 
 pub mod ampliconclip;
+pub mod bedcov;
 pub mod cat;
 pub mod catalog;
 pub mod checksum;
 pub mod collate;
 pub mod common;
 pub mod completion;
+pub mod coverage;
 pub mod delegate;
 pub mod depad;
+pub mod depth;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -354,6 +357,14 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         }
         "split" => {
             (split::USAGE, split::parse(&inv, args).and_then(crate::pipeline::split::run_on_pool))
+        }
+        "depth" => (depth::USAGE, depth::parse(args).and_then(|o| crate::pipeline::depth::run(&o))),
+        "coverage" => (
+            coverage::USAGE,
+            coverage::parse(args).and_then(|o| crate::pipeline::coverage::run(&o)),
+        ),
+        "bedcov" => {
+            (bedcov::USAGE, bedcov::parse(args).and_then(|o| crate::pipeline::bedcov::run(&o)))
         }
         "dict" => (
             dict::USAGE,

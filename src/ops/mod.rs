@@ -5,6 +5,7 @@ pub mod cat;
 pub mod checksum;
 pub mod collate;
 pub mod depad;
+pub mod depth;
 pub mod fixmate;
 pub mod flagstat;
 pub mod idxstats;

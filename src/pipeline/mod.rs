@@ -3,13 +3,16 @@
 
 pub mod amplicon_bed;
 pub mod ampliconclip;
+pub mod bedcov;
 pub mod cat;
 pub mod cat_cram;
 pub mod checked_open;
 pub mod checksum;
 pub mod collate;
+pub mod coverage;
 pub mod cram_region;
 pub mod depad;
+pub mod depth;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -31,6 +34,7 @@ pub mod sink;
 pub mod sort;
 pub mod split;
 pub mod split_names;
+pub mod sorted_input;
 pub mod stats;
 pub mod stats_reports;
 pub mod threads;

@@ -1,0 +1,146 @@
+//! `samtools coverage` (samtools 1.24 `coverage.c`): inputs opened (and region-queried),
+//! merged in coordinate order and counted by [`crate::ops::depth::coverage`]. Command line:
+//! [`crate::cli::coverage`].
+//!
+//! Differences: `-d` (the pileup's depth cap) is accepted and ignored; a region needs a BAM.
+
+use std::io::Write;
+
+use crate::error::Error;
+use crate::io::open::Opened;
+use crate::ops::depth::coverage::{Coverage, CoverageOptions, Report};
+use crate::pipeline::region::load_index;
+use crate::pipeline::sorted_input::{SortedInput, first_in_order};
+use crate::record::RecordRef;
+use crate::record::layout::flags;
+
+#[derive(Clone, Debug, Default)]
+pub struct CoverageRunOptions {
+    pub inputs: Vec<String>,
+    /// `-b`: a file naming the inputs, one a line.
+    pub bam_list: Option<String>,
+    pub output: Option<String>,
+    pub region: Option<String>,
+    pub min_len: i64,
+    pub min_mapq: i32,
+    pub min_base_quality: u32,
+    pub fail_flags: u16,
+    pub required_flags: u16,
+    pub min_depth: u64,
+    pub header: bool,
+    /// `-m`, `-A`, `-D` or `-w` ask for histograms.
+    pub histogram: bool,
+    pub ascii: bool,
+    pub plot_depth: bool,
+    pub bins: i64,
+    pub threads: usize,
+}
+
+fn open_input(path: &str, threads: usize) -> Result<Opened, Error> {
+    let opened = crate::io::open::open(path, threads)
+        .map_err(|_| Error::Bare(format!("samtools coverage: Could not open \"{path}\"")))?;
+    Ok(opened)
+}
+
+pub fn run(options: &CoverageRunOptions) -> Result<(), Error> {
+    let pool = crate::pipeline::threads::pool(options.threads);
+    pool.install(|| coverage(options))
+}
+
+fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
+    let listed;
+    let o = match &o.bam_list {
+        Some(list) => {
+            let inputs = crate::pipeline::depth::read_file_list(list, "coverage")?;
+            listed = CoverageRunOptions { inputs, ..o.clone() };
+            &listed
+        }
+        None => o,
+    };
+    let out_path = o.output.as_deref().unwrap_or("-");
+    let (mut out, file) = crate::io::output::create(out_path).map_err(|e| {
+        Error::Bare(format!(
+            "samtools coverage: Cannot open \"{out_path}\" for writing.: {}",
+            crate::error::c_message(&e)
+        ))
+    })?;
+    let write_failed = |e: std::io::Error| Error::io(out_path, e);
+    let mut inputs = Vec::new();
+    let mut header = None;
+    let mut region = None;
+    for path in &o.inputs {
+        let opened = open_input(path, o.threads)?;
+        let h = opened.header.clone();
+        let input = match &o.region {
+            None => SortedInput::whole(path, opened),
+            Some(text) => {
+                let no_index = || {
+                    Error::Bare(format!("samtools coverage: Failed to load index for \"{path}\""))
+                };
+                let index = load_index(path, None).map_err(|_| no_index())?;
+                let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
+                    Error::Bare(format!("samtools coverage: Failed to parse region \"{text}\". Check the region format or region name presence in the file \"{path}\""))
+                })?;
+                region.get_or_insert(r);
+                SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?
+            }
+        };
+        inputs.push(input);
+        header.get_or_insert(h);
+    }
+    let Some(header) = header else { return Ok(()) };
+    let region = region.map(|r| {
+        let len = header.refs().get(r.tid as usize).map_or(0, |x| x.len as i64);
+        (
+            r.tid,
+            r.beg,
+            if r.end == crate::io::index::Region::END_OF_REFERENCE { len } else { r.end },
+        )
+    });
+    let report = if o.histogram {
+        Report::Histogram { bins: o.bins, utf: !o.ascii, plot_depth: o.plot_depth }
+    } else {
+        Report::Table { header: o.header }
+    };
+    let options = CoverageOptions {
+        report,
+        min_base_quality: o.min_base_quality,
+        min_depth: o.min_depth,
+        region,
+    };
+    let mut cov = Coverage::new(options, &header);
+    while let Some(i) = first_in_order(&mut inputs)? {
+        let Some(r) = inputs[i].current()? else { break };
+        let tid = r.ref_id();
+        cov.count_read(tid);
+        if selected(o, &r) {
+            cov.select_read(tid, r.mapq());
+            if tid >= 0 && r.flag() & flags::UNMAP == 0 {
+                cov.add(&r);
+            }
+            if cov.out.len() >= 1 << 16 {
+                out.write_all(&cov.out).map_err(write_failed)?;
+                cov.out.clear();
+            }
+        }
+        inputs[i].advance();
+    }
+    cov.finish();
+    out.write_all(&cov.out).and_then(|_| out.flush()).map_err(write_failed)?;
+    if cov.missing_qualities {
+        eprintln!(
+            "samtools coverage: Warning:  Missing quality values in alignments.  Mean base quality calculated only on available values."
+        );
+    }
+    drop(out);
+    file.map_or(Ok(()), |f| f.commit().map_err(write_failed))
+}
+
+/// `read_bam`'s filters.
+fn selected(o: &CoverageRunOptions, r: &RecordRef<'_>) -> bool {
+    let flag = r.flag();
+    (o.fail_flags == 0 || flag & o.fail_flags == 0)
+        && (o.required_flags == 0 || flag & o.required_flags != 0)
+        && i32::from(r.mapq()) >= o.min_mapq
+        && (o.min_len == 0 || crate::record::cigar::query_len(r.cigar()) >= o.min_len)
+}

@@ -1,0 +1,135 @@
+//! The inputs of `depth`, `coverage` and `bedcov`, read one record at a time so that several
+//! sorted inputs can be walked together: a whole file, or one region through its BAM index
+//! (htslib's `sam_itr_queryi`: the reads on the region's reference that start before its end
+//! and end after its start).
+
+use std::collections::VecDeque;
+
+use crate::error::Error;
+use crate::io::bam;
+use crate::io::index::{Index, Region};
+use crate::io::open::{Opened, RecordReader};
+use crate::pipeline::region::overlaps;
+use crate::record::{Batch, RecordRef};
+
+enum Source {
+    Whole(RecordReader),
+    Region { reader: bam::Reader, chunks: VecDeque<(u64, u64)>, region: Region },
+}
+
+pub struct SortedInput {
+    path: String,
+    source: Source,
+    batches: VecDeque<Batch>,
+    next: usize,
+    done: bool,
+}
+
+impl SortedInput {
+    /// Every record of `opened`.
+    pub fn whole(path: &str, opened: Opened) -> Self {
+        SortedInput::new(path, Source::Whole(opened.reader))
+    }
+
+    /// The records of `region`, found through `index`; `None` when the input is not a BAM.
+    pub fn region(path: &str, opened: Opened, index: &Index, region: Region) -> Option<Self> {
+        let RecordReader::Bam(reader) = opened.reader else { return None };
+        let chunks = if region.tid < 0 {
+            VecDeque::new()
+        } else {
+            index
+                .query(region.tid, region.beg, region.end)
+                .iter()
+                .map(|c| (c.start, c.end))
+                .collect()
+        };
+        Some(SortedInput::new(path, Source::Region { reader, chunks, region }))
+    }
+
+    fn new(path: &str, source: Source) -> Self {
+        SortedInput {
+            path: path.to_string(),
+            source,
+            batches: VecDeque::new(),
+            next: 0,
+            done: false,
+        }
+    }
+
+    /// Points `region` at a new interval of the same file (bedcov's next BED line).
+    pub fn requery(&mut self, index: &Index, region: Region) {
+        if let Source::Region { chunks, region: r, .. } = &mut self.source {
+            *chunks = index
+                .query(region.tid, region.beg, region.end)
+                .iter()
+                .map(|c| (c.start, c.end))
+                .collect();
+            *r = region;
+            self.batches.clear();
+            self.next = 0;
+            self.done = false;
+        }
+    }
+
+    /// The current record, reading on when the batch in hand is used up; `None` at the end.
+    pub fn current(&mut self) -> Result<Option<RecordRef<'_>>, Error> {
+        while !self.done && self.batches.front().is_none_or(|b| self.next >= b.len()) {
+            if self.batches.pop_front().is_some() {
+                self.next = 0;
+                continue;
+            }
+            self.refill()?;
+        }
+        if self.done && self.batches.is_empty() {
+            return Ok(None);
+        }
+        Ok(self.batches.front().map(|b| b.get(self.next)))
+    }
+
+    /// Moves past the current record.
+    pub fn advance(&mut self) {
+        self.next += 1;
+    }
+
+    fn refill(&mut self) -> Result<(), Error> {
+        match &mut self.source {
+            Source::Whole(reader) => match reader.read_batches(&self.path)? {
+                Some((batches, warnings)) => {
+                    for w in warnings {
+                        eprintln!("{w}");
+                    }
+                    self.batches.extend(batches);
+                }
+                None => self.done = true,
+            },
+            Source::Region { reader, chunks, region } => match chunks.pop_front() {
+                Some((start, end)) => {
+                    let batch =
+                        reader.read_range(start, end).map_err(|e| Error::file(&self.path, e))?;
+                    let mut kept = Batch::default();
+                    for r in batch.iter().filter(|r| overlaps(r, region)) {
+                        kept.push(r.bytes());
+                    }
+                    self.batches.push_back(kept);
+                }
+                None => self.done = true,
+            },
+        }
+        Ok(())
+    }
+}
+
+/// The input whose current record comes first in coordinate order (the lowest index on ties),
+/// as samtools merges its inputs; `None` when all are at their end.
+pub fn first_in_order(inputs: &mut [SortedInput]) -> Result<Option<usize>, Error> {
+    let mut best: Option<(usize, (i32, i64))> = None;
+    for (i, input) in inputs.iter_mut().enumerate() {
+        if let Some(r) = input.current()? {
+            let key = (r.ref_id(), r.pos());
+            if best.is_none_or(|(_, k)| key < k) {
+                best = Some((i, key));
+            }
+        }
+    }
+    Ok(best.map(|b| b.0))
+}
