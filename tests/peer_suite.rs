@@ -109,3 +109,8 @@ fn index_cases_pass() {
 fn cram_cases_pass() {
     run_suite("cram");
 }
+
+#[test]
+fn reset_cases_pass() {
+    run_suite("reset");
+}

@@ -133,6 +133,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::head::OPTIONS),
     },
     CommandDoc {
+        name: "reset",
+        summary: "Reverts aligner changes in reads",
+        usage: super::reset::USAGE,
+        from_samtools: true,
+        options: Some(&super::reset::OPTIONS),
+    },
+    CommandDoc {
         name: "view",
         summary: "SAM<->BAM conversion",
         usage: super::view::USAGE,

@@ -26,7 +26,9 @@ pub mod markdup_pipeline;
 pub mod merge;
 pub mod options;
 pub mod outfmt;
+pub mod permute;
 pub mod quickcheck;
+pub mod reset;
 pub mod simulate;
 pub mod sort;
 pub mod stats;
@@ -341,6 +343,14 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 Err(e) => (usage, Err(e)),
             }
         }
+        "reset" => match reset::parse(&inv, args, std::io::stdin().is_terminal()) {
+            Ok(reset::ResetRequest::Usage) => {
+                print!("{}", reset::USAGE);
+                return 0;
+            }
+            Ok(reset::ResetRequest::Run(o)) => (reset::USAGE, crate::pipeline::reset::run(*o)),
+            Err(e) => (reset::USAGE, Err(e)),
+        },
         "dict" => (
             dict::USAGE,
             dict::parse(args, std::io::stdin().is_terminal())

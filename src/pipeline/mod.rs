@@ -23,6 +23,8 @@ pub mod merge;
 pub mod prefetch;
 pub mod quickcheck;
 pub mod region;
+pub mod reset;
+pub mod rewrite;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
