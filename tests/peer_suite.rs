@@ -114,3 +114,8 @@ fn cram_cases_pass() {
 fn reset_cases_pass() {
     run_suite("reset");
 }
+
+#[test]
+fn addrprg_cases_pass() {
+    run_suite("addrprg");
+}

@@ -133,6 +133,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::head::OPTIONS),
     },
     CommandDoc {
+        name: "addreplacerg",
+        summary: "adds or replaces RG tags",
+        usage: super::addreplacerg::USAGE,
+        from_samtools: true,
+        options: Some(&super::addreplacerg::OPTIONS),
+    },
+    CommandDoc {
         name: "reset",
         summary: "Reverts aligner changes in reads",
         usage: super::reset::USAGE,

@@ -1,6 +1,7 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod addreplacerg;
 pub mod cat;
 pub mod catalog;
 pub mod checksum;
@@ -343,6 +344,16 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 Err(e) => (usage, Err(e)),
             }
         }
+        "addreplacerg" => match addreplacerg::parse(&inv, args) {
+            Ok(addreplacerg::AddReplaceRgRequest::Usage) => {
+                print!("{}", addreplacerg::USAGE);
+                return 1;
+            }
+            Ok(addreplacerg::AddReplaceRgRequest::Run(o)) => {
+                (addreplacerg::USAGE, crate::pipeline::addreplacerg::run(*o))
+            }
+            Err(e) => (addreplacerg::USAGE, Err(e)),
+        },
         "reset" => match reset::parse(&inv, args, std::io::stdin().is_terminal()) {
             Ok(reset::ResetRequest::Usage) => {
                 print!("{}", reset::USAGE);

@@ -9,6 +9,7 @@ pub mod idxstats;
 pub mod markdup;
 pub mod merge;
 pub mod posix_regex;
+pub mod read_group;
 pub mod reset;
 pub mod sort;
 pub mod stats;

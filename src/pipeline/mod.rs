@@ -1,6 +1,7 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod addreplacerg;
 pub mod cat;
 pub mod cat_cram;
 pub mod checked_open;

@@ -5,9 +5,9 @@
 
 use crate::error::Error;
 use crate::io::format::OutputFormat;
-use crate::io::input::Input;
-use crate::io::open::{self, Opened, PIECE_BYTES_PER_THREAD};
+use crate::io::open::Opened;
 use crate::ops::reset::{TagSets, reset_record};
+use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::input_filter::InputFilter;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
 use crate::pipeline::sink::RecordSink;
@@ -29,21 +29,6 @@ pub struct ResetOptions {
     pub command_line: Option<String>,
     /// `--input-fmt-option filter=EXPR`.
     pub filter: Option<String>,
-}
-
-/// Opens an input as `sam_open_format` + `sam_hdr_read` report their failures in reset.
-pub fn open_reporting(path: &str, threads: usize, no_header: &str) -> Result<Opened, Error> {
-    let input = Input::open(path).map_err(|e| {
-        let reason = crate::error::c_message(&e);
-        Error::Bare(format!(
-            "[E::hts_open_format] Failed to open file \"{path}\" : {reason}\nCould not open {path}"
-        ))
-    })?;
-    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
-    open::open_input(path, input, threads, piece).map_err(|e| match no_header {
-        "" => e,
-        line => Error::Bare(line.to_string()),
-    })
 }
 
 /// The output header `reset` writes.
@@ -77,7 +62,8 @@ pub fn run(opts: ResetOptions) -> Result<(), Error> {
     let pool = crate::pipeline::threads::pool(opts.threads);
     pool.install(|| {
         let Opened { mut reader, header, .. } =
-            open_reporting(&opts.input, opts.threads, "Failed to read header from file!")?;
+            open_reporting(&opts.input, opts.threads, |_| format!("Could not open {}", opts.input))
+                .map_err(|e| e.or_line("Failed to read header from file!"))?;
         let out_header = reset_header(&header, &opts)?;
         let mut sink = RecordSink::create(
             &opts.output,
