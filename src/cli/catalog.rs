@@ -140,6 +140,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::addreplacerg::OPTIONS),
     },
     CommandDoc {
+        name: "reheader",
+        summary: "replace BAM header",
+        usage: super::reheader::USAGE,
+        from_samtools: true,
+        options: Some(&super::reheader::OPTIONS),
+    },
+    CommandDoc {
         name: "reset",
         summary: "Reverts aligner changes in reads",
         usage: super::reset::USAGE,

@@ -29,6 +29,7 @@ pub mod options;
 pub mod outfmt;
 pub mod permute;
 pub mod quickcheck;
+pub mod reheader;
 pub mod reset;
 pub mod simulate;
 pub mod sort;
@@ -353,6 +354,16 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 (addreplacerg::USAGE, crate::pipeline::addreplacerg::run(*o))
             }
             Err(e) => (addreplacerg::USAGE, Err(e)),
+        },
+        "reheader" => match reheader::parse(&inv, args) {
+            Ok(reheader::ReheaderRequest::Help) => {
+                print!("{}", reheader::USAGE);
+                return 0;
+            }
+            Ok(reheader::ReheaderRequest::Run(o)) => {
+                (reheader::USAGE, crate::pipeline::reheader::run(o))
+            }
+            Err(e) => (reheader::USAGE, Err(e)),
         },
         "reset" => match reset::parse(&inv, args, std::io::stdin().is_terminal()) {
             Ok(reset::ResetRequest::Usage) => {

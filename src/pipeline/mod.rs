@@ -24,6 +24,7 @@ pub mod merge;
 pub mod prefetch;
 pub mod quickcheck;
 pub mod region;
+pub mod reheader;
 pub mod reset;
 pub mod rewrite;
 pub mod simulate;
