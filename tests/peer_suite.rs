@@ -128,3 +128,8 @@ fn addrprg_cases_pass() {
 fn reheader_cases_pass() {
     run_suite("reheader");
 }
+
+#[test]
+fn calmd_cases_pass() {
+    run_suite("calmd");
+}

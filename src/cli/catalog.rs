@@ -140,6 +140,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::addreplacerg::OPTIONS),
     },
     CommandDoc {
+        name: "calmd",
+        summary: "recalculate MD/NM tags and '=' bases",
+        usage: super::calmd::USAGE,
+        from_samtools: true,
+        options: Some(&super::calmd::OPTIONS),
+    },
+    CommandDoc {
         name: "reheader",
         summary: "replace BAM header",
         usage: super::reheader::USAGE,

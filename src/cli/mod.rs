@@ -2,6 +2,7 @@
 //! `samtools`), one file per command turning arguments into plain option structs.
 
 pub mod addreplacerg;
+pub mod calmd;
 pub mod cat;
 pub mod catalog;
 pub mod checksum;
@@ -354,6 +355,15 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 (addreplacerg::USAGE, crate::pipeline::addreplacerg::run(*o))
             }
             Err(e) => (addreplacerg::USAGE, Err(e)),
+        },
+        "calmd" => match calmd::parse(&inv, args) {
+            Ok(calmd::CalmdRequest::Run(o)) => (calmd::USAGE, crate::pipeline::calmd::run(*o)),
+            Ok(calmd::CalmdRequest::Delegate) => {
+                let mut argv = vec![argv0.to_string(), cmd.to_string()];
+                argv.extend(args.iter().cloned());
+                return delegate::run(&argv, cmd);
+            }
+            Err(e) => (calmd::USAGE, Err(e)),
         },
         "reheader" => match reheader::parse(&inv, args) {
             Ok(reheader::ReheaderRequest::Help) => {

@@ -1,5 +1,6 @@
 //! What the samtools commands mean, on records only.
 
+pub mod calmd;
 pub mod cat;
 pub mod checksum;
 pub mod collate;

@@ -113,7 +113,7 @@ pub fn run(opts: AddReplaceRgOptions) -> Result<(), Error> {
             header: &header,
             filter: filter.as_ref(),
         };
-        rewrite(source, &mut sink, &out_header, &pool, |rec, out, _| {
+        rewrite(source, &mut sink, &out_header, &pool, |_, rec, out, _| {
             set_read_group(rec, &id, opts.mode, out);
             Ok(Edited::Write)
         })?;

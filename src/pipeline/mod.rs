@@ -2,6 +2,7 @@
 //! running the command inside it.
 
 pub mod addreplacerg;
+pub mod calmd;
 pub mod cat;
 pub mod cat_cram;
 pub mod checked_open;

@@ -80,7 +80,7 @@ pub fn run(opts: ResetOptions) -> Result<(), Error> {
             header: &header,
             filter: filter.as_ref(),
         };
-        rewrite(source, &mut sink, &out_header, &pool, |rec, out, _| {
+        rewrite(source, &mut sink, &out_header, &pool, |_, rec, out, _| {
             Ok(match reset_record(rec, &opts.tags, opts.keep_dup, out) {
                 true => Edited::Write,
                 false => Edited::Drop,

@@ -38,8 +38,8 @@ pub struct Source<'a> {
     pub filter: Option<&'a InputFilter>,
 }
 
-/// Edits every record of `source` with `edit` (which fills the buffer it is given) and writes
-/// the kept ones to `sink`, encoded against `out_header`.
+/// Edits every record of `source` with `edit` (which fills the buffer it is given, and sees the
+/// record before, if any) and writes the kept ones to `sink`, encoded against `out_header`.
 pub fn rewrite<E>(
     source: Source<'_>,
     sink: &mut RecordSink,
@@ -48,15 +48,30 @@ pub fn rewrite<E>(
     edit: E,
 ) -> Result<(), Error>
 where
-    E: Fn(&RecordRef<'_>, &mut Vec<u8>, &mut Notes) -> Result<Edited, Error> + Sync,
+    E: Fn(
+            Option<&RecordRef<'_>>,
+            &RecordRef<'_>,
+            &mut Vec<u8>,
+            &mut Notes,
+        ) -> Result<Edited, Error>
+        + Sync,
 {
     let format = sink.format();
     let Source { reader, path, header, filter } = source;
+    // The last record of the previous step (the one before the first of the next).
+    let mut last: Vec<u8> = Vec::new();
     let mut step = |batches: Vec<Batch>| -> Result<(), Error> {
-        let recs: Vec<RecordRef<'_>> = batches.iter().flat_map(|b| b.iter()).collect();
-        let outs: Vec<Result<(Encoded, Notes), Error>> = recs
-            .par_chunks(CHUNK)
-            .map(|chunk| edit_chunk(chunk, (header, out_header), filter, format, &edit))
+        let before = (!last.is_empty()).then(|| RecordRef::new(&last));
+        let recs: Vec<RecordRef<'_>> =
+            before.into_iter().chain(batches.iter().flat_map(|b| b.iter())).collect();
+        let first = usize::from(before.is_some());
+        let starts: Vec<usize> = (first..recs.len()).step_by(CHUNK).collect();
+        let outs: Vec<Result<(Encoded, Notes), Error>> = starts
+            .par_iter()
+            .map(|&at| {
+                let range = at..(at + CHUNK).min(recs.len());
+                edit_chunk(&recs, range, (header, out_header), filter, format, &edit)
+            })
             .collect();
         for out in outs {
             let (encoded, notes) = out?;
@@ -65,7 +80,11 @@ where
             }
             sink.write_owned(encoded)?;
         }
+        let new_last = recs.last().map(|r| r.bytes().to_vec());
         drop(recs);
+        if let Some(l) = new_last {
+            last = l;
+        }
         crate::pipeline::prefetch::recycle(batches);
         Ok(())
     };
@@ -73,27 +92,36 @@ where
 }
 
 fn edit_chunk<E>(
-    chunk: &[RecordRef<'_>],
+    recs: &[RecordRef<'_>],
+    range: std::ops::Range<usize>,
     (in_header, out_header): (&Header, &Header),
     filter: Option<&InputFilter>,
     format: OutputFormat,
     edit: &E,
 ) -> Result<(Encoded, Notes), Error>
 where
-    E: Fn(&RecordRef<'_>, &mut Vec<u8>, &mut Notes) -> Result<Edited, Error> + Sync,
+    E: Fn(
+            Option<&RecordRef<'_>>,
+            &RecordRef<'_>,
+            &mut Vec<u8>,
+            &mut Notes,
+        ) -> Result<Edited, Error>
+        + Sync,
 {
+    let chunk = &recs[range.clone()];
     let bytes: usize = chunk.iter().map(|r| r.bytes().len() + 32).sum();
     let mut out = Encoded::sized_for(bytes, chunk.len(), format);
     let mut notes = Notes::default();
     let mut buf = Vec::with_capacity(1024);
-    for rec in chunk {
+    for (i, rec) in range.zip(chunk) {
         match passes(filter, rec, in_header) {
             Ok(true) => {}
             Ok(false) => continue,
             Err(lines) => return Err(Error::Bare(lines)),
         }
         buf.clear();
-        if let Edited::Write = edit(rec, &mut buf, &mut notes)? {
+        let before = i.checked_sub(1).map(|p| &recs[p]);
+        if let Edited::Write = edit(before, rec, &mut buf, &mut notes)? {
             encode(&mut out, &buf, out_header, format);
         }
     }
