@@ -36,6 +36,8 @@ mod cram;
 mod cram_codecs;
 /// CRAM output: decodes as samtools' own CRAM does, by option or name, `.crai`, refusals.
 mod cram_output;
+/// `reset`, `addreplacerg`, `reheader` and `calmd` against the oracle on simulated data.
+mod edit_commands;
 /// `faidx`, `fqidx` and `dict` against the oracle on a generated reference and FASTQ.
 mod faidx;
 /// `fixmate` against the oracle.

@@ -7,8 +7,6 @@ use crate::support;
 /// Cases that fail for a documented, not-yet-built feature. Remove an entry when it lands.
 const KNOWN_GAPS: &[(&str, &str)] = &[
     ("reheader-02-v21-cram", "CRAM 2.1 output: mdsam's CRAM writer writes 3.0 and 3.1 only"),
-    ("reheader-04-in-place-v21-cram", "reheader --in-place of CRAM is not built"),
-    ("reheader-05-in-place-v30-cram", "reheader --in-place of CRAM is not built"),
 ];
 
 fn is_known_gap(id: &str) -> bool {

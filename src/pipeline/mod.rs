@@ -26,6 +26,7 @@ pub mod prefetch;
 pub mod quickcheck;
 pub mod region;
 pub mod reheader;
+pub mod reheader_in_place;
 pub mod reset;
 pub mod rewrite;
 pub mod simulate;

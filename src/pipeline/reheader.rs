@@ -5,7 +5,8 @@
 //! BAM: the new header and the records that shared its last block are compressed again, every
 //! later block is copied as it is (samtools' `bam_reheader`). CRAM: samtools copies the
 //! containers after the header; mdsam decodes the records and encodes them again under the new
-//! header, in the input's CRAM version (same records, other bytes). `-i` (in place) is refused.
+//! header, in the input's CRAM version (same records, other bytes); `-i` rewrites a CRAM's header
+//! container where it is ([`super::reheader_in_place`]).
 
 use std::io::{Read, Write};
 
@@ -130,11 +131,6 @@ pub fn run(opts: ReheaderOptions) -> Result<(), Error> {
             write_bam(&mut raw, &header, path)
         }
         Sniffed::Cram => {
-            if opts.in_place {
-                return Err(Error::Bare(format!(
-                    "samtools reheader: in-place reheadering of CRAM '{path}' is not supported by mdsam"
-                )));
-            }
             let version = cram_version(path)?;
             let mut opened = open::open_input(path, input, 1, 1 << 20)?;
             let mut header = match (&opts.new_header, new_header.take()) {
@@ -143,6 +139,10 @@ pub fn run(opts: ReheaderOptions) -> Result<(), Error> {
                 (_, None) => unreachable!("a header file was read"),
             };
             add_pg(&mut header, &opts.pg);
+            if opts.in_place {
+                drop(opened);
+                return super::reheader_in_place::rewrite(path, &header.sam_text());
+            }
             write_cram(&mut opened.reader, &header, path, version)
         }
         _ => {
