@@ -59,11 +59,6 @@ fn seq_and_qual_at(b: &[u8]) -> (usize, usize) {
     (seq, seq + r.l_seq().div_ceil(2))
 }
 
-fn code_at(b: &[u8], seq_at: usize, z: usize) -> u8 {
-    let byte = b[seq_at + z / 2];
-    if z % 2 == 0 { byte >> 4 } else { byte & 0xf }
-}
-
 /// The reference byte at `pos`, `None` past either end (where calmd's walk stops).
 fn ref_at(reference: &[u8], pos: i64) -> Option<u8> {
     usize::try_from(pos).ok().and_then(|p| reference.get(p)).copied().filter(|&c| c != 0)
@@ -79,7 +74,6 @@ fn matches(c1: u8, r: u8) -> bool {
 /// query position; returns (MD, NM).
 fn walk(b: &[u8], reference: &[u8], mut on_match: impl FnMut(usize)) -> (Vec<u8>, i32) {
     let r = RecordRef::new(b);
-    let (seq_at, _) = seq_and_qual_at(b);
     let l_seq = r.l_seq();
     let mut md = Vec::with_capacity(16);
     let (mut matched, mut nm) = (0u32, 0i32);
@@ -97,7 +91,7 @@ fn walk(b: &[u8], reference: &[u8], mut on_match: impl FnMut(usize)) -> (Vec<u8>
                     let Some(rb) = ref_at(reference, rpos + j as i64).filter(|_| z < l_seq) else {
                         break;
                     };
-                    if matches(code_at(b, seq_at, z), rb) {
+                    if matches(r.base_code(z), rb) {
                         on_match(z);
                         matched += 1;
                     } else {
@@ -146,7 +140,7 @@ fn walk(b: &[u8], reference: &[u8], mut on_match: impl FnMut(usize)) -> (Vec<u8>
 /// Sets the base at `z` to `code`.
 fn set_code(b: &mut [u8], seq_at: usize, z: usize, code: u8) {
     let byte = &mut b[seq_at + z / 2];
-    *byte = if z % 2 == 0 { (*byte & 0x0f) | code << 4 } else { (*byte & 0xf0) | code };
+    *byte = if z.is_multiple_of(2) { (*byte & 0x0f) | code << 4 } else { (*byte & 0xf0) | code };
 }
 
 /// `bam_fillmd1_core` on the record `b` (owned bytes, edited in place); `where_` names the

@@ -98,7 +98,7 @@ pub fn reset_record(
         out.resize(seq_at + l_seq.div_ceil(2), 0);
         for i in 0..l_seq {
             let code = COMPLEMENT[rec.base_code(l_seq - 1 - i) as usize];
-            out[seq_at + i / 2] |= if i % 2 == 0 { code << 4 } else { code };
+            out[seq_at + i / 2] |= if i.is_multiple_of(2) { code << 4 } else { code };
         }
         out.extend(rec.qual().iter().rev());
     } else {

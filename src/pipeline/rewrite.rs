@@ -60,7 +60,7 @@ where
     let Source { reader, path, header, filter } = source;
     // The last record of the previous step (the one before the first of the next).
     let mut last: Vec<u8> = Vec::new();
-    let mut step = |batches: Vec<Batch>| -> Result<(), Error> {
+    let step = |batches: Vec<Batch>| -> Result<(), Error> {
         let before = (!last.is_empty()).then(|| RecordRef::new(&last));
         let recs: Vec<RecordRef<'_>> =
             before.into_iter().chain(batches.iter().flat_map(|b| b.iter())).collect();
@@ -88,7 +88,7 @@ where
         crate::pipeline::prefetch::recycle(batches);
         Ok(())
     };
-    crate::pipeline::prefetch::for_each_batches(reader, path, pool, |b| step(b))
+    crate::pipeline::prefetch::for_each_batches(reader, path, pool, step)
 }
 
 fn edit_chunk<E>(
