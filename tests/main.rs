@@ -38,6 +38,8 @@ mod cram_codecs;
 mod cram_output;
 /// `depth`, `coverage` and `bedcov` against the oracle on a simulated sorted, indexed BAM.
 mod depth;
+/// `reset`, `addreplacerg`, `reheader` and `calmd` against the oracle on simulated data.
+mod edit_commands;
 /// `faidx`, `fqidx` and `dict` against the oracle on a generated reference and FASTQ.
 mod faidx;
 /// `fixmate` against the oracle.

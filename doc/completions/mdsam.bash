@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -26,6 +26,10 @@ _mdsam() {
         stats) opts='-? -h -d -s -X -x -p -r -c -l -i -t -m -q -f -F -g -I -S -P -@ --input-fmt-option --reference --threads --write-index --verbosity --help --remove-dups --sam --customized-index --ref-seq --coverage --read-length --insert-size --most-inserts --trim-quality --target-regions --required-flag --filtering-flag --id --GC-depth --sparse --split --split-prefix --remove-overlaps --cov-threshold --ref-stats --ref-stats-chunk --no-progress' ;;
         checksum) opts='-@ -f -F -t -c -P -C -M -O -b -z -a -N -v -q -o -T -m -B --exclude-flags --require-flags --flag-mask --tags --no-rev-comp --in-order --check-pos --check-cigar --check-mate --count --sanitize --output --show-qc --verbose --all --tabs --merge --bamseqchksum --input-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         head) opts='-h -n -T -@ --input-fmt-option --reference --threads --write-index --verbosity --headers --records --no-progress' ;;
+        addreplacerg) opts='-r -R -m -o -O -h -@ -u -w --input-fmt --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --no-progress' ;;
+        calmd) opts='-E -q -Q -r -e -u -N -h -b -S -C -n -A -d -@ --input-fmt-option --output-fmt --output-fmt-option --reference --threads --verbosity --no-PG --no-progress' ;;
+        reheader) opts='-h -i -P -c --help --in-place --no-PG --command --no-progress' ;;
+        reset) opts='-o -@ -x -O -T --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --keep-tag --remove-tag --no-RG --reject-PG --no-PG --dupflag --no-progress' ;;
         view) opts='-S -b -B -c -C -t -h -1 -H -o -O -q -f -F -G -u -l -r -T -R -N -d -D -L -s -@ -m -x -U -M -X -e -p -P -z -n -? --add-flags --bam --count --cram --customized-index --excl-flags --exclude-flags --exclude-no-read-group --expr --expression --fai-reference --fast --fetch-pairs --header-only --help --incl-flags --include-flags --rf --keep-tag --library --min-mapq --min-MQ --min-mq --min-qlen --no-header --output --output-unselected --QNAME-file --qname-file --read-group --read-group-file --readgroup --readgroup-file --region-file --regions-file --remove-B --remove-flags --remove-tag --require-flags --sanitize --save-counts --subsample --subsample-seed --tag --tag-file --target-file --targets-file --uncompressed --unmap --unoutput --use-index --with-header --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         split) opts='-v -f -h -u -d -M -p -@ --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --max-split --zero-pad --no-progress' ;;
         depad) opts='-S -C -s -o -u -1 -T -? --input-fmt-option --output-fmt --output-fmt-option --reference --write-index --verbosity --no-PG --no-progress' ;;

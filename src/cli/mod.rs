@@ -1,8 +1,10 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod addreplacerg;
 pub mod ampliconclip;
 pub mod bedcov;
+pub mod calmd;
 pub mod cat;
 pub mod catalog;
 pub mod checksum;
@@ -33,6 +35,8 @@ pub mod options;
 pub mod outfmt;
 pub mod permuted;
 pub mod quickcheck;
+pub mod reheader;
+pub mod reset;
 pub mod simulate;
 pub mod sort;
 pub mod split;
@@ -366,6 +370,43 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         "bedcov" => {
             (bedcov::USAGE, bedcov::parse(args).and_then(|o| crate::pipeline::bedcov::run(&o)))
         }
+        "addreplacerg" => match addreplacerg::parse(&inv, args) {
+            Ok(addreplacerg::AddReplaceRgRequest::Usage) => {
+                print!("{}", addreplacerg::USAGE);
+                return 1;
+            }
+            Ok(addreplacerg::AddReplaceRgRequest::Run(o)) => {
+                (addreplacerg::USAGE, crate::pipeline::addreplacerg::run(*o))
+            }
+            Err(e) => (addreplacerg::USAGE, Err(e)),
+        },
+        "calmd" => match calmd::parse(&inv, args) {
+            Ok(calmd::CalmdRequest::Run(o)) => (calmd::USAGE, crate::pipeline::calmd::run(*o)),
+            Ok(calmd::CalmdRequest::Delegate) => {
+                let mut argv = vec![argv0.to_string(), cmd.to_string()];
+                argv.extend(args.iter().cloned());
+                return delegate::run(&argv, cmd);
+            }
+            Err(e) => (calmd::USAGE, Err(e)),
+        },
+        "reheader" => match reheader::parse(&inv, args) {
+            Ok(reheader::ReheaderRequest::Help) => {
+                print!("{}", reheader::USAGE);
+                return 0;
+            }
+            Ok(reheader::ReheaderRequest::Run(o)) => {
+                (reheader::USAGE, crate::pipeline::reheader::run(o))
+            }
+            Err(e) => (reheader::USAGE, Err(e)),
+        },
+        "reset" => match reset::parse(&inv, args, std::io::stdin().is_terminal()) {
+            Ok(reset::ResetRequest::Usage) => {
+                print!("{}", reset::USAGE);
+                return 0;
+            }
+            Ok(reset::ResetRequest::Run(o)) => (reset::USAGE, crate::pipeline::reset::run(*o)),
+            Err(e) => (reset::USAGE, Err(e)),
+        },
         "dict" => (
             dict::USAGE,
             dict::parse(args, std::io::stdin().is_terminal())

@@ -1,6 +1,7 @@
 //! What the samtools commands mean, on records only.
 
 pub mod ampliconclip;
+pub mod calmd;
 pub mod cat;
 pub mod checksum;
 pub mod collate;
@@ -12,6 +13,8 @@ pub mod idxstats;
 pub mod markdup;
 pub mod merge;
 pub mod posix_regex;
+pub mod read_group;
+pub mod reset;
 pub mod sort;
 pub mod stats;
 pub mod view;

@@ -148,7 +148,7 @@ fn open_all(inputs: &[String], given: Option<Header>) -> Result<(Vec<RawBam>, He
 }
 
 /// Compresses `data` in blocks of at most 0xff00 bytes, as `bgzf_write` then `bgzf_flush` cut it.
-fn write_recompressed(
+pub fn write_recompressed(
     out: &mut dyn Write,
     data: &[u8],
     deflater: &mut Deflater,

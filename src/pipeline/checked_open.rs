@@ -27,6 +27,41 @@ pub fn open_sequence_input(path: &str, threads: usize, wording: &Wording) -> Res
     open::open_input(path, input, threads, piece).map_err(|_| header_failure())
 }
 
+/// How [`open_reporting`] failed: opening (htslib's line and the command's are in it), or
+/// reading the header (the reader's reason).
+pub enum OpenFailure {
+    Open(Error),
+    Header(Error),
+}
+
+impl OpenFailure {
+    /// The error, with a header failure told in the command's own `line`.
+    pub fn or_line(self, line: &str) -> Error {
+        match self {
+            OpenFailure::Open(e) => e,
+            OpenFailure::Header(_) => Error::Bare(line.to_string()),
+        }
+    }
+}
+
+/// Opens `path` as `sam_open_format` then `sam_hdr_read` do for commands that report an open
+/// failure as htslib's line then `cannot_open(reason)`.
+pub fn open_reporting(
+    path: &str,
+    threads: usize,
+    cannot_open: impl FnOnce(&str) -> String,
+) -> Result<Opened, OpenFailure> {
+    let input = Input::open(path).map_err(|e| {
+        let reason = crate::error::c_message(&e);
+        OpenFailure::Open(Error::Bare(format!(
+            "[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n{}",
+            cannot_open(&reason)
+        )))
+    })?;
+    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
+    open::open_input(path, input, threads, piece).map_err(OpenFailure::Header)
+}
+
 fn open_failure(path: &str, e: &std::io::Error, wording: &Wording) -> Error {
     let reason = crate::error::c_message(e);
     let mut lines = String::new();

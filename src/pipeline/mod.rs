@@ -1,9 +1,11 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod addreplacerg;
 pub mod amplicon_bed;
 pub mod ampliconclip;
 pub mod bedcov;
+pub mod calmd;
 pub mod cat;
 pub mod cat_cram;
 pub mod checked_open;
@@ -29,12 +31,16 @@ pub mod merge;
 pub mod prefetch;
 pub mod quickcheck;
 pub mod region;
+pub mod reheader;
+pub mod reheader_in_place;
+pub mod reset;
+pub mod rewrite;
 pub mod simulate;
 pub mod sink;
 pub mod sort;
+pub mod sorted_input;
 pub mod split;
 pub mod split_names;
-pub mod sorted_input;
 pub mod stats;
 pub mod stats_reports;
 pub mod threads;

@@ -1,0 +1,123 @@
+//! `calmd`'s command line → [`CalmdOptions`] (samtools 1.24 `bam_fillmd` in `bam_md.c`); the
+//! work is [`crate::pipeline::calmd`]. BAQ (`-r`) and mapping-quality capping (`-C` above 10)
+//! are not native: such a command line goes to the real samtools.
+
+use super::Invocation;
+use super::common::CommonOptions;
+use super::getopt::LongOpt;
+use super::global::{Globals, Take};
+use super::options::OptionTable;
+use super::outfmt::OutputChoice;
+use crate::error::Error;
+use crate::io::format::OutputFormat;
+use crate::ops::calmd::CalmdFlags;
+use crate::pipeline::calmd::CalmdOptions;
+
+pub const USAGE: &str = include_str!("usage/calmd.txt");
+
+pub const OPTIONS: OptionTable = OptionTable {
+    command: "calmd",
+    short: "EqQreuNhbSC:n:Ad@:",
+    long: &[LongOpt { name: "no-PG", has_arg: false, key: "no-PG" }],
+    // SAM_OPT_GLOBAL_OPTIONS('-', 0, 0, 0, 0, '@'), first in samtools' table.
+    globals: Some(Globals {
+        input_fmt: Take::Refused,
+        threads: Take::Short("@"),
+        write_index: Take::Refused,
+        ..Globals::LONG
+    }),
+    globals_first: true,
+    unlisted: &["-q", "-N", "-h", "-d", "-C", "-n"],
+};
+
+/// What the command line asks for.
+pub enum CalmdRequest {
+    Run(Box<CalmdOptions>),
+    /// BAQ or `-C`: the real samtools runs the command.
+    Delegate,
+}
+
+/// C's `atoi`: the leading decimal integer, 0 when there is none.
+fn atoi(v: &str) -> i32 {
+    let t = v.trim_start();
+    let (neg, digits) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let n = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i32, |n, d| n.wrapping_mul(10).wrapping_add(i32::from(d - b'0')));
+    if neg { n.wrapping_neg() } else { n }
+}
+
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdRequest, Error> {
+    let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
+    let mut flags = CalmdFlags::default();
+    let mut out = OutputChoice::default();
+    let mut common = CommonOptions::default();
+    let (mut bam, mut uncompressed, mut realign, mut cap_q) = (false, false, false, 0);
+    let mut reference = None;
+    let mut filter = None;
+    for o in &opts {
+        let v = o.value.as_deref().unwrap_or("");
+        match o.key.as_str() {
+            "r" => realign = true,
+            "e" => flags.use_equal = true,
+            "d" => flags.drop_tags = true,
+            "q" => flags.bin_quality = true,
+            "h" | "S" | "A" | "E" => {}
+            "N" => (flags.update_md, flags.update_nm) = (false, false),
+            "b" => bam = true,
+            "u" => (bam, uncompressed) = (true, true),
+            "n" => flags.max_nm = atoi(v),
+            "C" => cap_q = atoi(v),
+            "Q" => flags.quiet = true,
+            "output-fmt" => out.set_format(v)?,
+            "output-fmt-option" => out.set_option(v),
+            "input-fmt-option" => filter = super::global::parse_input_fmt_option(v)?.or(filter),
+            "reference" => reference = Some(v.to_string()),
+            key => {
+                if !common.take(key, o.value.as_deref())? {
+                    return Err(Error::ShowUsage(None));
+                }
+            }
+        }
+    }
+    if realign || cap_q > 10 {
+        return Ok(CalmdRequest::Delegate);
+    }
+    let (input, reference) = match (positionals.as_slice(), reference) {
+        ([input, fasta, ..], _) => (input.clone(), fasta.clone()),
+        ([input], Some(fasta)) => (input.clone(), fasta),
+        _ => return Err(Error::ShowUsage(None)),
+    };
+    let format = out.explicit.unwrap_or(if bam { OutputFormat::Bam } else { OutputFormat::Sam });
+    let level = match (uncompressed, out.level) {
+        (true, _) => 0,
+        (false, level) => level.unwrap_or(-1),
+    };
+    // samtools stringifies argv after getopt has permuted it.
+    let argv = super::permuted::permuted(&OPTIONS, args);
+    Ok(CalmdRequest::Run(Box::new(CalmdOptions {
+        input,
+        reference,
+        format,
+        level,
+        threads: common.threads + 1,
+        flags,
+        pg: common.pg(inv, &argv),
+        filter,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atoi_reads_the_leading_number() {
+        assert_eq!((atoi("12x"), atoi(" -3"), atoi("x"), atoi("010")), (12, -3, 0, 10));
+    }
+}

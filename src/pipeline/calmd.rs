@@ -1,0 +1,119 @@
+//! `samtools calmd`: `MD`/`NM` of every placed record recomputed against a FASTA reference
+//! ([`crate::ops::calmd`]), to stdout. The reference is read through the faidx reader
+//! ([`crate::io::fasta_index`]), one sequence at a time as records need it, and kept for the
+//! rest of the run. Records are edited in parallel chunks; warnings come out in input order.
+//! Command line: [`crate::cli::calmd`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Error, c_message};
+use crate::io::fasta_index::{self, Format, load};
+use crate::io::format::OutputFormat;
+use crate::io::open::Opened;
+use crate::ops::calmd::{CalmdFlags, Filled, fill_md};
+use crate::pipeline::checked_open::open_reporting;
+use crate::pipeline::rewrite::{Edited, Source, rewrite};
+use crate::pipeline::sink::RecordSink;
+use crate::record::Header;
+
+pub struct CalmdOptions {
+    pub input: String,
+    pub reference: String,
+    pub format: OutputFormat,
+    pub level: i32,
+    pub threads: usize,
+    pub flags: CalmdFlags,
+    pub pg: Option<Vec<(String, String)>>,
+    pub filter: Option<String>,
+}
+
+/// Reference sequences by tid, fetched on first use (`None`: not in the FASTA).
+struct References {
+    loaded: Mutex<load::Loaded>,
+    by_tid: Mutex<HashMap<i32, Option<Arc<Vec<u8>>>>>,
+}
+
+impl References {
+    fn get(&self, header: &Header, tid: i32) -> Option<Arc<Vec<u8>>> {
+        if let Some(seq) = self.by_tid.lock().unwrap_or_else(|e| e.into_inner()).get(&tid) {
+            return seq.clone();
+        }
+        let seq = header.ref_name(tid).and_then(|name| {
+            let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = loaded.index.get(name)?.clone();
+            let offset = entry.seq_offset;
+            let len = entry.len as i64;
+            fasta_index::retrieve(&mut loaded.source, &entry, offset, 0, len).ok().map(Arc::new)
+        });
+        self.by_tid.lock().unwrap_or_else(|e| e.into_inner()).insert(tid, seq.clone());
+        seq
+    }
+}
+
+pub fn run(opts: CalmdOptions) -> Result<(), Error> {
+    let pool = crate::pipeline::threads::pool(opts.threads);
+    pool.install(|| calmd(&opts, &pool))
+}
+
+fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
+    let path = opts.input.as_str();
+    let Opened { mut reader, header, .. } = open_reporting(path, opts.threads, |reason| {
+        format!("samtools calmd: Failed to open input file '{path}': {reason}")
+    })
+    .map_err(|e| e.or_line(&format!("samtools calmd: failed to read the header of '{path}'")))?;
+    if header.refs().is_empty() {
+        eprintln!("[bam_fillmd] warning: input SAM does not have header, performing a no-op.");
+    }
+    let mut out_header = header.clone();
+    if let Some(pg) = &opts.pg {
+        let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        out_header.add_pg("samtools", &fields);
+    }
+    let mut sink =
+        RecordSink::create("-", opts.format, opts.level, opts.threads, &out_header, true)?;
+    let loaded = load::load(&opts.reference, None, None, Format::Fasta).map_err(|lines| {
+        let reason = std::fs::metadata(&opts.reference)
+            .err()
+            .map_or_else(|| "Success".to_string(), |e| c_message(&e));
+        Error::Bare(format!(
+            "{lines}\nsamtools calmd: Failed to open reference file '{}': {reason}",
+            opts.reference
+        ))
+    })?;
+    let references = References { loaded: Mutex::new(loaded), by_tid: Mutex::new(HashMap::new()) };
+    let skipped = AtomicU32::new(0);
+    let filter = crate::pipeline::input_filter::InputFilter::new(opts.filter.as_deref());
+    let source = Source { reader: &mut reader, path, header: &header, filter: filter.as_ref() };
+    rewrite(source, &mut sink, &out_header, pool, |before, rec, out, notes| {
+        out.extend_from_slice(rec.bytes());
+        let tid = rec.ref_id();
+        if tid < 0 {
+            return Ok(Edited::Write);
+        }
+        let reference = references.get(&header, tid);
+        let new_tid = before.is_none_or(|b| b.ref_id() != tid);
+        let Some(reference) = reference else {
+            if new_tid {
+                let name = header.ref_name(tid).map(String::from_utf8_lossy);
+                notes.warnings.push(format!(
+                    "[bam_fillmd] fail to find sequence '{}' in the reference.",
+                    name.as_deref().unwrap_or("(unknown)")
+                ));
+            }
+            return Ok(Edited::Write);
+        };
+        let ref_name = header.ref_name(tid).unwrap_or_default();
+        let place = (ref_name, rec.pos());
+        if fill_md(out, &reference, &opts.flags, place, &mut notes.warnings) == Filled::NoSequence {
+            skipped.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(Edited::Write)
+    })?;
+    let skipped = skipped.into_inner();
+    if skipped > 0 {
+        eprintln!("[calmd] Warning: {skipped} records skipped due to no query sequence");
+    }
+    sink.finish()
+}
