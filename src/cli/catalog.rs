@@ -42,6 +42,20 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::faidx::FQIDX_OPTIONS),
     },
     CommandDoc {
+        name: "fastq",
+        summary: "converts a BAM to a FASTQ",
+        usage: super::bam2fq::FASTQ_USAGE,
+        from_samtools: true,
+        options: Some(&super::bam2fq::FASTQ_OPTIONS),
+    },
+    CommandDoc {
+        name: "fasta",
+        summary: "converts a BAM to a FASTA",
+        usage: super::bam2fq::FASTA_USAGE,
+        from_samtools: true,
+        options: Some(&super::bam2fq::FASTA_OPTIONS),
+    },
+    CommandDoc {
         name: "index",
         summary: "index alignment",
         usage: super::index::USAGE,

@@ -8,6 +8,7 @@ pub mod collate;
 pub mod common;
 pub mod completion;
 pub mod delegate;
+pub mod bam2fq;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -338,6 +339,18 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 Ok(faidx::FaidxRequest::Run(options)) => {
                     (usage, crate::pipeline::faidx::run(&options))
                 }
+                Err(e) => (usage, Err(e)),
+            }
+        }
+        "fastq" | "fasta" => {
+            let fasta = cmd == "fasta";
+            let usage = if fasta { bam2fq::FASTA_USAGE } else { bam2fq::FASTQ_USAGE };
+            match bam2fq::parse(args, fasta, std::io::stdin().is_terminal()) {
+                Ok(bam2fq::Bam2fqRequest::Usage) => {
+                    print!("{usage}");
+                    return 0;
+                }
+                Ok(bam2fq::Bam2fqRequest::Run(o)) => (usage, crate::pipeline::bam2fq::run(&o)),
                 Err(e) => (usage, Err(e)),
             }
         }

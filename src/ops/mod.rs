@@ -1,5 +1,6 @@
 //! What the samtools commands mean, on records only.
 
+pub mod bam2fq;
 pub mod cat;
 pub mod checksum;
 pub mod collate;

@@ -1,6 +1,8 @@
 //! Wires io → ops → io and owns the threads: one rayon pool per command, passed down by
 //! running the command inside it.
 
+pub mod bam2fq;
+pub mod bam2fq_outputs;
 pub mod cat;
 pub mod cat_cram;
 pub mod checked_open;

@@ -1,0 +1,3 @@
+//! FASTQ and FASTA as htslib writes and reads them for `samtools fastq`, `fasta` and `import`.
+
+pub mod format;
