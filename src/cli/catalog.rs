@@ -56,6 +56,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::bam2fq::FASTA_OPTIONS),
     },
     CommandDoc {
+        name: "import",
+        summary: "converts FASTQ files to unmapped SAM/BAM/CRAM",
+        usage: super::import::USAGE,
+        from_samtools: true,
+        options: Some(&super::import::OPTIONS),
+    },
+    CommandDoc {
         name: "index",
         summary: "index alignment",
         usage: super::index::USAGE,

@@ -19,6 +19,7 @@ pub mod global;
 pub mod head;
 pub mod hw_model;
 pub mod idxstats;
+pub mod import;
 pub mod index;
 pub mod install_shim;
 pub mod manpage;
@@ -354,6 +355,14 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 Err(e) => (usage, Err(e)),
             }
         }
+        "import" => match import::parse(&inv, args) {
+            Ok(import::ImportRequest::Usage) => {
+                print!("{}", import::USAGE);
+                return 0;
+            }
+            Ok(import::ImportRequest::Run(o)) => (import::USAGE, crate::pipeline::import::run(&o)),
+            Err(e) => (import::USAGE, Err(e)),
+        },
         "dict" => (
             dict::USAGE,
             dict::parse(args, std::io::stdin().is_terminal())

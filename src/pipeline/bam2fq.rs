@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::fastq::format::{FastqStyle, format_entry};
+use crate::io::input::Input;
 use crate::io::open;
 use crate::ops::bam2fq::pairing::{Emit, Pairing, PairingOptions};
 use crate::ops::bam2fq::{Changes, Selection, prepare};
@@ -71,9 +72,16 @@ fn load_tag_files(options: &mut Bam2fqOptions) -> Result<(), Error> {
 
 fn convert(options: &Bam2fqOptions) -> Result<(), Error> {
     let path = options.input.as_str();
-    let mut opened = open::open(path, options.threads).map_err(|e| {
-        Error::Bare(format!("samtools bam2fq: Cannot read file \"{path}\": {e}"))
+    let input = Input::open(path).map_err(|e| {
+        let reason = crate::error::c_message(&e);
+        Error::Bare(format!(
+            "[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n\
+             samtools bam2fq: Cannot read file \"{path}\": {reason}"
+        ))
     })?;
+    let piece = open::PIECE_BYTES_PER_THREAD * options.threads;
+    let mut opened = open::open_input(path, input, options.threads, piece)
+        .map_err(|e| Error::Bare(format!("{e}\nFailed to read header for \"{path}\"")))?;
     let mut outputs = Outputs::open(&options.outputs, options.level, options.threads)?;
     let coordinate_sorted = opened.header.lines().any(|l| {
         l.starts_with(b"@HD\t") && line_field(l, b"SO") == Some(&b"coordinate"[..])

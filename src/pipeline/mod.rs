@@ -15,6 +15,7 @@ pub mod fixmate;
 pub mod flagstat;
 pub mod head;
 pub mod idxstats;
+pub mod import;
 pub mod index;
 pub mod input_filter;
 pub mod load;
