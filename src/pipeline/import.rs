@@ -117,7 +117,10 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
     for (role, file) in ROLES.iter().zip(&options.files) {
         let Some(path) = file else { continue };
         let reader = FastqReader::open(path, options.reading.clone()).map_err(|e| {
-            Error::Bare(format!("{path}: {}", crate::error::c_message(&e)))
+            let reason = crate::error::c_message(&e);
+            Error::Bare(format!(
+                "[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n{path}: {reason}"
+            ))
         })?;
         readers.push((*role, reader));
     }
@@ -131,8 +134,14 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
     let rg = match &rg_line {
         Some(line) => match line.find("\tID:") {
             Some(at) => Some(line[at + 4..].split('\t').next().unwrap_or("").to_string()),
+            // samtools stops here with nothing written, yet succeeds.
+            None if line.starts_with("@RG") => {
+                eprintln!("[E::sam_hrecs_update_hashes] Header includes @RG line with no ID: tag");
+                return Ok(());
+            }
             None => {
-                return Err(Error::Bare("\"-r RG-LINE\" option contained no ID field".into()));
+                eprintln!("\"-r RG-LINE\" option contained no ID field");
+                return Ok(());
             }
         },
         None => None,
@@ -213,6 +222,8 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
         }
     }
     sink.write(&out)?;
+    // What was read before a bad record stays written, as samtools leaves it.
+    sink.finish()?;
     if result != -1 {
         return Err(Error::Bare("samtools import: truncated file. Aborting".into()));
     }
@@ -221,7 +232,7 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
             "samtools import: input files with differing number of records".into(),
         ));
     }
-    sink.finish()
+    Ok(())
 }
 
 /// One record in the output's encoding.
