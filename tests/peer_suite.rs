@@ -109,3 +109,13 @@ fn index_cases_pass() {
 fn cram_cases_pass() {
     run_suite("cram");
 }
+
+#[test]
+fn bam2fq_cases_pass() {
+    run_suite("bam2fq");
+}
+
+#[test]
+fn import_cases_pass() {
+    run_suite("import");
+}

@@ -5,9 +5,9 @@ use super::getopt::LongOpt;
 use super::global::{self, Globals, Take};
 use super::options::OptionTable;
 use crate::error::Error;
-use crate::io::fastq::format::{AuxChoice, FastqStyle, parse_umi_tags};
 use crate::ops::bam2fq::index_reads::IndexFormat;
 use crate::ops::bam2fq::pairing::PairingOptions;
+use crate::ops::bam2fq::style::{AuxChoice, FastqStyle, parse_umi_tags};
 use crate::ops::bam2fq::{Changes, Selection, TagFilter};
 use crate::pipeline::bam2fq::Bam2fqOptions;
 use crate::pipeline::bam2fq_outputs::OutputNames;
@@ -49,15 +49,8 @@ const GLOBALS: Globals = Globals {
     ..Globals::LONG
 };
 
-const UNLISTED: &[&str] = &[
-    "--excl-flags",
-    "--incl-flags",
-    "--I1",
-    "--I2",
-    "--if",
-    "--IF",
-    "--write-index",
-];
+const UNLISTED: &[&str] =
+    &["--excl-flags", "--incl-flags", "--I1", "--I2", "--if", "--IF", "--write-index"];
 
 pub const FASTQ_OPTIONS: OptionTable = OptionTable {
     command: "fastq",
@@ -68,7 +61,23 @@ pub const FASTQ_OPTIONS: OptionTable = OptionTable {
     unlisted: UNLISTED,
 };
 
-pub const FASTA_OPTIONS: OptionTable = OptionTable { command: "fasta", ..FASTQ_OPTIONS };
+/// fasta takes fastq's options, though its usage leaves out those about qualities.
+pub const FASTA_OPTIONS: OptionTable = OptionTable {
+    command: "fasta",
+    unlisted: &[
+        "--excl-flags",
+        "--incl-flags",
+        "--I1",
+        "--I2",
+        "--if",
+        "--IF",
+        "--write-index",
+        "-O",
+        "-v",
+        "--quality-tag",
+    ],
+    ..FASTQ_OPTIONS
+};
 
 /// What the command line asks for.
 pub enum Bam2fqRequest {
@@ -89,7 +98,11 @@ fn tag_of(v: &str) -> [u8; 2] {
 }
 
 /// Parses `fastq` (`fasta` when `fasta`) arguments.
-pub fn parse(args: &[String], fasta: bool, stdin_is_terminal: bool) -> Result<Bam2fqRequest, Error> {
+pub fn parse(
+    args: &[String],
+    fasta: bool,
+    stdin_is_terminal: bool,
+) -> Result<Bam2fqRequest, Error> {
     let table = if fasta { &FASTA_OPTIONS } else { &FASTQ_OPTIONS };
     let (opts, positionals) = table.parse_or_usage(args)?;
     let command = if fasta { "fasta" } else { "fastq" };

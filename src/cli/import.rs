@@ -8,9 +8,8 @@ use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
-use crate::io::fastq::format::{AuxChoice, parse_umi_tags};
-use crate::io::fastq::parse::FastqReading;
 use crate::io::format::OutputFormat;
+use crate::ops::bam2fq::style::{AuxChoice, parse_umi_tags};
 use crate::pipeline::import::ImportOptions;
 
 pub const USAGE: &str = include_str!("usage/import.txt");
@@ -42,7 +41,17 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     globals_first: true,
-    unlisted: &["-b", "-h", "--r1", "--r2", "--rg", "--rg-line", "--umi", "--write-index", "--verbosity"],
+    unlisted: &[
+        "-b",
+        "-h",
+        "--r1",
+        "--r2",
+        "--rg",
+        "--rg-line",
+        "--umi",
+        "--write-index",
+        "--verbosity",
+    ],
 };
 
 /// What the command line asks for.
@@ -63,9 +72,10 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
     let mut common = CommonOptions::default();
     let mut out = OutputChoice::default();
     let mut output = "-".to_string();
-    let mut reading = FastqReading::default();
+    let (mut name2, mut casava, mut aux) = (false, false, AuxChoice::None);
     let (mut index_both, mut umi, mut uncompressed) = (false, false, false);
-    let (mut barcode, mut quality, mut umi_tag) = ("BC".to_string(), "QT".to_string(), "RX".to_string());
+    let (mut barcode, mut quality, mut umi_tag) =
+        ("BC".to_string(), "QT".to_string(), "RX".to_string());
     let (mut rg, mut rg_line, mut order) = (None, None::<String>, None);
     for o in &opts {
         if common.take(&o.key, o.value.as_deref())? {
@@ -81,19 +91,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
             "i2" => files[1] = Some(v),
             "s" => files[5] = Some(v),
             "o" => output = v,
-            "i" => reading.casava = true,
+            "i" => casava = true,
             "U" => umi = true,
             "barcode-tag" => barcode = v,
             "quality-tag" => quality = v,
             "UMI-tag" => umi_tag = v,
             "T" => {
-                reading.aux = Some(match v.as_bytes().first() {
-                    None | Some(b'*') => None,
-                    Some(_) => match AuxChoice::from_list(&v) {
-                        AuxChoice::Only(tags) => Some(tags),
-                        _ => None,
-                    },
-                })
+                aux = match v.as_bytes().first() {
+                    None | Some(b'*') => AuxChoice::All,
+                    Some(_) => AuxChoice::from_list(&v),
+                }
             }
             "u" => uncompressed = true,
             "R" => rg = Some(v),
@@ -108,7 +115,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
                 line.push_str(&v);
                 rg_line = Some(line);
             }
-            "N" => reading.name2 = true,
+            "N" => name2 = true,
             "order" => {
                 let width = if v.len() > 3 && v.as_bytes()[2] == b':' {
                     // atoi
@@ -136,18 +143,19 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
     if files.iter().all(Option::is_none) {
         return Ok(ImportRequest::Usage);
     }
-    reading.barcode_tag = Some(tag_of(&barcode));
-    if umi {
-        reading.umi_tag = Some(parse_umi_tags(&umi_tag).first().copied().unwrap_or(*b"RX"));
-    }
-    let format = out.explicit.or_else(|| OutputFormat::from_path(&output)).unwrap_or(OutputFormat::Sam);
+    let umi_tag_id = umi.then(|| parse_umi_tags(&umi_tag).first().copied().unwrap_or(*b"RX"));
+    let format =
+        out.explicit.or_else(|| OutputFormat::from_path(&output)).unwrap_or(OutputFormat::Sam);
     let level = out.level.unwrap_or(if uncompressed { 0 } else { -1 });
     Ok(ImportRequest::Run(Box::new(ImportOptions {
         files,
         output,
         format,
         level,
-        reading,
+        name2,
+        casava,
+        umi_tag: umi_tag_id,
+        aux,
         index_both,
         barcode_tag: tag_of(&barcode),
         quality_tag: tag_of(&quality),

@@ -1,6 +1,7 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
 //! `samtools`), one file per command turning arguments into plain option structs.
 
+pub mod bam2fq;
 pub mod cat;
 pub mod catalog;
 pub mod checksum;
@@ -8,7 +9,6 @@ pub mod collate;
 pub mod common;
 pub mod completion;
 pub mod delegate;
-pub mod bam2fq;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;

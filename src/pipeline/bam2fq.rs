@@ -15,10 +15,11 @@ use std::collections::HashSet;
 use rayon::prelude::*;
 
 use crate::error::Error;
-use crate::io::fastq::format::{FastqStyle, format_entry};
+use crate::io::fastq::format::format_entry;
 use crate::io::input::Input;
 use crate::io::open;
 use crate::ops::bam2fq::pairing::{Emit, Pairing, PairingOptions};
+use crate::ops::bam2fq::style::FastqStyle;
 use crate::ops::bam2fq::{Changes, Selection, prepare};
 use crate::pipeline::bam2fq_outputs::{OutputNames, Outputs};
 use crate::record::RecordRef;
@@ -83,9 +84,10 @@ fn convert(options: &Bam2fqOptions) -> Result<(), Error> {
     let mut opened = open::open_input(path, input, options.threads, piece)
         .map_err(|e| Error::Bare(format!("{e}\nFailed to read header for \"{path}\"")))?;
     let mut outputs = Outputs::open(&options.outputs, options.level, options.threads)?;
-    let coordinate_sorted = opened.header.lines().any(|l| {
-        l.starts_with(b"@HD\t") && line_field(l, b"SO") == Some(&b"coordinate"[..])
-    });
+    let coordinate_sorted = opened
+        .header
+        .lines()
+        .any(|l| l.starts_with(b"@HD\t") && line_field(l, b"SO") == Some(&b"coordinate"[..]));
     if coordinate_sorted {
         let command = if options.fasta { "fasta" } else { "fastq" };
         eprintln!("samtools {command}: Coordinate sorted file.  Read pairs may be out of order");

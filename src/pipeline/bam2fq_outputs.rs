@@ -94,14 +94,22 @@ impl Outputs {
     fn add(&mut self, path: &str, level: i32, threads: usize, what: &str) -> Result<usize, Error> {
         let cannot_open = |e: std::io::Error| {
             let reason = crate::error::c_message(&e);
-            let htslib = format!("[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n");
-            Error::Bare(htslib + &match what {
-                "STDOUT" => format!("samtools bam2fq: Cannot open STDOUT: {reason}"),
-                "singleton" => {
-                    format!("samtools bam2fq: Cannot open singleton file \"{path}\": {reason}")
-                }
-                _ => format!("samtools bam2fq: Cannot open {what} file \"{path}\": {reason}"),
-            })
+            let htslib =
+                format!("[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n");
+            Error::Bare(
+                htslib
+                    + &match what {
+                        "STDOUT" => format!("samtools bam2fq: Cannot open STDOUT: {reason}"),
+                        "singleton" => {
+                            format!(
+                                "samtools bam2fq: Cannot open singleton file \"{path}\": {reason}"
+                            )
+                        }
+                        _ => {
+                            format!("samtools bam2fq: Cannot open {what} file \"{path}\": {reason}")
+                        }
+                    },
+            )
         };
         let (writer, file) = output::create(path).map_err(cannot_open)?;
         let stream = if path != "-" && is_compressed_name(path) {

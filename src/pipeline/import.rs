@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::io::fastq::parse::{FastqReader, FastqReading};
 use crate::io::format::OutputFormat;
 use crate::io::sam::format::format_record;
+use crate::ops::bam2fq::style::AuxChoice;
 use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::layout::{SEQ_CODES, flags};
 use crate::record::{Header, RecordRef, edit};
@@ -46,7 +47,14 @@ pub struct ImportOptions {
     pub output: String,
     pub format: OutputFormat,
     pub level: i32,
-    pub reading: FastqReading,
+    /// `-N`: the name is the header's second word.
+    pub name2: bool,
+    /// `-i`: CASAVA comments are read.
+    pub casava: bool,
+    /// `-U`: the tag a UMI from the name goes to.
+    pub umi_tag: Option<[u8; 2]>,
+    /// `-T`: the comment's tags to keep.
+    pub aux: AuxChoice,
     /// `-b`: index tags on READ2 too.
     pub index_both: bool,
     pub barcode_tag: [u8; 2],
@@ -83,7 +91,7 @@ fn header(options: &ImportOptions, rg_line: Option<&str>) -> Result<Header, Erro
             index_format.push_str("i*");
         }
     }
-    if options.reading.casava {
+    if options.casava {
         reverse.push_str(" -i");
         if index_format.is_empty() {
             reverse.push_str(" --index-format 'i*i*'");
@@ -116,7 +124,14 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
     let mut readers = Vec::new();
     for (role, file) in ROLES.iter().zip(&options.files) {
         let Some(path) = file else { continue };
-        let reader = FastqReader::open(path, options.reading.clone()).map_err(|e| {
+        let reading = FastqReading {
+            name2: options.name2,
+            casava: options.casava,
+            barcode_tag: Some(options.barcode_tag),
+            umi_tag: options.umi_tag,
+            aux: options.aux.clone(),
+        };
+        let reader = FastqReader::open(path, reading).map_err(|e| {
             let reason = crate::error::c_message(&e);
             Error::Bare(format!(
                 "[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n{path}: {reason}"
@@ -146,8 +161,14 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
         },
         None => None,
     };
-    let mut sink =
-        RecordSink::create(&options.output, options.format, options.level, options.threads, &header, true)?;
+    let mut sink = RecordSink::create(
+        &options.output,
+        options.format,
+        options.level,
+        options.threads,
+        &header,
+        true,
+    )?;
     let mut out = Encoded::default();
     let mut read_number = 0u64;
     let (mut ends, mut result) = (0usize, 0i32);
@@ -208,7 +229,9 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
                 } else {
                     edit::update_int(&mut b, tag, read_number as i64)
                 };
-                done.map_err(|_| Error::Bare("samtools import: could not set the --order tag".into()))?;
+                done.map_err(|_| {
+                    Error::Bare("samtools import: could not set the --order tag".into())
+                })?;
                 read_number += 1;
             }
             encode(&mut out, &b, sink.format(), &header);

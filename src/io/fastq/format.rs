@@ -7,105 +7,12 @@
 //!   and its qualities reversed; missing qualities (0xff) print as `B`.
 
 use crate::io::sam::format::push_aux_field;
+use crate::ops::bam2fq::style::{AuxChoice, FastqStyle};
 use crate::record::RecordRef;
 use crate::record::layout::{SEQ_CODES, flags};
 
 /// htslib's complement of each 4-bit base code.
 const COMPLEMENT_CODES: &[u8; 16] = b"!TGKCYSBAWRDMHVN";
-
-/// Which aux tags follow the name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum AuxChoice {
-    #[default]
-    None,
-    All,
-    /// These tags, in the record's order (possibly none).
-    Only(Vec<[u8; 2]>),
-}
-
-impl AuxChoice {
-    /// htslib's `FASTQ_OPT_AUX` list: two-letter tags separated by commas; the first badly
-    /// formed entry ends the list (with htslib's warning).
-    pub fn from_list(list: &str) -> AuxChoice {
-        let b = list.as_bytes();
-        let mut tags = Vec::new();
-        let mut i = 0;
-        while i + 3 <= b.len() + 1 {
-            let sep = b.get(i + 2).copied().unwrap_or(0);
-            if b[i] == b',' || b[i + 1] == b',' || !(sep == b',' || sep == 0) {
-                let end = (i + 3).min(b.len());
-                eprintln!(
-                    "[W::fastq_state_set] Bad tag format '{}'; skipping option",
-                    String::from_utf8_lossy(&b[i..end])
-                );
-                break;
-            }
-            tags.push([b[i], b[i + 1]]);
-            i += 3;
-        }
-        AuxChoice::Only(tags)
-    }
-
-    fn wants(&self, tag: [u8; 2]) -> bool {
-        match self {
-            AuxChoice::None => false,
-            AuxChoice::All => true,
-            AuxChoice::Only(tags) => tags.contains(&tag),
-        }
-    }
-}
-
-/// The options htslib's FASTQ writer state holds.
-#[derive(Clone, Debug)]
-pub struct FastqStyle {
-    /// `>` entries without qualities instead of `@` ones.
-    pub fasta: bool,
-    /// Append `/1` or `/2` to paired reads.
-    pub rnum: bool,
-    /// Append the Illumina CASAVA comment (`1:N:0:BARCODE`).
-    pub casava: bool,
-    /// The barcode tag the CASAVA comment reads.
-    pub barcode_tag: [u8; 2],
-    /// Tags searched in order for a UMI to add to the name; empty: none.
-    pub umi_tags: Vec<[u8; 2]>,
-    pub aux: AuxChoice,
-}
-
-impl Default for FastqStyle {
-    fn default() -> Self {
-        FastqStyle {
-            fasta: false,
-            rnum: false,
-            casava: false,
-            barcode_tag: *b"BC",
-            umi_tags: Vec::new(),
-            aux: AuxChoice::None,
-        }
-    }
-}
-
-/// htslib's `FASTQ_OPT_UMI` list: up to five tags, each a letter and a letter or digit,
-/// separated by commas; a bad entry ends the list with htslib's warning.
-pub fn parse_umi_tags(list: &str) -> Vec<[u8; 2]> {
-    const MAX_TAGS: usize = 5;
-    let b = list.as_bytes();
-    let mut tags = Vec::new();
-    let mut i = 0;
-    while i < b.len() && tags.len() < MAX_TAGS {
-        let second = b.get(i + 1).copied().unwrap_or(0);
-        let after = b.get(i + 2).copied();
-        if !b[i].is_ascii_alphabetic()
-            || !second.is_ascii_alphanumeric()
-            || after.is_some_and(|c| c != b',')
-        {
-            eprintln!("[W::fastq_state_set] Bad UMI tag list '{list}'");
-            break;
-        }
-        tags.push([b[i], second]);
-        i += 3;
-    }
-    tags
-}
 
 /// Appends the entry for `r` (its last line ended).
 pub fn format_entry(out: &mut Vec<u8>, r: &RecordRef<'_>, style: &FastqStyle) {
@@ -169,7 +76,11 @@ fn push_umi(out: &mut Vec<u8>, name_start: usize, r: &RecordRef<'_>, tags: &[[u8
     let umi = tags.iter().find_map(|&t| r.aux_get(t));
     if let Some(f) = umi.filter(|f| f.ty == b'Z') {
         out.push(b':');
-        out.extend(f.value.iter().map(|&c| if c.is_ascii_alphabetic() { c.to_ascii_uppercase() } else { b'+' }));
+        out.extend(
+            f.value
+                .iter()
+                .map(|&c| if c.is_ascii_alphabetic() { c.to_ascii_uppercase() } else { b'+' }),
+        );
     }
     if let Some(plex) = plex {
         out.extend_from_slice(&plex);
@@ -190,7 +101,11 @@ fn push_casava(out: &mut Vec<u8>, r: &RecordRef<'_>, barcode_tag: [u8; 2]) {
     out.extend_from_slice(&[b' ', rnum, b':', filtered, b':', b'0', b':']);
     match r.aux_get(barcode_tag) {
         Some(f) if f.ty == b'Z' && f.value.first().is_some_and(u8::is_ascii_alphabetic) => out
-            .extend(f.value.iter().map(|&c| if c.is_ascii_alphabetic() { c.to_ascii_uppercase() } else { b'+' })),
+            .extend(
+                f.value
+                    .iter()
+                    .map(|&c| if c.is_ascii_alphabetic() { c.to_ascii_uppercase() } else { b'+' }),
+            ),
         Some(_) => {
             eprintln!("[W::fastq_format1] BC tag starts with non-sequence base; using '0'");
             out.push(b'0');
@@ -202,13 +117,21 @@ fn push_casava(out: &mut Vec<u8>, r: &RecordRef<'_>, barcode_tag: [u8; 2]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::layout::SEQ_NT16;
 
     #[test]
-    fn tag_lists_stop_at_the_first_bad_entry() {
-        assert_eq!(AuxChoice::from_list("MD,ia"), AuxChoice::Only(vec![*b"MD", *b"ia"]));
-        assert_eq!(AuxChoice::from_list("MD,i"), AuxChoice::Only(vec![*b"MD"]));
-        assert_eq!(AuxChoice::from_list("M"), AuxChoice::Only(vec![]));
-        assert_eq!(parse_umi_tags("RX,OX"), vec![*b"RX", *b"OX"]);
-        assert_eq!(parse_umi_tags("RX,1X"), vec![*b"RX"]);
+    fn reverse_reads_are_reverse_complemented() {
+        let mut b = vec![0u8; crate::record::layout::FIXED_LEN];
+        b[crate::record::layout::L_READ_NAME] = 2;
+        b[crate::record::layout::FLAG..][..2].copy_from_slice(&0x51u16.to_le_bytes());
+        b[crate::record::layout::L_SEQ..][..4].copy_from_slice(&3i32.to_le_bytes());
+        b.extend_from_slice(b"r\0");
+        b.push(SEQ_NT16[b'A' as usize] << 4 | SEQ_NT16[b'C' as usize]);
+        b.push(SEQ_NT16[b'=' as usize] << 4);
+        b.extend_from_slice(&[0, 1, 2]);
+        let style = FastqStyle { rnum: true, ..FastqStyle::default() };
+        let mut out = Vec::new();
+        format_entry(&mut out, &RecordRef::new(&b), &style);
+        assert_eq!(out, b"@r/1\n!GT\n+\n#\"!\n");
     }
 }

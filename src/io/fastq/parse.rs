@@ -10,6 +10,7 @@
 use crate::io::fasta_index::kseq::{self, Records};
 use crate::io::sam::parse::aux::encode_aux;
 use crate::io::sam::parse::pack_seq;
+use crate::ops::bam2fq::style::AuxChoice;
 use crate::record::layout::{self, flags};
 
 /// htslib's FASTQ reader options.
@@ -21,8 +22,8 @@ pub struct FastqReading {
     pub barcode_tag: Option<[u8; 2]>,
     /// `-U`: the tag for a UMI taken from the name.
     pub umi_tag: Option<[u8; 2]>,
-    /// `-T`: `None` no tags; `Some(None)` every tag; `Some(Some(list))` these.
-    pub aux: Option<Option<Vec<[u8; 2]>>>,
+    /// `-T`: the comment's tags to keep.
+    pub aux: AuxChoice,
 }
 
 /// A FASTQ or FASTA file read entry by entry.
@@ -53,7 +54,8 @@ impl FastqReader {
             None => {
                 let mut h = Vec::new();
                 if !self.lines.next_line(&mut h) {
-                    return Ok(None);
+                    // htslib finds no format in an empty file: reading it fails.
+                    return if self.fasta.is_none() { Err(Malformed) } else { Ok(None) };
                 }
                 h
             }
@@ -105,7 +107,7 @@ fn is_space(c: u8) -> bool {
 
 /// The record of one entry; `line` is the header line (it is changed as htslib changes it).
 fn build(
-    line: &mut Vec<u8>,
+    line: &mut [u8],
     seq: &[u8],
     qual: Option<&[u8]>,
     reading: &FastqReading,
@@ -162,8 +164,13 @@ fn build(
             crate::record::edit::append_str(&mut b, tag, &comment[bc.0..bc.0 + bc.1]);
         }
     }
-    if let Some(list) = &reading.aux {
-        parse_comment_tags(&comment[barcode_len.min(comment.len())..], list.as_deref(), &mut b);
+    let list = match &reading.aux {
+        AuxChoice::None => None,
+        AuxChoice::All => Some(None),
+        AuxChoice::Only(tags) => Some(Some(tags.as_slice())),
+    };
+    if let Some(list) = list {
+        parse_comment_tags(&comment[barcode_len.min(comment.len())..], list, &mut b);
     }
     Ok(b)
 }
@@ -217,8 +224,10 @@ fn take_umi(name: &mut Vec<u8>) -> Result<Option<Vec<u8>>, Malformed> {
     if len > 255 {
         return Err(Malformed);
     }
-    let umi: Vec<u8> =
-        name[at..at + len].iter().map(|&c| if c.is_ascii_alphabetic() { c } else { b'-' }).collect();
+    let umi: Vec<u8> = name[at..at + len]
+        .iter()
+        .map(|&c| if c.is_ascii_alphabetic() { c } else { b'-' })
+        .collect();
     let rest = name[at + len..].to_vec();
     name.truncate(at - 1);
     name.extend_from_slice(&rest);

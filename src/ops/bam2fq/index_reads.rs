@@ -54,7 +54,8 @@ pub fn index_reads(
 ) -> Result<[Option<Vec<u8>>; 2], UnknownCode> {
     let mut reads = [None, None];
     let Some(base) = b1.or(b2) else { return Ok(reads) };
-    let find = |tag| b1.and_then(|b| tag_cursor(b, tag)).or_else(|| b2.and_then(|b| tag_cursor(b, tag)));
+    let find =
+        |tag| b1.and_then(|b| tag_cursor(b, tag)).or_else(|| b2.and_then(|b| tag_cursor(b, tag)));
     let Some(bc) = find(spec.barcode_tag) else { return Ok(reads) };
     // The quality tag counts only with as many characters as the barcode.
     let qt = find(spec.quality_tag).filter(|q| q.c_len() == bc.c_len());
@@ -146,11 +147,8 @@ mod tests {
 
     #[test]
     fn barcodes_split_at_the_separator_or_by_length() {
-        let b = RecordBuilder::new(b"r")
-            .seq(b"A")
-            .qual(&[1])
-            .aux(b"BCZACG-TT\0QTZ!!!!!!\0")
-            .build();
+        let b =
+            RecordBuilder::new(b"r").seq(b"A").qual(&[1]).aux(b"BCZACG-TT\0QTZ!!!!!!\0").build();
         let [i1, i2] = index_reads(Some(&b), None, &spec("i*i*")).unwrap();
         let i1 = i1.unwrap();
         let r1 = RecordRef::new(&i1);

@@ -107,7 +107,8 @@ impl Pairing {
                 } else {
                     Dest::Read2
                 };
-                let index_sources = if is_read1 { (Some(&r[..]), None) } else { (None, Some(&r[..])) };
+                let index_sources =
+                    if is_read1 { (Some(&r[..]), None) } else { (None, Some(&r[..])) };
                 let mut index = Vec::new();
                 self.write_index(index_sources.0, index_sources.1, &mut index)?;
                 out.push(Emit { dest, record: r });

@@ -29,8 +29,11 @@ pub fn remove(bytes: &[u8], backup: Option<[u8; 2]>) -> Option<Vec<u8>> {
         if !cigar::consumes_query(op) {
             continue;
         }
-        let (codes, quals) =
-            if op == SOFT_CLIP { (&mut clip_codes, &mut clip_qual) } else { (&mut kept_codes, &mut kept_qual) };
+        let (codes, quals) = if op == SOFT_CLIP {
+            (&mut clip_codes, &mut clip_qual)
+        } else {
+            (&mut kept_codes, &mut kept_qual)
+        };
         codes.extend((at..at + len).map(|i| r.base_code(i)));
         quals.extend_from_slice(&qual[at..at + len]);
         at += len;
