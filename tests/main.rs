@@ -24,6 +24,8 @@ mod command_line;
 
 /// Every command on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
+/// `fastq`, `fasta` and `import` against the oracle on simulated pairs, and round trips.
+mod bam2fq;
 /// `cat` against the oracle: blocks copied as they are, headers merged, bad inputs.
 mod cat;
 /// `checksum` against the oracle: every report layout and option, merging, bad inputs.

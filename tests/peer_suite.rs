@@ -160,3 +160,13 @@ fn reheader_cases_pass() {
 fn calmd_cases_pass() {
     run_suite("calmd");
 }
+
+#[test]
+fn bam2fq_cases_pass() {
+    run_suite("bam2fq");
+}
+
+#[test]
+fn import_cases_pass() {
+    run_suite("import");
+}

@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx fastq fasta import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -13,6 +13,9 @@ _mdsam() {
         dict) opts='-? -A -h -H -a -l -s -u -o --help --no-header --alias --alt --alternative-name --assembly --species --uri --output --no-progress' ;;
         faidx) opts='-h -o -n -c -r -f -i -@ --output-fmt-option --threads --write-index --verbosity --output --help --length --continue --region-file --fastq --reverse-complement --mark-strand --fai-idx --gzi-idx --no-progress' ;;
         fqidx) opts='-h -o -n -c -r -f -i -@ --output-fmt-option --threads --write-index --verbosity --output --help --length --continue --region-file --fastq --reverse-complement --mark-strand --fai-idx --gzi-idx --no-progress' ;;
+        fastq) opts='-0 -1 -2 -o -f -F -G -n -i -N -O -s -c -t -T -v -@ -d -D -U --input-fmt-option --reference --threads --write-index --verbosity --require-flags --excl-flags --exclude-flags --rf --incl-flags --include-flags --i1 --I1 --i2 --I2 --if --IF --index-format --barcode-tag --quality-tag --tag --tag-file --no-sc --no-sc-bkp --sc-aux --UMI --UMI-tag --no-progress' ;;
+        fasta) opts='-0 -1 -2 -o -f -F -G -n -i -N -O -s -c -t -T -v -@ -d -D -U --input-fmt-option --reference --threads --write-index --verbosity --require-flags --excl-flags --exclude-flags --rf --incl-flags --include-flags --i1 --I1 --i2 --I2 --if --IF --index-format --barcode-tag --quality-tag --tag --tag-file --no-sc --no-sc-bkp --sc-aux --UMI --UMI-tag --no-progress' ;;
+        import) opts='-1 -2 -s -0 -b -h -i -T -r -R -o -O -u -@ -N -U --input-fmt-option --output-fmt --output-fmt-option --threads --write-index --verbosity --no-PG --i1 --i2 --r1 --r2 --rg --rg-line --order --barcode-tag --quality-tag --UMI-tag --name2 --umi --no-progress' ;;
         index) opts='-b -c -m -M -o -@ --output --bai --csi --min-shift --threads --no-progress' ;;
         fixmate) opts='-r -p -c -m -M -O -@ -u -z --sanitize --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         markdup) opts='-r -s -l -S -t -T -O -@ -f -d -c -m -u --include-fails --no-PG --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --json --duplicate-count --move-umi-to-tag --umi-separator --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;

@@ -3,6 +3,7 @@
 
 pub mod addreplacerg;
 pub mod ampliconclip;
+pub mod bam2fq;
 pub mod bedcov;
 pub mod calmd;
 pub mod cat;
@@ -25,6 +26,7 @@ pub mod global;
 pub mod head;
 pub mod hw_model;
 pub mod idxstats;
+pub mod import;
 pub mod index;
 pub mod install_shim;
 pub mod manpage;
@@ -406,6 +408,26 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             }
             Ok(reset::ResetRequest::Run(o)) => (reset::USAGE, crate::pipeline::reset::run(*o)),
             Err(e) => (reset::USAGE, Err(e)),
+        },
+        "fastq" | "fasta" => {
+            let fasta = cmd == "fasta";
+            let usage = if fasta { bam2fq::FASTA_USAGE } else { bam2fq::FASTQ_USAGE };
+            match bam2fq::parse(args, fasta, std::io::stdin().is_terminal()) {
+                Ok(bam2fq::Bam2fqRequest::Usage) => {
+                    print!("{usage}");
+                    return 0;
+                }
+                Ok(bam2fq::Bam2fqRequest::Run(o)) => (usage, crate::pipeline::bam2fq::run(&o)),
+                Err(e) => (usage, Err(e)),
+            }
+        }
+        "import" => match import::parse(&inv, args) {
+            Ok(import::ImportRequest::Usage) => {
+                print!("{}", import::USAGE);
+                return 0;
+            }
+            Ok(import::ImportRequest::Run(o)) => (import::USAGE, crate::pipeline::import::run(&o)),
+            Err(e) => (import::USAGE, Err(e)),
         },
         "dict" => (
             dict::USAGE,

@@ -15,6 +15,7 @@ pub mod fai;
 pub mod faidx;
 pub mod fasta;
 pub mod fasta_index;
+pub mod fastq;
 pub mod format;
 pub mod index;
 pub mod input;

@@ -4,6 +4,8 @@
 pub mod addreplacerg;
 pub mod amplicon_bed;
 pub mod ampliconclip;
+pub mod bam2fq;
+pub mod bam2fq_outputs;
 pub mod bedcov;
 pub mod calmd;
 pub mod cat;
@@ -21,6 +23,7 @@ pub mod fixmate;
 pub mod flagstat;
 pub mod head;
 pub mod idxstats;
+pub mod import;
 pub mod index;
 pub mod input_filter;
 pub mod load;

@@ -194,31 +194,36 @@ pub fn format_record(out: &mut Vec<u8>, r: &RecordRef<'_>, header: &Header) {
     }
     for f in r.aux() {
         out.push(b'\t');
-        out.extend_from_slice(&f.tag);
-        out.push(b':');
-        match f.typed() {
-            AuxValue::Char(c) => {
-                out.extend_from_slice(b"A:");
-                out.push(c);
-            }
-            AuxValue::Int(v) => {
-                out.extend_from_slice(b"i:");
-                push_int(out, v);
-            }
-            AuxValue::Float(v) => {
-                out.push(f.ty);
-                out.push(b':');
-                push_g(out, v);
-            }
-            AuxValue::Str(s) => {
-                out.push(f.ty);
-                out.push(b':');
-                out.extend_from_slice(s);
-            }
-            AuxValue::Array(sub, items) => push_array(out, sub, items),
-        }
+        push_aux_field(out, &f);
     }
     out.push(b'\n');
+}
+
+/// Appends one aux field as SAM text (`TAG:TYPE:VALUE`), as htslib's `sam_format_aux1`.
+pub fn push_aux_field(out: &mut Vec<u8>, f: &crate::record::aux::AuxField<'_>) {
+    out.extend_from_slice(&f.tag);
+    out.push(b':');
+    match f.typed() {
+        AuxValue::Char(c) => {
+            out.extend_from_slice(b"A:");
+            out.push(c);
+        }
+        AuxValue::Int(v) => {
+            out.extend_from_slice(b"i:");
+            push_int(out, v);
+        }
+        AuxValue::Float(v) => {
+            out.push(f.ty);
+            out.push(b':');
+            push_g(out, v);
+        }
+        AuxValue::Str(s) => {
+            out.push(f.ty);
+            out.push(b':');
+            out.extend_from_slice(s);
+        }
+        AuxValue::Array(sub, items) => push_array(out, sub, items),
+    }
 }
 
 fn push_array(out: &mut Vec<u8>, sub: u8, items: &[u8]) {

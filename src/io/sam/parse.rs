@@ -13,7 +13,7 @@ use crate::record::layout::{self, SEQ_NT16, flags};
 use crate::record::{Batch, Header, cigar};
 
 mod array;
-mod aux;
+pub(crate) mod aux;
 mod numbers;
 
 use aux::encode_aux;
@@ -476,7 +476,7 @@ fn write_fixed(fixed: &mut [u8], core: &CoreFields, sizes: FixedSizes) {
 
 /// Appends `seq` as 4-bit codes, two bases a byte. One table look-up per pair of bases (the
 /// per-base iterator was 11 % of SAM parsing).
-fn pack_seq(seq: &[u8], buf: &mut Vec<u8>) {
+pub(crate) fn pack_seq(seq: &[u8], buf: &mut Vec<u8>) {
     let (pairs, odd) = seq.as_chunks::<2>();
     let at = buf.len();
     buf.resize(at + pairs.len(), 0);

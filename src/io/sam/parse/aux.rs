@@ -26,7 +26,7 @@ fn parse_f64_lenient(s: &[u8]) -> f64 {
 }
 
 /// Encodes one `TAG:TYPE:VALUE` field.
-pub(super) fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
+pub(crate) fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseError> {
     let bad = || ParseError::BadAux(String::from_utf8_lossy(field).into_owned());
     if field.len() < 5 || field[2] != b':' || field[4] != b':' {
         return Err(bad());
