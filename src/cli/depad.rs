@@ -28,7 +28,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     globals_first: true,
-    unlisted: &["-C"],
+    unlisted: &["-C", "-?"],
 };
 
 /// The usage on stderr (with the notes after `-?`), exit status 1.

@@ -24,7 +24,8 @@ pub const OPTIONS: OptionTable = OptionTable {
     // SAM_OPT_GLOBAL_OPTIONS('-', 0, 0, 0, 0, '@'), listed before the command's own.
     globals: Some(Globals { input_fmt: Take::Refused, threads: Take::Short("@"), ..Globals::LONG }),
     globals_first: true,
-    unlisted: &["--zero-pad"],
+    // The usage writes `-M,--max-split` without the space the catalog's reader needs.
+    unlisted: &["--zero-pad", "-M", "--max-split"],
 };
 
 /// samtools' usage on stdout and exit status 1 (no arguments, a bad option).

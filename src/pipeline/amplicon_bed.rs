@@ -5,12 +5,16 @@
 use crate::error::Error;
 use crate::ops::ampliconclip::{Primer, PrimerSites};
 
+/// The name and score columns of a primer (`None`: absent), as the primer-count report prints
+/// them.
+pub type PrimerLabel = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// One reference's primers with what the primer-count report prints of them.
 pub struct BedReference {
     pub name: Vec<u8>,
     pub sites: PrimerSites,
-    /// Per primer (in `sites` order): the name and score columns (`None`: absent).
-    pub labels: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>,
+    /// Per primer, in `sites` order.
+    pub labels: Vec<PrimerLabel>,
 }
 
 /// `sscanf`'s `%ld`: optional blanks, sign and digits at the start of `s`; the rest.

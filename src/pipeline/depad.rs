@@ -336,7 +336,20 @@ pub fn run(opts: &DepadOptions) -> Result<(), Error> {
     let (file, index, bai) = index_request(output);
     let mut sink = RecordSink::create(&file, opts.format, opts.level, 1, &out_header, true)?;
     if opts.write_index {
-        sink.write_index(&index, bai, &out_header)?;
+        // htslib's auto_index indexes no stdout and no SAM: samtools stops after the header.
+        let refused = if output == "-" {
+            Some(Error::Status(1))
+        } else {
+            sink.write_index(&index, bai, &out_header).err().map(|_| {
+                Error::Bare(format!(
+                    "samtools auto_index: failed to open index \"{index}\" for writing"
+                ))
+            })
+        };
+        if let Some(e) = refused {
+            sink.finish()?;
+            return Err(e);
+        }
     }
     let mut depadder = Depadder {
         header: &header,

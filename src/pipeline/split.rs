@@ -64,7 +64,11 @@ impl Output {
         };
         let mut sink = RecordSink::create(&path, format, opts.level, opts.threads, &header, true)?;
         if opts.write_index {
-            sink.write_index(&index, bai, &header)?;
+            sink.write_index(&index, bai, &header).map_err(|_| {
+                Error::Bare(format!(
+                    "samtools auto_index: failed to open index \"{index}\" for writing\nsamtools split: Could not create index for file \"{name}\""
+                ))
+            })?;
         }
         Ok(Output { sink, header, pending: Encoded::default() })
     }

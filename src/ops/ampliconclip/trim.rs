@@ -51,7 +51,7 @@ fn bases_from(r: &RecordRef<'_>, from: usize) -> Vec<u8> {
     let packed = r.seq_packed();
     let l_seq = r.l_seq();
     let n = (l_seq - from).div_ceil(2);
-    if from % 2 == 0 {
+    if from.is_multiple_of(2) {
         return packed[from / 2..from / 2 + n].to_vec();
     }
     let mut out = Vec::with_capacity(n);
