@@ -119,6 +119,35 @@ impl SortedInput {
     }
 }
 
+/// The index of `path` (or the `-X` one), printing htslib's line when there is none; the
+/// caller adds its own.
+pub fn load_index_logged(path: &str, explicit: Option<&str>) -> Option<Index> {
+    let loaded = crate::pipeline::region::load_index(path, explicit);
+    loaded
+        .map_err(|_| match explicit {
+            Some(index) => {
+                if let Err(e) = std::fs::metadata(index) {
+                    eprintln!(
+                        "[E::hts_idx_load3] Could not load local index file '{index}' : {}",
+                        crate::error::c_message(&e)
+                    );
+                }
+            }
+            None => eprintln!("[E::idx_find_and_load] Could not retrieve index file for '{path}'"),
+        })
+        .ok()
+}
+
+/// htslib's line for an input that cannot be opened, if it cannot.
+pub fn log_open_failure(path: &str) {
+    if let Err(e) = std::fs::metadata(path) {
+        eprintln!(
+            "[E::hts_open_format] Failed to open file \"{path}\" : {}",
+            crate::error::c_message(&e)
+        );
+    }
+}
+
 /// The input whose current record comes first in coordinate order (the lowest index on ties),
 /// as samtools merges its inputs; `None` when all are at their end.
 pub fn first_in_order(inputs: &mut [SortedInput]) -> Result<Option<usize>, Error> {
