@@ -29,7 +29,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     globals_first: false,
-    unlisted: &["--write-index"],
+    unlisted: &["--min-mq", "--write-index"],
 };
 
 /// `-g`/`-G`: flags up to SUPPLEMENTARY only.

@@ -289,6 +289,11 @@ pub fn options(usage: &str) -> Vec<String> {
                 }
                 break;
             }
+            // depth's "-a -a, -aa": a letter repeated is that option given twice.
+            let bytes = token.as_bytes();
+            if bytes.len() == 3 && bytes[0] == b'-' && bytes[1] == bytes[2] && bytes[1] != b'-' {
+                continue;
+            }
             // "--region[s]-file" and "--excl[ude]-flags" name both spellings; "--opt=VAL" and
             // "--opt[=VAL]" name --opt.
             let spellings = match token.split_once('[').map(|(h, t)| (h, t.split_once(']'))) {

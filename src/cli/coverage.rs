@@ -48,7 +48,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     globals_first: true,
-    unlisted: &["--write-index", "--incl-flags", "--excl-flags"],
+    unlisted: &["--min-mq", "--min-bq", "--write-index", "--incl-flags", "--excl-flags"],
 };
 
 /// The histogram width when none is asked for: the terminal's (`COLUMNS`) less 40, at least 40.

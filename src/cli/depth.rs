@@ -32,7 +32,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     globals_first: false,
-    unlisted: &["-d", "-m", "-f", "--write-index"],
+    unlisted: &["--min-mq", "--min-bq", "-d", "-m", "--write-index"],
 };
 
 /// `atoi`.

@@ -10,8 +10,9 @@ use std::io::Write;
 use crate::error::Error;
 use crate::io::index::{Index, Region};
 use crate::ops::depth::bedcov::{BedcovOptions, IntervalCounts, IntervalSweep};
-use crate::pipeline::region::load_index;
-use crate::pipeline::sorted_input::{SortedInput, first_in_order};
+use crate::pipeline::sorted_input::{
+    SortedInput, first_in_order, load_index_logged, log_open_failure,
+};
 use crate::record::Header;
 use crate::record::layout::flags;
 
@@ -42,9 +43,12 @@ fn fail(message: String) -> Error {
 fn open(o: &BedcovRunOptions, i: usize) -> Result<(SortedInput, Index, Header), Error> {
     let path = &o.inputs[i];
     let failed = || fail(format!("ERROR: fail to open index BAM file '{path}'"));
-    let opened = crate::io::open::open(path, 1).map_err(|_| failed())?;
+    let opened = crate::io::open::open(path, 1).map_err(|_| {
+        log_open_failure(path);
+        failed()
+    })?;
     let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
-    let index = load_index(path, explicit).map_err(|_| failed())?;
+    let index = load_index_logged(path, explicit).ok_or_else(failed)?;
     let header = opened.header.clone();
     let empty = Region { tid: -1, beg: 0, end: 0 };
     let records = SortedInput::region(path, opened, &index, empty).ok_or_else(failed)?;
@@ -100,7 +104,13 @@ fn bedcov(o: &BedcovRunOptions) -> Result<(), Error> {
             status = 2;
             continue;
         };
-        let counts = count_interval(&mut inputs, &indexes, Region { tid, beg, end }, o, options)?;
+        let interval = Region { tid, beg, end };
+        let Some(counts) = count_interval(&mut inputs, &indexes, interval, o, options)? else {
+            out.flush().map_err(write_failed)?;
+            eprintln!("samtools bedcov: error reading from input file");
+            status = 2;
+            break;
+        };
         let mut text = line.to_vec();
         for c in &counts {
             push_count(&mut text, c.bases);
@@ -214,7 +224,7 @@ fn count_interval(
     interval: Region,
     o: &BedcovRunOptions,
     options: BedcovOptions,
-) -> Result<Vec<IntervalCounts>, Error> {
+) -> Result<Option<Vec<IntervalCounts>>, Error> {
     for (input, index) in inputs.iter_mut().zip(indexes) {
         input.requery(index, interval);
     }
@@ -226,10 +236,12 @@ fn count_interval(
             && i32::from(r.mapq()) >= o.min_mapq
             && flag & flags::UNMAP == 0
             && r.ref_id() >= 0
+            && let Err(message) = sweep.add(i, &r)
         {
-            sweep.add(i, &r);
+            eprintln!("[E::bam_plp_push] {message}");
+            return Ok(None);
         }
         inputs[i].advance();
     }
-    Ok(sweep.finish())
+    Ok(Some(sweep.finish()))
 }

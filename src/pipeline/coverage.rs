@@ -9,8 +9,8 @@ use std::io::Write;
 use crate::error::Error;
 use crate::io::open::Opened;
 use crate::ops::depth::coverage::{Coverage, CoverageOptions, Report};
-use crate::pipeline::region::load_index;
-use crate::pipeline::sorted_input::{SortedInput, first_in_order};
+use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::sorted_input::{SortedInput, first_in_order, load_index_logged};
 use crate::record::RecordRef;
 use crate::record::layout::flags;
 
@@ -37,9 +37,11 @@ pub struct CoverageRunOptions {
 }
 
 fn open_input(path: &str, threads: usize) -> Result<Opened, Error> {
-    let opened = crate::io::open::open(path, threads)
-        .map_err(|_| Error::Bare(format!("samtools coverage: Could not open \"{path}\"")))?;
-    Ok(opened)
+    let wording = Wording {
+        cannot_open: "samtools coverage: Could not open",
+        no_header: "samtools coverage: Could not read header for",
+    };
+    open_sequence_input(path, threads, &wording)
 }
 
 pub fn run(options: &CoverageRunOptions) -> Result<(), Error> {
@@ -75,9 +77,11 @@ fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
             None => SortedInput::whole(path, opened),
             Some(text) => {
                 let no_index = || {
-                    Error::Bare(format!("samtools coverage: Failed to load index for \"{path}\""))
+                    Error::Bare(format!(
+                        "samtools coverage: Failed to load index for \"{path}\": No such file or directory"
+                    ))
                 };
-                let index = load_index(path, None).map_err(|_| no_index())?;
+                let index = load_index_logged(path, None).ok_or_else(no_index)?;
                 let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
                     Error::Bare(format!("samtools coverage: Failed to parse region \"{text}\". Check the region format or region name presence in the file \"{path}\""))
                 })?;
@@ -115,8 +119,13 @@ fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
         cov.count_read(tid);
         if selected(o, &r) {
             cov.select_read(tid, r.mapq());
-            if tid >= 0 && r.flag() & flags::UNMAP == 0 {
-                cov.add(&r);
+            if tid >= 0
+                && r.flag() & flags::UNMAP == 0
+                && let Err(message) = cov.add(&r)
+            {
+                out.write_all(&cov.out).and_then(|_| out.flush()).map_err(write_failed)?;
+                eprintln!("[E::bam_plp_push] {message}");
+                return Err(Error::Failed);
             }
             if cov.out.len() >= 1 << 16 {
                 out.write_all(&cov.out).map_err(write_failed)?;

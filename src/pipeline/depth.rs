@@ -13,8 +13,7 @@ use crate::io::index::Region;
 use crate::ops::depth::BedMask;
 use crate::ops::depth::sweep::{self, DepthSweep, SweepError, SweepOptions};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::region::load_index;
-use crate::pipeline::sorted_input::{SortedInput, first_in_order};
+use crate::pipeline::sorted_input::{SortedInput, first_in_order, load_index_logged};
 use crate::record::{Header, RecordRef};
 
 #[derive(Clone, Debug, Default)]
@@ -53,9 +52,14 @@ pub fn run(options: &DepthOptions) -> Result<(), Error> {
 }
 
 /// `-b`: the BED file's intervals on the header's references.
-pub fn read_bed_mask(path: &str, header: &Header, command: &str) -> Result<BedMask, Error> {
-    let intervals = crate::io::bed::read_bed(path)
-        .map_err(|_| Error::Bare(format!("samtools {command}: Could not read file \"{path}\"")))?;
+fn read_bed_mask(path: &str, header: &Header, command: &str) -> Result<BedMask, Error> {
+    let intervals = crate::io::bed::read_bed(path).map_err(|_| {
+        let reason = std::fs::File::open(path)
+            .err()
+            .map(|e| format!(": {}", crate::error::c_message(&e)))
+            .unwrap_or_default();
+        Error::Bare(format!("samtools {command}: Could not read file \"{path}\"{reason}"))
+    })?;
     let tids = intervals.into_iter().filter_map(|(name, b, e)| Some((header.tid(&name)?, b, e)));
     Ok(BedMask::new(header.refs().len(), tids))
 }
@@ -101,7 +105,7 @@ fn depth(options: &DepthOptions) -> Result<(), Error> {
                 let explicit = options.index_files.as_ref().map(|x| x[i].as_str());
                 let no_index =
                     || Error::Bare(format!("samtools depth: cannot load index for \"{path}\""));
-                let index = load_index(path, explicit).map_err(|_| no_index())?;
+                let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
                 let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
                     Error::Bare(format!("samtools depth: cannot parse region \"{text}\""))
                 })?;
@@ -135,7 +139,10 @@ fn depth(options: &DepthOptions) -> Result<(), Error> {
         let Some(r) = inputs[i].current()? else { break };
         if counts(options, &r) {
             let clip = if options.remove_overlaps { overlap_clip(&mut mates[i], &r) } else { 0 };
-            sweep.add(&r, clip, i).map_err(|e| sweep_failure(&e))?;
+            if let Err(e) = sweep.add(&r, clip, i) {
+                out.write_all(&sweep.out).and_then(|_| out.flush()).map_err(write_failed)?;
+                return Err(sweep_failure(&e));
+            }
             if sweep.out.len() >= 1 << 16 {
                 out.write_all(&sweep.out).map_err(write_failed)?;
                 sweep.out.clear();

@@ -14,7 +14,13 @@ use crate::record::{Batch, RecordRef};
 
 enum Source {
     Whole(RecordReader),
-    Region { reader: bam::Reader, chunks: VecDeque<(u64, u64)>, region: Region },
+    Region {
+        reader: bam::Reader,
+        chunks: VecDeque<(u64, u64)>,
+        region: Region,
+        /// Where the chunk being read ends, while one is.
+        chunk_end: Option<u64>,
+    },
 }
 
 pub struct SortedInput {
@@ -43,7 +49,7 @@ impl SortedInput {
                 .map(|c| (c.start, c.end))
                 .collect()
         };
-        Some(SortedInput::new(path, Source::Region { reader, chunks, region }))
+        Some(SortedInput::new(path, Source::Region { reader, chunks, region, chunk_end: None }))
     }
 
     fn new(path: &str, source: Source) -> Self {
@@ -58,7 +64,8 @@ impl SortedInput {
 
     /// Points `region` at a new interval of the same file (bedcov's next BED line).
     pub fn requery(&mut self, index: &Index, region: Region) {
-        if let Source::Region { chunks, region: r, .. } = &mut self.source {
+        if let Source::Region { chunks, region: r, chunk_end, .. } = &mut self.source {
+            *chunk_end = None;
             *chunks = index
                 .query(region.tid, region.beg, region.end)
                 .iter()
@@ -102,20 +109,66 @@ impl SortedInput {
                 }
                 None => self.done = true,
             },
-            Source::Region { reader, chunks, region } => match chunks.pop_front() {
-                Some((start, end)) => {
-                    let batch =
-                        reader.read_range(start, end).map_err(|e| Error::file(&self.path, e))?;
-                    let mut kept = Batch::default();
-                    for r in batch.iter().filter(|r| overlaps(r, region)) {
+            Source::Region { reader, chunks, region, chunk_end } => {
+                let failed = |e| Error::file(&self.path, e);
+                let Some(end) = *chunk_end else {
+                    match chunks.pop_front() {
+                        Some((start, end)) => {
+                            reader.seek_chunk(start, end).map_err(failed)?;
+                            *chunk_end = Some(end);
+                        }
+                        None => self.done = true,
+                    }
+                    return Ok(());
+                };
+                // The chunk is read in batches, so memory stays bounded on a whole reference.
+                let Some((batch, located)) = reader.read_batch_located().map_err(failed)? else {
+                    *chunk_end = None;
+                    return Ok(());
+                };
+                let mut kept = Batch::default();
+                for (i, r) in batch.iter().enumerate() {
+                    if located[i] >= end {
+                        *chunk_end = None;
+                        break;
+                    }
+                    if overlaps(&r, region) {
                         kept.push(r.bytes());
                     }
-                    self.batches.push_back(kept);
                 }
-                None => self.done = true,
-            },
+                self.batches.push_back(kept);
+            }
         }
         Ok(())
+    }
+}
+
+/// The index of `path` (or the `-X` one), printing htslib's line when there is none; the
+/// caller adds its own.
+pub fn load_index_logged(path: &str, explicit: Option<&str>) -> Option<Index> {
+    let loaded = crate::pipeline::region::load_index(path, explicit);
+    loaded
+        .map_err(|_| match explicit {
+            Some(index) => {
+                if let Err(e) = std::fs::metadata(index) {
+                    eprintln!(
+                        "[E::hts_idx_load3] Could not load local index file '{index}' : {}",
+                        crate::error::c_message(&e)
+                    );
+                }
+            }
+            None => eprintln!("[E::idx_find_and_load] Could not retrieve index file for '{path}'"),
+        })
+        .ok()
+}
+
+/// htslib's line for an input that cannot be opened, if it cannot.
+pub fn log_open_failure(path: &str) {
+    if let Err(e) = std::fs::metadata(path) {
+        eprintln!(
+            "[E::hts_open_format] Failed to open file \"{path}\" : {}",
+            crate::error::c_message(&e)
+        );
     }
 }
 

@@ -258,6 +258,25 @@ impl Reader {
         }
     }
 
+    /// Moves to virtual offset `start`, reading no block past the one `end` lies in: one index
+    /// chunk, then read in batches by [`Self::read_batch_located`] (the caller stops at `end`).
+    pub fn seek_chunk(&mut self, start: u64, end: u64) -> Result<(), ReadError> {
+        let (cstart, ustart) = (start >> 16, (start & 0xffff) as usize);
+        let (cend, uend) = (end >> 16, end & 0xffff);
+        let limit = if uend == 0 { cend } else { cend + 1 };
+        self.bgzf.seek(cstart, Some(limit.max(cstart + 1))).map_err(bgzf::reader::ReadError::Io)?;
+        self.carry = Vec::new();
+        self.carry_spans = Spans::default();
+        if let Some(piece) = self.bgzf.read_piece_of(Vec::new(), 1)? {
+            let mut spans = Spans::default();
+            spans.add(&piece.blocks);
+            let skip = ustart.min(piece.data.len());
+            self.carry = piece.data[skip..].to_vec();
+            self.carry_spans = spans.carried_past(skip);
+        }
+        Ok(())
+    }
+
     /// Records whose virtual offsets lie in `[start, end)`: one index chunk of a region query.
     pub fn read_range(&mut self, start: u64, end: u64) -> Result<Batch, ReadError> {
         let (cstart, ustart) = (start >> 16, (start & 0xffff) as usize);

@@ -8,6 +8,7 @@
 use crate::record::{RecordRef, cigar};
 
 use super::PositionRing;
+use super::positions::SortCheck;
 use super::positions::for_span;
 
 #[derive(Clone, Copy)]
@@ -40,6 +41,7 @@ pub struct IntervalSweep {
     rings: Vec<PositionRing<Cell>>,
     spanned: PositionRing<bool>,
     spanned_positions: i64,
+    order: Vec<SortCheck>,
     pub counts: Vec<IntervalCounts>,
 }
 
@@ -52,14 +54,16 @@ impl IntervalSweep {
             rings: (0..n_files).map(|_| PositionRing::default()).collect(),
             spanned: PositionRing::default(),
             spanned_positions: 0,
+            order: (0..n_files).map(|_| SortCheck::default()).collect(),
             counts: vec![IntervalCounts::default(); n_files],
         }
     }
 
     /// Adds a mapped read of input `file` that passed the filters (reads of all inputs together
-    /// in coordinate order).
-    pub fn add(&mut self, file: usize, r: &RecordRef<'_>) {
+    /// in coordinate order); a read out of order is refused with the pileup's message.
+    pub fn add(&mut self, file: usize, r: &RecordRef<'_>) -> Result<(), &'static str> {
         let pos = r.pos();
+        self.order[file].check(r.ref_id(), pos)?;
         self.counts[file].reads += 1;
         self.flush_before(pos);
         let ring = &mut self.rings[file];
@@ -83,6 +87,7 @@ impl IntervalSweep {
         if i > pos {
             for_span(&mut self.spanned, pos, i, |_, s| *s = true);
         }
+        Ok(())
     }
 
     fn flush_before(&mut self, pos: i64) {

@@ -9,6 +9,7 @@
 use crate::record::{Header, RecordRef, cigar};
 
 use super::PositionRing;
+use super::positions::SortCheck;
 use super::positions::for_span;
 use super::printf_g::g;
 
@@ -61,6 +62,7 @@ pub struct Coverage<'h> {
     pub stats: Vec<RefStats>,
     ring: PositionRing<BaseCounts>,
     current: i32,
+    order: SortCheck,
     hist: Vec<u32>,
     bins: i64,
     /// Some read had no SEQ (samtools warns at the end).
@@ -89,6 +91,7 @@ impl<'h> Coverage<'h> {
             stats,
             ring: PositionRing::default(),
             current: -1,
+            order: SortCheck::default(),
             hist: vec![0; requested.max(0) as usize],
             bins,
             missing_qualities: false,
@@ -111,11 +114,13 @@ impl<'h> Coverage<'h> {
         }
     }
 
-    /// Adds a selected mapped read's bases (reads must come in coordinate order).
-    pub fn add(&mut self, r: &RecordRef<'_>) {
+    /// Adds a selected mapped read's bases; a read out of coordinate order is refused with the
+    /// pileup's message.
+    pub fn add(&mut self, r: &RecordRef<'_>) -> Result<(), &'static str> {
         let (tid, pos) = (r.ref_id(), r.pos());
+        self.order.check(tid, pos)?;
         if r.ref_len() == 0 {
-            return;
+            return Ok(());
         }
         if tid != self.current {
             self.flush_all();
@@ -152,6 +157,7 @@ impl<'h> Coverage<'h> {
                 _ => {}
             }
         }
+        Ok(())
     }
 
     /// The pileup reaches reference `tid`: the previous one is reported.

@@ -23,7 +23,9 @@ impl<T: Default> PositionRing<T> {
         if self.cells.is_empty() {
             self.first = beg;
         }
-        let want = (end - self.first).max(0) as usize;
+        // Positions already handed out cannot change (unsorted input is refused upstream).
+        let beg = beg.max(self.first);
+        let want = (end - self.first).max(beg - self.first) as usize;
         while self.cells.len() < want {
             self.cells.push_back(T::default());
         }
@@ -68,6 +70,28 @@ pub fn for_span<T: Default>(
     let n = a.len();
     a.iter_mut().enumerate().for_each(|(k, c)| add(k, c));
     b.iter_mut().enumerate().for_each(|(k, c)| add(n + k, c));
+}
+
+/// Where a read comes too early for htslib's pileup (`bam_plp_push`).
+#[derive(Default)]
+pub struct SortCheck {
+    last: Option<(i32, i64)>,
+}
+
+impl SortCheck {
+    /// The pileup's complaint about a read at `pos` of `tid`, if it is out of order.
+    pub fn check(&mut self, tid: i32, pos: i64) -> Result<(), &'static str> {
+        match self.last {
+            Some((t, _)) if tid < t => Err("The input is not sorted (chromosomes out of order)"),
+            Some((t, p)) if tid == t && pos < p => {
+                Err("The input is not sorted (reads out of order)")
+            }
+            _ => {
+                self.last = Some((tid, pos));
+                Ok(())
+            }
+        }
+    }
 }
 
 /// BED intervals per reference id, sorted and merged, as samtools' `bed_read` and `bed_overlap`
