@@ -1,11 +1,10 @@
 //! `samtools calmd`: `MD`/`NM` of every placed record recomputed against a FASTA reference
 //! ([`crate::ops::calmd`]), to stdout. The reference is read through the faidx reader
-//! ([`crate::io::fasta_index`]), one sequence at a time as records need it, and kept for the
-//! rest of the run. Records are edited in parallel chunks; warnings come out in input order.
+//! ([`crate::io::fasta_index`]), one sequence at a time as records need it. Records are edited in parallel chunks; warnings come out in input order.
 //! Command line: [`crate::cli::calmd`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, c_message};
@@ -29,13 +28,26 @@ pub struct CalmdOptions {
     pub filter: Option<String>,
 }
 
-/// Reference sequences by tid, fetched on first use (`None`: not in the FASTA).
+/// Reference sequences by tid, fetched on first use (`None`: not in the FASTA). While the
+/// input's references come in order, one left behind is dropped (samtools' streaming mode); once
+/// they go backwards, every one is kept (its caching mode).
 struct References {
     loaded: Mutex<load::Loaded>,
     by_tid: Mutex<HashMap<i32, Option<Arc<Vec<u8>>>>>,
+    out_of_order: AtomicBool,
 }
 
 impl References {
+    /// The input moved from reference `from` to `to` (file order).
+    fn moved(&self, from: i32, to: i32) {
+        if to < from {
+            self.out_of_order.store(true, Ordering::Relaxed);
+        } else if !self.out_of_order.load(Ordering::Relaxed) {
+            // Chunks run in parallel: one still on `from` holds its own copy (or reads it again).
+            self.by_tid.lock().unwrap_or_else(|e| e.into_inner()).retain(|&t, _| t >= from);
+        }
+    }
+
     fn get(&self, header: &Header, tid: i32) -> Option<Arc<Vec<u8>>> {
         if let Some(seq) = self.by_tid.lock().unwrap_or_else(|e| e.into_inner()).get(&tid) {
             return seq.clone();
@@ -82,7 +94,11 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
             opts.reference
         ))
     })?;
-    let references = References { loaded: Mutex::new(loaded), by_tid: Mutex::new(HashMap::new()) };
+    let references = References {
+        loaded: Mutex::new(loaded),
+        by_tid: Mutex::new(HashMap::new()),
+        out_of_order: AtomicBool::new(false),
+    };
     let skipped = AtomicU32::new(0);
     let filter = crate::pipeline::input_filter::InputFilter::new(opts.filter.as_deref());
     let source = Source { reader: &mut reader, path, header: &header, filter: filter.as_ref() };
@@ -92,8 +108,11 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
         if tid < 0 {
             return Ok(Edited::Write);
         }
-        let reference = references.get(&header, tid);
         let new_tid = before.is_none_or(|b| b.ref_id() != tid);
+        if let Some(from) = before.map(|b| b.ref_id()).filter(|&f| f >= 0 && f != tid) {
+            references.moved(from, tid);
+        }
+        let reference = references.get(&header, tid);
         let Some(reference) = reference else {
             if new_tid {
                 let name = header.ref_name(tid).map(String::from_utf8_lossy);
