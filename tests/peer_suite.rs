@@ -5,8 +5,7 @@
 use crate::support;
 
 /// Cases that fail for a documented, not-yet-built feature. Remove an entry when it lands.
-const KNOWN_GAPS: &[(&str, &str)] =
-    &[("reheader-02-v21-cram", "CRAM 2.1 output: mdsam's CRAM writer writes 3.0 and 3.1 only")];
+const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 fn is_known_gap(id: &str) -> bool {
     let base = id.strip_suffix("-t2").unwrap_or(id);

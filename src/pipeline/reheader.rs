@@ -3,20 +3,18 @@
 //! Command line: [`crate::cli::reheader`].
 //!
 //! BAM: the new header and the records that shared its last block are compressed again, every
-//! later block is copied as it is (samtools' `bam_reheader`). CRAM: samtools copies the
-//! containers after the header; mdsam decodes the records and encodes them again under the new
-//! header, in the input's CRAM version (same records, other bytes); `-i` rewrites a CRAM's header
-//! container where it is ([`super::reheader_in_place`]).
+//! later block is copied as it is (samtools' `bam_reheader`). CRAM: a file start of the input's
+//! version with the new header, then the containers after the old header copied as they are
+//! (samtools' `cram_reheader`); `-i` rewrites a CRAM's header container where it is
+//! ([`super::reheader_in_place`]).
 
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 
 use crate::error::{Error, c_message};
 use crate::io::bam::raw::{CopyError, RawBam};
 use crate::io::bgzf::block::{Deflater, EOF_BLOCK};
-use crate::io::format::OutputFormat;
 use crate::io::input::Input;
-use crate::io::open::{self, RecordReader, Sniffed};
-use crate::pipeline::sink::RecordSink;
+use crate::io::open::{self, Sniffed};
 use crate::record::Header;
 
 /// Where the new header comes from.
@@ -132,18 +130,18 @@ pub fn run(opts: ReheaderOptions) -> Result<(), Error> {
         }
         Sniffed::Cram => {
             let version = cram_version(path)?;
-            let mut opened = open::open_input(path, input, 1, 1 << 20)?;
+            let opened = open::open_input(path, input, 1, 1 << 20)?;
             let mut header = match (&opts.new_header, new_header.take()) {
                 (NewHeader::Command(cmd), _) => run_command(cmd, &opened.header)?,
                 (_, Some(h)) => h,
                 (_, None) => unreachable!("a header file was read"),
             };
             add_pg(&mut header, &opts.pg);
+            drop(opened);
             if opts.in_place {
-                drop(opened);
                 return super::reheader_in_place::rewrite(path, &header.sam_text());
             }
-            write_cram(&mut opened.reader, &header, path, version)
+            write_cram(&header, path, version)
         }
         _ => {
             Err(Error::Bare(format!("samtools reheader: input file '{path}' must be BAM or CRAM")))
@@ -154,13 +152,6 @@ pub fn run(opts: ReheaderOptions) -> Result<(), Error> {
 /// The new header, the records after the old one in its block, then the other blocks as they are.
 fn write_bam(raw: &mut RawBam, header: &Header, path: &str) -> Result<(), Error> {
     let (mut out, _) = crate::io::output::create("-").map_err(|e| Error::io("-", e))?;
-    let write_failed = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::BrokenPipe => Error::BrokenPipe,
-        _ => Error::Bare(format!(
-            "samtools reheader: Error writing to output file: {}",
-            c_message(&e)
-        )),
-    };
     let mut first = header.encode_bam();
     first.extend_from_slice(&raw.leftover);
     let mut deflater = Deflater::new(-1);
@@ -184,20 +175,29 @@ fn cram_version(path: &str) -> Result<(u8, u8), Error> {
     Ok((start[4], start[5]))
 }
 
-fn write_cram(
-    reader: &mut RecordReader,
-    header: &Header,
-    path: &str,
-    (major, minor): (u8, u8),
-) -> Result<(), Error> {
-    let RecordReader::Cram(reader) = reader else { unreachable!("sniffed as CRAM") };
-    crate::io::cram::writer::apply_output_option(&format!("version={major}.{minor}"));
-    let mut sink = RecordSink::create("-", OutputFormat::Cram, -1, 1, header, true)?;
-    while let Some(batches) = reader.read_batches().map_err(|e| Error::file(path, e))? {
-        for batch in &batches {
-            let framed: Vec<&[u8]> = (0..batch.len()).map(|i| batch.framed(i)).collect();
-            sink.write_framed(&framed)?;
-        }
+/// The new header in a file start of the input's version, then the input's containers from
+/// the end of its header container, byte for byte (its EOF container too).
+fn write_cram(header: &Header, path: &str, version: (u8, u8)) -> Result<(), Error> {
+    let mut input = Input::open_unmapped(path).map_err(|e| Error::io(path, e))?;
+    let (_, _, end) = crate::io::cram_header::read_input_with_end(&mut input)
+        .map_err(|e| Error::file(path, e))?;
+    drop(input);
+    let start = crate::io::cram::writer::reheadered_start(header, "-", version)
+        .map_err(|e| Error::Bare(format!("samtools reheader: {e}")))?;
+    let (mut out, _) = crate::io::output::create("-").map_err(|e| Error::io("-", e))?;
+    out.write_all(&start).map_err(write_failed)?;
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    file.seek(std::io::SeekFrom::Start(end as u64)).map_err(|e| Error::io(path, e))?;
+    std::io::copy(&mut file, &mut out).map_err(write_failed)?;
+    out.flush().map_err(write_failed)
+}
+
+fn write_failed(e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::BrokenPipe => Error::BrokenPipe,
+        _ => Error::Bare(format!(
+            "samtools reheader: Error writing to output file: {}",
+            c_message(&e)
+        )),
     }
-    sink.finish()
 }

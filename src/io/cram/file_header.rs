@@ -103,13 +103,15 @@ fn absolute_path(path: &str) -> String {
     }
 }
 
-/// The header container (CRAM 3.x): the text in a raw block, then a blank raw block of half
-/// its size (at most 10 000 bytes), as htslib leaves room to rewrite the header in place.
-pub fn header_container(text: &[u8]) -> Vec<u8> {
+/// The header container of a CRAM `major`.x file: the text in a raw block, then a blank raw
+/// block of half its size (at most 10 000 bytes), as htslib leaves room to rewrite the header
+/// in place. CRAM 2.1 has no CRC32s (its zero record counter is one byte either way).
+pub fn header_container(text: &[u8], major: u8) -> Vec<u8> {
+    let crc = major >= 3;
     let mut data = (text.len() as i32).to_le_bytes().to_vec();
     data.extend_from_slice(text);
-    let first = block(FILE_HEADER, &data);
-    let blank = block(FILE_HEADER, &vec![0; (first.len() / 2).min(10_000)]);
+    let first = block(FILE_HEADER, &data, crc);
+    let blank = block(FILE_HEADER, &vec![0; (first.len() / 2).min(10_000)], crc);
     let mut fields = Vec::new();
     for value in [0, 0, 0, 0] {
         itf8(&mut fields, value); // reference id, start, span, record count
@@ -121,22 +123,24 @@ pub fn header_container(text: &[u8]) -> Vec<u8> {
     itf8(&mut fields, first.len() as i32);
     let mut out = ((first.len() + blank.len()) as i32).to_le_bytes().to_vec();
     out.extend_from_slice(&fields);
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    if crc {
+        out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
+    }
     out.extend_from_slice(&first);
     out.extend_from_slice(&blank);
     out
 }
 
-/// A raw (uncompressed) block with its CRC32 (CRAM 3.x).
-fn block(content_type: u8, data: &[u8]) -> Vec<u8> {
+/// A raw (uncompressed) block, with its CRC32 when `crc` (CRAM 3.x).
+fn block(content_type: u8, data: &[u8], crc: bool) -> Vec<u8> {
     let mut out = vec![0, content_type]; // method raw, content type
     itf8(&mut out, 0); // content id
     itf8(&mut out, data.len() as i32); // compressed size
     itf8(&mut out, data.len() as i32); // raw size
     out.extend_from_slice(data);
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    if crc {
+        out.extend_from_slice(&crc32fast::hash(&out).to_le_bytes());
+    }
     out
 }
 
@@ -148,7 +152,7 @@ mod tests {
     fn header_container_reads_back_through_mdsam_reader() {
         let text = b"@HD\tVN:1.6\n@SQ\tSN:c\tLN:4\tM5:x\n".to_vec();
         let mut file = file_definition((3, 0), "out.cram");
-        file.extend_from_slice(&header_container(&text));
+        file.extend_from_slice(&header_container(&text, 3));
         file.extend_from_slice(crate::io::cram_header::eof_template(3, 0).unwrap());
         let ((major, minor), header) = crate::io::cram_header::read(&file).unwrap();
         assert_eq!((major, minor), (3, 0));

@@ -128,24 +128,8 @@ impl Writer {
             return Err(why);
         }
         let fasta = chosen_reference();
-        let finder = Arc::new(ReferenceFinder::new(header, fasta.clone()));
-        let mut read_groups = std::collections::HashMap::new();
-        let ids =
-            header.lines().filter(|l| l.starts_with(b"@RG\t")).filter_map(|l| line_field(l, b"ID"));
-        for id in ids {
-            let next = read_groups.len();
-            read_groups.entry(id.to_vec()).or_insert(next);
-        }
-        let shared = Shared {
-            names: header.refs().iter().map(|r| r.name.clone()).collect(),
-            repository: repository(finder),
-            read_groups,
-        };
-        // The M5s come through the same cached repository the containers are encoded against.
-        let m5_of = |name: &[u8]| shared.bases_named(name).map(|s| md5_hex((*s).as_ref()));
-        let text = with_checksums(header, &m5_of, fasta.as_deref())?;
-        let mut start = file_definition(settings.version, name);
-        start.extend_from_slice(&header_container(&text));
+        let shared = Shared::new(header, fasta.clone());
+        let start = file_start(header, &shared, fasta.as_deref(), settings.version, name)?;
         out.write_all(&start).map_err(|e| e.to_string())?;
         Ok(Writer {
             out,
@@ -301,6 +285,22 @@ impl Shared {
     }
 
     /// The bases of the reference called `name`, or why there are none.
+    fn new(header: &Header, fasta: Option<String>) -> Shared {
+        let finder = Arc::new(ReferenceFinder::new(header, fasta));
+        let mut read_groups = std::collections::HashMap::new();
+        let ids =
+            header.lines().filter(|l| l.starts_with(b"@RG\t")).filter_map(|l| line_field(l, b"ID"));
+        for id in ids {
+            let next = read_groups.len();
+            read_groups.entry(id.to_vec()).or_insert(next);
+        }
+        Shared {
+            names: header.refs().iter().map(|r| r.name.clone()).collect(),
+            repository: repository(finder),
+            read_groups,
+        }
+    }
+
     fn bases_named(&self, name: &[u8]) -> Result<Arc<fasta::record::Sequence>, String> {
         match self.repository.get(name) {
             Some(Ok(bases)) => Ok(bases),
@@ -318,6 +318,30 @@ struct Job {
 }
 
 /// [`encode`], with a panic (a bug) turned into an error rather than a crash.
+/// The file definition and header container htslib writes for `header` at `version`, the `M5`s
+/// added through `shared`'s repository (the one the containers are encoded against).
+fn file_start(
+    header: &Header,
+    shared: &Shared,
+    fasta: Option<&str>,
+    version: (u8, u8),
+    name: &str,
+) -> Result<Vec<u8>, String> {
+    let m5_of = |name: &[u8]| shared.bases_named(name).map(|s| md5_hex((*s).as_ref()));
+    let text = with_checksums(header, &m5_of, fasta)?;
+    let mut start = file_definition(version, name);
+    start.extend_from_slice(&header_container(&text, version.0));
+    Ok(start)
+}
+
+/// What `reheader` writes before the containers it copies as they are (samtools'
+/// `cram_reheader`): the file start [`Writer::new`] writes, at the input's `version`.
+pub fn reheadered_start(header: &Header, name: &str, version: (u8, u8)) -> Result<Vec<u8>, String> {
+    let fasta = chosen_reference();
+    let shared = Shared::new(header, fasta.clone());
+    file_start(header, &shared, fasta.as_deref(), version, name)
+}
+
 fn encode_guarded(
     framed: &[u8],
     sources: &Sources<'_>,
