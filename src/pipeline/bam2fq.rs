@@ -156,7 +156,8 @@ fn write(emits: &[Emit], style: &FastqStyle, outputs: &mut Outputs) -> Result<()
                     room[sink] += 2 * e.record.len();
                 }
             }
-            let mut texts: Vec<Vec<u8>> = room.into_iter().map(Vec::with_capacity).collect();
+            // Recycled buffers: fresh ones were pages the kernel zeroed each time.
+            let mut texts: Vec<Vec<u8>> = room.into_iter().map(crate::io::recycle::take).collect();
             for (e, route) in chunk.iter().zip(routes) {
                 if let Some(sink) = *route {
                     format_entry(&mut texts[sink], &RecordRef::new(&e.record), style);
@@ -166,10 +167,11 @@ fn write(emits: &[Emit], style: &FastqStyle, outputs: &mut Outputs) -> Result<()
         })
         .collect();
     for texts in chunks {
-        for (sink, text) in texts.iter().enumerate() {
+        for (sink, text) in texts.into_iter().enumerate() {
             if !text.is_empty() {
-                outputs.write(sink, text)?;
+                outputs.write(sink, &text)?;
             }
+            crate::io::recycle::give(text);
         }
     }
     Ok(())
