@@ -22,6 +22,7 @@ use crate::ops::bam2fq::pairing::{Emit, Pairing, PairingOptions};
 use crate::ops::bam2fq::style::FastqStyle;
 use crate::ops::bam2fq::{Changes, Selection, prepare};
 use crate::pipeline::bam2fq_outputs::{OutputNames, Outputs};
+use crate::pipeline::prefetch;
 use crate::record::RecordRef;
 use crate::record::header::line_field;
 
@@ -49,7 +50,8 @@ pub struct Bam2fqOptions {
 pub fn run(options: &Bam2fqOptions) -> Result<(), Error> {
     let mut options = options.clone();
     load_tag_files(&mut options)?;
-    crate::pipeline::threads::pool(options.threads).install(|| convert(&options))
+    let pool = crate::pipeline::threads::pool(options.threads);
+    pool.install(|| convert(&options, &pool))
 }
 
 /// `-D`'s files, read as samtools reads them when it parses the option.
@@ -71,7 +73,7 @@ fn load_tag_files(options: &mut Bam2fqOptions) -> Result<(), Error> {
     Ok(())
 }
 
-fn convert(options: &Bam2fqOptions) -> Result<(), Error> {
+fn convert(options: &Bam2fqOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let path = options.input.as_str();
     let input = Input::open(path).map_err(|e| {
         let reason = crate::error::c_message(&e);
@@ -95,8 +97,8 @@ fn convert(options: &Bam2fqOptions) -> Result<(), Error> {
     let mut pairing = Pairing::new(options.pairing.clone());
     let mut reads = 0u64;
     let result = (|| {
-        while let Some((batches, warnings)) = opened.reader.read_batches(path)? {
-            warnings.iter().for_each(|w| eprintln!("{w}"));
+        // The next batches are read while these are converted and written.
+        prefetch::for_each_batches(&mut opened.reader, path, pool, |batches| {
             for batch in &batches {
                 let prepared: Vec<Option<Cow<'_, [u8]>>> = (0..batch.len())
                     .into_par_iter()
@@ -109,7 +111,9 @@ fn convert(options: &Bam2fqOptions) -> Result<(), Error> {
                 }
                 write(&emits, &options.style, &mut outputs)?;
             }
-        }
+            prefetch::recycle(batches);
+            Ok(())
+        })?;
         let mut emits = Vec::new();
         pairing.flush(&mut emits).map_err(|_| unknown_code())?;
         write(&emits, &options.style, &mut outputs)
@@ -145,7 +149,15 @@ fn write(emits: &[Emit], style: &FastqStyle, outputs: &mut Outputs) -> Result<()
         .par_chunks(FORMAT_CHUNK)
         .zip(routes.par_chunks(FORMAT_CHUNK))
         .map(|(chunk, routes)| {
-            let mut texts = vec![Vec::new(); sinks];
+            // Room for each output's text up front: growing by doubling copied it again.
+            let mut room = vec![0usize; sinks];
+            for (e, route) in chunk.iter().zip(routes) {
+                if let Some(sink) = *route {
+                    room[sink] += 2 * e.record.len();
+                }
+            }
+            // Recycled buffers: fresh ones were pages the kernel zeroed each time.
+            let mut texts: Vec<Vec<u8>> = room.into_iter().map(crate::io::recycle::take).collect();
             for (e, route) in chunk.iter().zip(routes) {
                 if let Some(sink) = *route {
                     format_entry(&mut texts[sink], &RecordRef::new(&e.record), style);
@@ -155,10 +167,11 @@ fn write(emits: &[Emit], style: &FastqStyle, outputs: &mut Outputs) -> Result<()
         })
         .collect();
     for texts in chunks {
-        for (sink, text) in texts.iter().enumerate() {
+        for (sink, text) in texts.into_iter().enumerate() {
             if !text.is_empty() {
-                outputs.write(sink, text)?;
+                outputs.write(sink, &text)?;
             }
+            crate::io::recycle::give(text);
         }
     }
     Ok(())

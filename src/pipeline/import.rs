@@ -169,88 +169,117 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
         &header,
         true,
     )?;
-    let mut out = Encoded::default();
-    let mut read_number = 0u64;
-    let (mut ends, mut result) = (0usize, 0i32);
+    let format = sink.format();
     let roles: Vec<FileRole> = readers.iter().map(|(r, _)| *r).collect();
-    'rounds: loop {
-        let (mut index_seq, mut index_qual) = (Vec::new(), Vec::new());
-        for i in 0..readers.len() {
-            let role = roles[i];
-            let mut b = match readers[i].1.next_record() {
-                Ok(Some(b)) => b,
-                Ok(None) => {
-                    ends += 1;
-                    result = -1;
-                    continue;
-                }
-                Err(_) => {
-                    result = -2;
-                    break 'rounds;
-                }
-            };
-            result = 0;
-            if matches!(role, FileRole::Index1 | FileRole::Index2) {
-                append_index(&mut index_seq, &mut index_qual, &b);
-                continue;
-            }
-            let takes_index = options.index_both
-                || matches!(role, FileRole::Interleaved | FileRole::Unpaired | FileRole::Read1);
-            if !index_seq.is_empty() && takes_index {
-                edit::append_str(&mut b, options.barcode_tag, &index_seq);
-                edit::append_str(&mut b, options.quality_tag, &index_qual);
-            }
-            let mut flag = edit::flag(&b);
-            match role {
-                FileRole::Read1 => {
-                    if flag & (flags::READ1 | flags::READ2) == 0 {
-                        flag |= flags::READ1;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Encoded>(4);
+    let (header, rg, roles_read) = (&header, &rg, &roles);
+    // Parsing runs on a thread of its own beside the output's compression.
+    let (read, written) = std::thread::scope(|scope| {
+        let producer = scope.spawn(move || -> Result<(i32, usize), Error> {
+            let mut readers = readers;
+            let roles = roles_read;
+            let mut out = Encoded::default();
+            let mut read_number = 0u64;
+            let (mut ends, mut result) = (0usize, 0i32);
+            'rounds: loop {
+                let (mut index_seq, mut index_qual) = (Vec::new(), Vec::new());
+                for i in 0..readers.len() {
+                    let role = roles[i];
+                    let mut b = match readers[i].1.next_record() {
+                        Ok(Some(b)) => b,
+                        Ok(None) => {
+                            ends += 1;
+                            result = -1;
+                            continue;
+                        }
+                        Err(_) => {
+                            result = -2;
+                            break 'rounds;
+                        }
+                    };
+                    result = 0;
+                    if matches!(role, FileRole::Index1 | FileRole::Index2) {
+                        append_index(&mut index_seq, &mut index_qual, &b);
+                        continue;
                     }
-                    flag |= flags::PAIRED;
-                    if roles.get(i + 1) == Some(&FileRole::Read2) {
-                        flag |= flags::MUNMAP;
+                    let takes_index = options.index_both
+                        || matches!(
+                            role,
+                            FileRole::Interleaved | FileRole::Unpaired | FileRole::Read1
+                        );
+                    if !index_seq.is_empty() && takes_index {
+                        edit::append_str(&mut b, options.barcode_tag, &index_seq);
+                        edit::append_str(&mut b, options.quality_tag, &index_qual);
+                    }
+                    let mut flag = edit::flag(&b);
+                    match role {
+                        FileRole::Read1 => {
+                            if flag & (flags::READ1 | flags::READ2) == 0 {
+                                flag |= flags::READ1;
+                            }
+                            flag |= flags::PAIRED;
+                            if roles.get(i + 1) == Some(&FileRole::Read2) {
+                                flag |= flags::MUNMAP;
+                            }
+                        }
+                        FileRole::Read2 => {
+                            flag |= flags::PAIRED | flags::READ2;
+                            if i > 0 && roles[i - 1] == FileRole::Read1 {
+                                flag |= flags::MUNMAP;
+                            }
+                        }
+                        _ => {}
+                    }
+                    edit::set_flag(&mut b, flag);
+                    if let Some(id) = &rg {
+                        edit::append_str(&mut b, *b"RG", id.as_bytes());
+                    }
+                    if let Some((tag, width)) = options.order {
+                        let done = if width > 0 {
+                            edit::update_str(
+                                &mut b,
+                                tag,
+                                format!("{read_number:0width$}").as_bytes(),
+                            )
+                        } else {
+                            edit::update_int(&mut b, tag, read_number as i64)
+                        };
+                        done.map_err(|_| {
+                            Error::Bare("samtools import: could not set the --order tag".into())
+                        })?;
+                        read_number += 1;
+                    }
+                    encode(&mut out, &b, format, header);
+                    if out.ends.len() >= WRITE_BATCH && tx.send(std::mem::take(&mut out)).is_err() {
+                        return Ok((result, ends));
                     }
                 }
-                FileRole::Read2 => {
-                    flag |= flags::PAIRED | flags::READ2;
-                    if i > 0 && roles[i - 1] == FileRole::Read1 {
-                        flag |= flags::MUNMAP;
-                    }
+                if result < 0 {
+                    break;
                 }
-                _ => {}
             }
-            edit::set_flag(&mut b, flag);
-            if let Some(id) = &rg {
-                edit::append_str(&mut b, *b"RG", id.as_bytes());
-            }
-            if let Some((tag, width)) = options.order {
-                let done = if width > 0 {
-                    edit::update_str(&mut b, tag, format!("{read_number:0width$}").as_bytes())
-                } else {
-                    edit::update_int(&mut b, tag, read_number as i64)
-                };
-                done.map_err(|_| {
-                    Error::Bare("samtools import: could not set the --order tag".into())
-                })?;
-                read_number += 1;
-            }
-            encode(&mut out, &b, sink.format(), &header);
-            if out.ends.len() >= WRITE_BATCH {
-                sink.write(&out)?;
-                out = Encoded::default();
+            let _ = tx.send(out);
+            Ok((result, ends))
+        });
+        let mut written = Ok(());
+        for enc in rx {
+            if written.is_ok() {
+                written = sink.write(&enc);
             }
         }
-        if result < 0 {
-            break;
-        }
-    }
-    sink.write(&out)?;
+        let read = producer
+            .join()
+            .unwrap_or_else(|_| Err(Error::Bare("samtools import: reading failed".into())));
+        (read, written)
+    });
+    let (result, ends) = read?;
+    written?;
     // What was read before a bad record stays written, as samtools leaves it.
     sink.finish()?;
     if result != -1 {
         return Err(Error::Bare("samtools import: truncated file. Aborting".into()));
     }
-    if ends != readers.len() {
+    if ends != roles.len() {
         return Err(Error::Bare(
             "samtools import: input files with differing number of records".into(),
         ));

@@ -13,18 +13,18 @@ pub struct SeqRecord {
 
 /// `kseq_t` over a byte stream.
 pub struct Records {
-    input: Box<dyn BufRead>,
+    input: Box<dyn BufRead + Send>,
     /// The header character already read (`kseq`'s `last_char`), if any.
     at_header: bool,
 }
 
 /// Opens `path` (`-`: stdin), inflating gzip as `gzopen` would.
 pub fn open(path: &str) -> std::io::Result<Records> {
-    let raw: Box<dyn Read> =
+    let raw: Box<dyn Read + Send> =
         if path == "-" { Box::new(std::io::stdin()) } else { Box::new(std::fs::File::open(path)?) };
     let mut buffered = BufReader::with_capacity(256 * 1024, raw);
     let gzip = buffered.fill_buf()?.starts_with(&[0x1f, 0x8b]);
-    let input: Box<dyn BufRead> = if gzip {
+    let input: Box<dyn BufRead + Send> = if gzip {
         Box::new(BufReader::with_capacity(
             256 * 1024,
             flate2::bufread::MultiGzDecoder::new(buffered),

@@ -6,10 +6,10 @@
 //! - A reverse-strand read is reverse-complemented (`=` becomes `!`, as htslib's table has it)
 //!   and its qualities reversed; missing qualities (0xff) print as `B`.
 
-use crate::io::sam::format::push_aux_field;
+use crate::io::sam::format::{push_aux_field, push_seq};
 use crate::ops::bam2fq::style::{AuxChoice, FastqStyle};
 use crate::record::RecordRef;
-use crate::record::layout::{SEQ_CODES, flags};
+use crate::record::layout::flags;
 
 /// htslib's complement of each 4-bit base code.
 const COMPLEMENT_CODES: &[u8; 16] = b"!TGKCYSBAWRDMHVN";
@@ -44,9 +44,9 @@ pub fn format_entry(out: &mut Vec<u8>, r: &RecordRef<'_>, style: &FastqStyle) {
     out.push(b'\n');
     let reverse = flag & flags::REVERSE != 0;
     if reverse {
-        out.extend((0..len).rev().map(|i| COMPLEMENT_CODES[r.base_code(i) as usize]));
+        push_reverse_complement(out, r.seq_packed(), len);
     } else {
-        out.extend((0..len).map(|i| SEQ_CODES[r.base_code(i) as usize]));
+        push_seq(out, r.seq_packed(), len);
     }
     if !style.fasta {
         out.extend_from_slice(b"\n+\n");
@@ -60,6 +60,31 @@ pub fn format_entry(out: &mut Vec<u8>, r: &RecordRef<'_>, style: &FastqStyle) {
         }
     }
     out.push(b'\n');
+}
+
+/// Per packed byte, its two bases complemented and in reverse order.
+const REVERSE_COMPLEMENT_PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [COMPLEMENT_CODES[i & 0xf], COMPLEMENT_CODES[i >> 4]];
+        i += 1;
+    }
+    t
+};
+
+/// Appends the reverse complement of the `len` bases of `packed`, a byte (two bases) a step.
+fn push_reverse_complement(out: &mut Vec<u8>, packed: &[u8], len: usize) {
+    let at = out.len();
+    out.resize(at + packed.len() * 2, 0);
+    for (pair, &b) in out[at..].as_chunks_mut::<2>().0.iter_mut().zip(packed.iter().rev()) {
+        *pair = REVERSE_COMPLEMENT_PAIRS[b as usize];
+    }
+    // An odd length's last byte holds padding in its low half: the first letter written.
+    if len % 2 == 1 {
+        out.remove(at);
+    }
+    out.truncate(at + len);
 }
 
 /// `:UMI` after the name, before any `#index` that ends it; the UMI upper-cased, with `+` for

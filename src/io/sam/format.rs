@@ -132,7 +132,8 @@ const SEQ_PAIRS: [[u8; 2]; 256] = {
     t
 };
 
-fn push_seq(out: &mut Vec<u8>, packed: &[u8], l_seq: usize) {
+/// Appends the `l_seq` bases of `packed` as letters.
+pub fn push_seq(out: &mut Vec<u8>, packed: &[u8], l_seq: usize) {
     let at = out.len();
     out.resize(at + packed.len() * 2, 0);
     // Pairs of letters into a slice sized up front (a checked push per pair cost twice as much).
