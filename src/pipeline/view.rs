@@ -363,6 +363,19 @@ fn query_regions(opts: &ViewOptions, header: &Header, bed_regions: Vec<Region>) 
     }
 }
 
+/// htslib's line before `view`'s "Random alignment retrieval…" when no index could be found.
+fn report_missing_index(opts: &ViewOptions) {
+    match opts.index_path.as_deref() {
+        None => {
+            eprintln!("[E::idx_find_and_load] Could not retrieve index file for '{}'", opts.input)
+        }
+        Some(p) if !std::path::Path::new(p).exists() => eprintln!(
+            "[E::hts_idx_load3] Could not load local index file '{p}' : No such file or directory"
+        ),
+        Some(_) => {}
+    }
+}
+
 /// Feeds the records of the regions (and of `-M`'s BED intervals) to `handle`, through the
 /// input's index; with `-P`, their mates too.
 fn for_each_region_batch(
@@ -397,13 +410,18 @@ fn for_each_region_batch(
             &mut sam_gz
         }
         _ => {
+            report_missing_index(opts);
             return Err(Error::Message(
                 "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files."
                     .into(),
             ));
         }
     };
-    let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
+    let index = region::load_index(&opts.input, opts.index_path.as_deref()).inspect_err(|e| {
+        if matches!(e, Error::Message(_)) {
+            report_missing_index(opts);
+        }
+    })?;
     let regions = query_regions(opts, header, bed_regions);
     if !opts.fetch_pairs {
         return region::for_each_region_batch(
