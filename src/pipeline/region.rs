@@ -32,11 +32,17 @@ impl ChunkReader for bam::Reader {
 /// A `.sam.gz` chunk prints its parse warnings as the whole-file reader does.
 impl ChunkReader for RangeReader {
     fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Batch, Error> {
-        let (batch, warnings) = self.read_range(start, end).map_err(|e| Error::file(path, e))?;
+        let (batches, warnings) = self.read_range(start, end).map_err(|e| Error::file(path, e))?;
         for w in warnings {
             eprintln!("{w}");
         }
-        Ok(batch)
+        let mut all = Batch::default();
+        for b in &batches {
+            for r in b.iter() {
+                all.push(r.bytes());
+            }
+        }
+        Ok(all)
     }
 }
 
