@@ -20,29 +20,23 @@ use crate::record::{Batch, Header, RecordRef};
 /// Reads one index chunk of an indexed file: the records whose virtual offsets lie in
 /// `[start, end)`.
 pub trait ChunkReader {
-    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Batch, Error>;
+    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error>;
 }
 
 impl ChunkReader for bam::Reader {
-    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Batch, Error> {
-        self.read_range(start, end).map_err(|e| Error::file(path, e))
+    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error> {
+        Ok(vec![self.read_range(start, end).map_err(|e| Error::file(path, e))?])
     }
 }
 
 /// A `.sam.gz` chunk prints its parse warnings as the whole-file reader does.
 impl ChunkReader for RangeReader {
-    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Batch, Error> {
+    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error> {
         let (batches, warnings) = self.read_range(start, end).map_err(|e| Error::file(path, e))?;
         for w in warnings {
             eprintln!("{w}");
         }
-        let mut all = Batch::default();
-        for b in &batches {
-            for r in b.iter() {
-                all.push(r.bytes());
-            }
-        }
-        Ok(all)
+        Ok(batches)
     }
 }
 
@@ -238,9 +232,9 @@ fn read_chunks(
     sink: &mut dyn FnMut(&Batch) -> Result<(), Error>,
 ) -> Result<(), Error> {
     for &(start, end) in chunks {
-        let batch = reader.read_chunk(path, start, end)?;
+        let batches = reader.read_chunk(path, start, end)?;
         let mut kept = Batch::default();
-        for r in batch.iter() {
+        for r in batches.iter().flat_map(|b| b.iter()) {
             if regions.iter().any(|region| overlaps(&r, region)) {
                 kept.push(r.bytes());
             }

@@ -66,7 +66,11 @@ impl RangeReader {
             blocks.extend(
                 piece.blocks.iter().map(|b| BlockSpan { data_start: b.data_start + base, ..*b }),
             );
-            data.extend_from_slice(&piece.data);
+            if data.is_empty() {
+                data = piece.data;
+            } else {
+                data.extend_from_slice(&piece.data);
+            }
             if end_index(&blocks, end).and_then(|e| line_end(&data, e)).is_some() {
                 break;
             }
