@@ -413,3 +413,39 @@ fn regions_on_indexed_bam() {
     ];
     check_cases(&oracle, &dir, &csi_bam, &csi_cases);
 }
+
+/// Index queries on a coordinate-sorted `.sam.gz` compressed and indexed (`index -c`) by the
+/// oracle: each chunk is read line by line, and lines cross BGZF blocks.
+#[test]
+fn regions_on_indexed_sam_gz() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("differential_view_sam_gz_regions");
+    let sam = simulated_sam(&dir, &simulation(Order::Coordinate, 25));
+    write_side_files(&dir, &sam);
+    let sam_gz = dir.join("input.sam.gz");
+    oracle_ok(
+        &oracle,
+        &["view", "-h", "--no-PG", "-O", "sam.gz", "-o", path_str(&sam_gz), path_str(&sam)],
+    );
+    oracle_ok(&oracle, &["index", "-c", path_str(&sam_gz)]);
+    assert!(dir.join("input.sam.gz.csi").exists());
+
+    let cases = [
+        case("sam.gz whole reference", &["{in}", "chr2"]),
+        case("sam.gz one interval with header", &["-h", "{in}", "chr1:10000-50000"]),
+        case(
+            "sam.gz several regions out of order",
+            &["{in}", "chr3:5000-9000", "chr1:1-3000", "chr2:150000"],
+        ),
+        case("sam.gz overlapping regions", &["{in}", "chr1:1000-20000", "chr1:15000-40000"]),
+        case("sam.gz regions -M", &["-M", "{in}", "chr2:1-50000", "chr2:40000-90000", "chr3"]),
+        case("sam.gz unplaced", &["{in}", "*"]),
+        case("sam.gz count", &["-c", "{in}", "chr3:100000-110000"]),
+        case("sam.gz fetch pairs", &["-P", "{in}", "chr1:50000-60000"]),
+        case("sam.gz BED with -M", &["-M", "-L", "{dir}/targets.bed", "{in}"]),
+        case("sam.gz to BAM", &["-b", "-o", "{out}.bam", "{in}", "chr2:100000-150000"]),
+        case("sam.gz explicit index", &["-X", "{in}", "{in}.csi", "chr1:1-10000"]),
+        case("sam.gz unknown reference", &["{in}", "chrX:1-10", "chr3:1-2000"]),
+    ];
+    check_cases(&oracle, &dir, &sam_gz, &cases);
+}

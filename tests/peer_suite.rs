@@ -45,6 +45,12 @@ fn view_cases_pass() {
     run_suite("view");
 }
 
+/// Positions past 2^31, `.sam.gz` region queries through a `.csi` included.
+#[test]
+fn largepos_cases_pass() {
+    run_suite("largepos");
+}
+
 #[test]
 fn sort_cases_pass() {
     run_suite("sort");

@@ -1,4 +1,4 @@
-//! Region queries for `view`: which records of an indexed BAM to read, chunk by chunk.
+//! Region queries for `view`: which records of an indexed BAM or SAM.gz to read, chunk by chunk.
 //!
 //! - Default mode: each region in command-line order, so overlapping regions repeat reads
 //!   (htslib `sam_itr_querys` per region).
@@ -13,8 +13,32 @@ use crate::io::bam;
 use crate::io::index::{Index, Region, parse_region};
 use std::collections::HashSet;
 
+use crate::io::sam::range::RangeReader;
 use crate::record::layout::flags;
 use crate::record::{Batch, Header, RecordRef};
+
+/// Reads one index chunk of an indexed file: the records whose virtual offsets lie in
+/// `[start, end)`.
+pub trait ChunkReader {
+    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error>;
+}
+
+impl ChunkReader for bam::Reader {
+    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error> {
+        Ok(vec![self.read_range(start, end).map_err(|e| Error::file(path, e))?])
+    }
+}
+
+/// A `.sam.gz` chunk prints its parse warnings as the whole-file reader does.
+impl ChunkReader for RangeReader {
+    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error> {
+        let (batches, warnings) = self.read_range(start, end).map_err(|e| Error::file(path, e))?;
+        for w in warnings {
+            eprintln!("{w}");
+        }
+        Ok(batches)
+    }
+}
 
 /// Finds and loads the index of `input`: the `-X` path, else `input.bai`, `input.csi`, or the
 /// name with `.bam` replaced by `.bai`.
@@ -86,7 +110,7 @@ fn mate_inside(merged: &[Region], tid: i32, pos: i64) -> bool {
 /// `-P` pass 1: the names of paired reads in `regions` that pass `accepts` and whose mate is
 /// not inside the regions, and one point region at each such mate (`*` when a mate is unplaced).
 pub fn collect_mates(
-    reader: &mut bam::Reader,
+    reader: &mut dyn ChunkReader,
     index: &Index,
     path: &str,
     regions: &[Region],
@@ -122,7 +146,7 @@ pub fn collect_mates(
 
 /// Reads the records of `regions` and hands them to `sink` a chunk at a time.
 pub fn for_each_region_batch(
-    reader: &mut bam::Reader,
+    reader: &mut dyn ChunkReader,
     index: &Index,
     path: &str,
     regions: &[Region],
@@ -201,16 +225,16 @@ fn merged_queries(index: &Index, regions: &[Region]) -> Vec<MergedQuery> {
 }
 
 fn read_chunks(
-    reader: &mut bam::Reader,
+    reader: &mut dyn ChunkReader,
     path: &str,
     chunks: &[(u64, u64)],
     regions: &[Region],
     sink: &mut dyn FnMut(&Batch) -> Result<(), Error>,
 ) -> Result<(), Error> {
     for &(start, end) in chunks {
-        let batch = reader.read_range(start, end).map_err(|e| Error::file(path, e))?;
+        let batches = reader.read_chunk(path, start, end)?;
         let mut kept = Batch::default();
-        for r in batch.iter() {
+        for r in batches.iter().flat_map(|b| b.iter()) {
             if regions.iter().any(|region| overlaps(&r, region)) {
                 kept.push(r.bytes());
             }

@@ -9,8 +9,10 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::index::Region;
+use crate::io::input::Input;
 use crate::io::open::{self, Opened, RecordReader};
 use crate::io::sam::format::format_record;
+use crate::io::sam::range::RangeReader;
 use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
 use crate::pipeline::sink::{Encoded, RecordSink};
@@ -361,10 +363,23 @@ fn query_regions(opts: &ViewOptions, header: &Header, bed_regions: Vec<Region>) 
     }
 }
 
+/// htslib's line before `view`'s "Random alignment retrieval…" when no index could be found.
+fn report_missing_index(opts: &ViewOptions) {
+    match opts.index_path.as_deref() {
+        None => {
+            eprintln!("[E::idx_find_and_load] Could not retrieve index file for '{}'", opts.input)
+        }
+        Some(p) if !std::path::Path::new(p).exists() => eprintln!(
+            "[E::hts_idx_load3] Could not load local index file '{p}' : No such file or directory"
+        ),
+        Some(_) => {}
+    }
+}
+
 /// Feeds the records of the regions (and of `-M`'s BED intervals) to `handle`, through the
 /// input's index; with `-P`, their mates too.
 fn for_each_region_batch(
-    reader: &mut RecordReader,
+    (reader, is_bgzf): (&mut RecordReader, bool),
     opts: &ViewOptions,
     header: &Header,
     bed_regions: Vec<Region>,
@@ -386,12 +401,27 @@ fn for_each_region_batch(
             handle,
         );
     }
-    let RecordReader::Bam(bam_reader) = reader else {
-        return Err(Error::Message(
-            "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
-        ));
+    let mut sam_gz;
+    let bam_reader: &mut dyn region::ChunkReader = match reader {
+        RecordReader::Bam(bam_reader) => bam_reader,
+        RecordReader::Sam(_) if is_bgzf => {
+            let input = Input::open(&opts.input).map_err(|e| Error::io(&opts.input, e))?;
+            sam_gz = RangeReader::new(input, header.clone());
+            &mut sam_gz
+        }
+        _ => {
+            report_missing_index(opts);
+            return Err(Error::Message(
+                "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files."
+                    .into(),
+            ));
+        }
     };
-    let index = region::load_index(&opts.input, opts.index_path.as_deref())?;
+    let index = region::load_index(&opts.input, opts.index_path.as_deref()).inspect_err(|e| {
+        if matches!(e, Error::Message(_)) {
+            report_missing_index(opts);
+        }
+    })?;
     let regions = query_regions(opts, header, bed_regions);
     if !opts.fetch_pairs {
         return region::for_each_region_batch(
@@ -422,7 +452,8 @@ fn for_each_region_batch(
 /// Runs `view` on the current thread pool.
 pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
-    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
+    let Opened { mut reader, header: input_header, is_bgzf, .. } =
+        open::open(&opts.input, opts.threads)?;
     profile::describe(RunInfo::streamed(
         opts.threads,
         opts.level,
@@ -482,7 +513,7 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             Ok(())
         })?;
     } else {
-        for_each_region_batch(&mut reader, &opts, &header, bed_regions, &mut handle)?;
+        for_each_region_batch((&mut reader, is_bgzf), &opts, &header, bed_regions, &mut handle)?;
     }
     outputs.finish(&opts)
 }

@@ -4,6 +4,7 @@ pub mod format;
 pub mod header;
 pub mod located;
 pub mod parse;
+pub mod range;
 pub mod reader;
 
 pub use reader::Reader;

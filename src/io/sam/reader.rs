@@ -190,7 +190,7 @@ impl Reader {
 
 /// Parses `body` (complete lines) as `tasks` ranges in parallel; errors name their line, counted
 /// from `lines_before`, which advances past the body.
-fn parse_body(
+pub fn parse_body(
     body: &[u8],
     header: &Header,
     tasks: usize,
