@@ -114,8 +114,10 @@ for c in commands:
     for t in tools:
         if (c, t) in times:
             s = statistics.median(times[(c, t)])
-            print(f"{c:18} {t:10} {s:8.2f} {m:8.2f} {s / m:6.2f}")
-            bars.append((f"{c} vs {t}", s / m))
+            # GNU time's 0.00 (a run under 5 ms) counts as 0.01 s.
+            ratio = max(s, 0.01) / max(m, 0.01)
+            print(f"{c:18} {t:10} {s:8.2f} {m:8.2f} {ratio:6.2f}")
+            bars.append((f"{c} vs {t}", ratio))
 W, bar_h = 640, 22
 H = 40 + bar_h * len(bars)
 top = max([r for _, r in bars] + [1.0]) * 1.1
