@@ -67,20 +67,7 @@ fn atoi(v: &str) -> i64 {
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
-    let mut clip = ClipOptions {
-        hard: false,
-        both: false,
-        use_strand: false,
-        only_clipped: false,
-        mark_fail: false,
-        fail_len: -1,
-        filter_len: -1,
-        unmap_len: 0,
-        no_excluded: false,
-        original: false,
-        delete_tags: true,
-        tolerance: 5,
-    };
+    let mut clip = ClipOptions::default();
     let mut out = OutputChoice::default();
     let mut common = CommonOptions::default();
     let (mut bed, mut output, mut stats, mut rejects, mut primer_counts) =

@@ -49,6 +49,26 @@ pub struct ClipOptions {
     pub tolerance: i64,
 }
 
+/// samtools' defaults: soft clips, lengths off, `NM`/`MD` dropped, 5 bases of tolerance.
+impl Default for ClipOptions {
+    fn default() -> ClipOptions {
+        ClipOptions {
+            hard: false,
+            both: false,
+            use_strand: false,
+            only_clipped: false,
+            mark_fail: false,
+            fail_len: -1,
+            filter_len: -1,
+            unmap_len: 0,
+            no_excluded: false,
+            original: false,
+            delete_tags: true,
+            tolerance: 5,
+        }
+    }
+}
+
 /// samtools' summary counts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ClipCounts {
@@ -274,20 +294,7 @@ mod tests {
     use super::*;
 
     fn opts() -> ClipOptions {
-        ClipOptions {
-            hard: false,
-            both: false,
-            use_strand: false,
-            only_clipped: false,
-            mark_fail: false,
-            fail_len: -1,
-            filter_len: -1,
-            unmap_len: 0,
-            no_excluded: false,
-            original: false,
-            delete_tags: true,
-            tolerance: 5,
-        }
+        ClipOptions::default()
     }
 
     #[test]
