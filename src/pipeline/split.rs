@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
@@ -47,12 +49,24 @@ pub struct SplitOptions {
     pub pg: Option<Vec<(String, String)>>,
 }
 
-/// One output file and the records routed to it in the current batch.
+/// One output file.
 struct Output {
     sink: RecordSink,
     header: Header,
-    pending: Encoded,
 }
+
+/// Records of one group of input batches routed to their outputs, as framed BAM records
+/// borrowed from the batches: BAM and CRAM outputs take them without a copy (a routed copy of
+/// every record, and the recycled buffers it left behind, grew split's RSS with the input).
+#[derive(Default)]
+struct Routed<'b> {
+    /// Per output, in `Splitter::outputs` order.
+    outputs: Vec<Vec<&'b [u8]>>,
+    unaccounted: Vec<&'b [u8]>,
+}
+
+/// Records a chunk of SAM text is formatted from, on one worker.
+const TEXT_CHUNK_RECORDS: usize = 4096;
 
 impl Output {
     fn create(name: &str, header: Header, opts: &SplitOptions) -> Result<Output, Error> {
@@ -70,22 +84,34 @@ impl Output {
                 ))
             })?;
         }
-        Ok(Output { sink, header, pending: Encoded::default() })
+        Ok(Output { sink, header })
     }
 
-    fn push(&mut self, record: &[u8]) {
-        encode(&mut self.pending, record, &self.header, self.sink.format());
-    }
-
-    fn flush(&mut self) -> Result<(), Error> {
-        if self.pending.ends.is_empty() {
+    /// Writes framed records, in order: BAM and CRAM as they are, SAM formatted in parallel.
+    fn write(&mut self, framed: &[&[u8]]) -> Result<(), Error> {
+        if framed.is_empty() {
             return Ok(());
         }
-        self.sink.write_owned(std::mem::take(&mut self.pending))
+        let format = self.sink.format();
+        if format.takes_bam_records() {
+            return self.sink.write_framed(framed);
+        }
+        let header = &self.header;
+        let texts: Vec<Encoded> = framed
+            .par_chunks(TEXT_CHUNK_RECORDS)
+            .map(|chunk| {
+                let bytes = chunk.iter().map(|f| f.len()).sum();
+                let mut text = Encoded::sized_for(bytes, chunk.len(), format);
+                for f in chunk {
+                    encode(&mut text, &f[4..], header, format);
+                }
+                text
+            })
+            .collect();
+        texts.into_iter().try_for_each(|t| self.sink.write_owned(t))
     }
 
-    fn finish(mut self) -> Result<(), Error> {
-        self.flush()?;
+    fn finish(self) -> Result<(), Error> {
         self.sink.finish()
     }
 }
@@ -157,8 +183,9 @@ impl<'a> Splitter<'a> {
         Ok(())
     }
 
-    /// A new output for `value` met in a record (`prep_sam_file`).
-    fn open_value_output(&mut self, value: &[u8]) -> Result<usize, Error> {
+    /// A new output for `value` met in a record (`prep_sam_file`); in grouped mode the previous
+    /// value's output is complete: its routed records are written and it is closed.
+    fn open_value_output(&mut self, value: &[u8], routed: &mut Routed<'_>) -> Result<usize, Error> {
         let text = String::from_utf8_lossy(value);
         let index = if self.grouped { self.made } else { self.by_value.len() };
         let name = expand(
@@ -179,20 +206,23 @@ impl<'a> Splitter<'a> {
         let output = Output::create(&name, header, self.opts)?;
         if self.grouped {
             // One output at a time: the previous value's is complete.
-            if let Some(previous) = self.outputs.pop() {
+            if let Some(mut previous) = self.outputs.pop() {
+                previous.write(&routed.outputs.pop().unwrap_or_default())?;
                 previous.finish()?;
             }
             self.by_value.clear();
             self.made += 1;
         }
         self.outputs.push(output);
+        routed.outputs.push(Vec::new());
         let at = self.outputs.len() - 1;
         self.by_value.insert(value.to_vec(), at);
         Ok(at)
     }
 
-    /// Sends one record to its output.
-    fn route(&mut self, r: &RecordRef<'_>) -> Result<(), Error> {
+    /// Sends one record (`framed`, its bytes with `block_size`) to its output's routed list.
+    fn route<'b>(&mut self, framed: &'b [u8], routed: &mut Routed<'b>) -> Result<(), Error> {
+        let r = RecordRef::new(&framed[4..]);
         let field = r.aux_get(self.tag);
         let number: String;
         let value: Option<&[u8]> = match field.as_ref().map(|f| f.typed()) {
@@ -213,16 +243,16 @@ impl<'a> Splitter<'a> {
                 && read_group_ids(self.input_header).iter().any(|id| id.as_slice() == v);
             let count = if self.grouped { 0 } else { self.outputs.len() as i64 };
             if count < self.max_split && (self.opts.tag.is_some() || new_rg_file) {
-                target = Some(self.open_value_output(v)?);
+                target = Some(self.open_value_output(v, routed)?);
             }
         }
         if let Some(i) = target {
-            self.outputs[i].push(r.bytes());
+            routed.outputs[i].push(framed);
             return Ok(());
         }
-        match self.unaccounted.as_mut() {
-            Some(u) => {
-                u.push(r.bytes());
+        match self.unaccounted {
+            Some(_) => {
+                routed.unaccounted.push(framed);
                 Ok(())
             }
             None => {
@@ -244,11 +274,20 @@ impl<'a> Splitter<'a> {
         }
     }
 
-    fn flush(&mut self) -> Result<(), Error> {
-        for o in self.outputs.iter_mut().chain(self.unaccounted.as_mut()) {
-            o.flush()?;
+    /// An empty routing of one group of batches to the outputs made so far.
+    fn routing<'b>(&self) -> Routed<'b> {
+        Routed { outputs: vec![Vec::new(); self.outputs.len()], unaccounted: Vec::new() }
+    }
+
+    /// Writes a group's routed records.
+    fn write(&mut self, routed: Routed<'_>) -> Result<(), Error> {
+        for (o, framed) in self.outputs.iter_mut().zip(&routed.outputs) {
+            o.write(framed)?;
         }
-        Ok(())
+        match self.unaccounted.as_mut() {
+            Some(u) => u.write(&routed.unaccounted),
+            None => Ok(()),
+        }
     }
 
     fn finish(self) -> Result<(), Error> {
@@ -330,12 +369,13 @@ pub fn run(opts: &SplitOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
         splitter.max_split = opts.max_split.max(splitter.outputs.len() as i64);
     }
     crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
+        let mut routed = splitter.routing();
         for b in &batches {
-            for r in b.iter() {
-                splitter.route(&r)?;
+            for i in 0..b.len() {
+                splitter.route(b.framed(i), &mut routed)?;
             }
         }
-        splitter.flush()?;
+        splitter.write(routed)?;
         for b in batches {
             crate::io::recycle::give(b.data);
         }
