@@ -4,7 +4,7 @@
 use super::depth::atoi;
 use super::flags::parse_flags;
 use super::getopt::LongOpt;
-use super::global::{self, Globals, Take};
+use super::global::{self, Globals};
 use super::options::OptionTable;
 use crate::error::Error;
 use crate::pipeline::bedcov::BedcovRunOptions;
@@ -20,14 +20,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "min-mq", has_arg: true, key: "Q" },
         LongOpt { name: "max-depth", has_arg: true, key: "max-depth" },
     ],
-    // SAM_OPT_GLOBAL_OPTIONS('-', 0, '-', '-', 0, '-')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Refused,
-        output_fmt_option: Take::Refused,
-        threads: Take::Refused,
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::INPUT_OPTIONS_ONLY),
     globals_first: false,
     unlisted: &["--min-mq", "--write-index"],
 };

@@ -6,7 +6,7 @@
 use super::depth::atoi;
 use super::flags::parse_flags;
 use super::getopt::{GetoptError, LongOpt};
-use super::global::{self, Globals, Take};
+use super::global::{self, Globals};
 use super::options::OptionTable;
 use crate::error::Error;
 use crate::pipeline::coverage::CoverageRunOptions;
@@ -39,14 +39,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "depth", has_arg: true, key: "d" },
         LongOpt { name: "min-depth", has_arg: true, key: "min-depth" },
     ],
-    // SAM_OPT_GLOBAL_OPTIONS('-', 0, '-', '-', 0, '-')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Refused,
-        output_fmt_option: Take::Refused,
-        threads: Take::Refused,
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::INPUT_OPTIONS_ONLY),
     globals_first: true,
     unlisted: &["--min-mq", "--min-bq", "--write-index", "--incl-flags", "--excl-flags"],
 };

@@ -53,6 +53,16 @@ impl Globals {
         ..Globals::LONG
     };
 
+    /// `SAM_OPT_GLOBAL_OPTIONS('-', 0, '-', '-', 0, '-')`, as coverage and bedcov take them: only
+    /// `--input-fmt-option`, `--reference`, `--write-index` and `--verbosity`.
+    pub const INPUT_OPTIONS_ONLY: Globals = Globals {
+        input_fmt: Take::Refused,
+        output_fmt: Take::Refused,
+        output_fmt_option: Take::Refused,
+        threads: Take::Refused,
+        ..Globals::LONG
+    };
+
     /// The getopt entries, in samtools' order.
     pub fn long_options(&self) -> Vec<LongOpt> {
         let entry = |name: &'static str, has_arg: bool, take: Take| {

@@ -7,10 +7,11 @@
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::open::Opened;
 use crate::ops::depth::coverage::{Coverage, CoverageOptions, Report};
-use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::sorted_input::{SortedInput, first_in_order, load_index_logged};
+use crate::pipeline::checked_open::Wording;
+use crate::pipeline::sorted_input::{
+    InputMessages, SortedInputs, first_in_order, open_sorted_inputs,
+};
 use crate::record::RecordRef;
 use crate::record::layout::flags;
 
@@ -36,13 +37,20 @@ pub struct CoverageRunOptions {
     pub threads: usize,
 }
 
-fn open_input(path: &str, threads: usize) -> Result<Opened, Error> {
-    let wording = Wording {
+const MESSAGES: InputMessages = InputMessages {
+    wording: Wording {
         cannot_open: "samtools coverage: Could not open",
         no_header: "samtools coverage: Could not read header for",
-    };
-    open_sequence_input(path, threads, &wording)
-}
+    },
+    no_index: |path| {
+        format!("samtools coverage: Failed to load index for \"{path}\": No such file or directory")
+    },
+    bad_region: |text, path| {
+        format!(
+            "samtools coverage: Failed to parse region \"{text}\". Check the region format or region name presence in the file \"{path}\""
+        )
+    },
+};
 
 pub fn run(options: &CoverageRunOptions) -> Result<(), Error> {
     let pool = crate::pipeline::threads::pool(options.threads);
@@ -67,31 +75,8 @@ fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
         ))
     })?;
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
-    let mut inputs = Vec::new();
-    let mut header = None;
-    let mut region = None;
-    for path in &o.inputs {
-        let opened = open_input(path, o.threads)?;
-        let h = opened.header.clone();
-        let input = match &o.region {
-            None => SortedInput::whole(path, opened),
-            Some(text) => {
-                let no_index = || {
-                    Error::Bare(format!(
-                        "samtools coverage: Failed to load index for \"{path}\": No such file or directory"
-                    ))
-                };
-                let index = load_index_logged(path, None).ok_or_else(no_index)?;
-                let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
-                    Error::Bare(format!("samtools coverage: Failed to parse region \"{text}\". Check the region format or region name presence in the file \"{path}\""))
-                })?;
-                region.get_or_insert(r);
-                SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?
-            }
-        };
-        inputs.push(input);
-        header.get_or_insert(h);
-    }
+    let SortedInputs { mut inputs, header, region } =
+        open_sorted_inputs(&o.inputs, o.threads, (o.region.as_deref(), None), &MESSAGES)?;
     let Some(header) = header else { return Ok(()) };
     let region = region.map(|r| {
         let len = header.refs().get(r.tid as usize).map_or(0, |x| x.len as i64);

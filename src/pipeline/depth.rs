@@ -12,8 +12,10 @@ use crate::error::Error;
 use crate::io::index::Region;
 use crate::ops::depth::BedMask;
 use crate::ops::depth::sweep::{self, DepthSweep, SweepError, SweepOptions};
-use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::sorted_input::{SortedInput, first_in_order, load_index_logged};
+use crate::pipeline::checked_open::Wording;
+use crate::pipeline::sorted_input::{
+    InputMessages, SortedInputs, first_in_order, open_sorted_inputs,
+};
 use crate::record::{Header, RecordRef};
 
 #[derive(Clone, Debug, Default)]
@@ -41,9 +43,13 @@ pub struct DepthOptions {
     pub threads: usize,
 }
 
-const WORDING: Wording = Wording {
-    cannot_open: "samtools depth: Cannot open input file",
-    no_header: "Failed to read header for",
+const MESSAGES: InputMessages = InputMessages {
+    wording: Wording {
+        cannot_open: "samtools depth: Cannot open input file",
+        no_header: "Failed to read header for",
+    },
+    no_index: |path| format!("samtools depth: cannot load index for \"{path}\""),
+    bad_region: |text, _| format!("samtools depth: cannot parse region \"{text}\""),
 };
 
 pub fn run(options: &DepthOptions) -> Result<(), Error> {
@@ -93,29 +99,12 @@ fn depth(options: &DepthOptions) -> Result<(), Error> {
         ))
     })?;
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
-    let mut inputs = Vec::new();
-    let mut header = None;
-    let mut region = None;
-    for (i, path) in options.inputs.iter().enumerate() {
-        let opened = open_sequence_input(path, options.threads, &WORDING)?;
-        let h = opened.header.clone();
-        let input = match &options.region {
-            None => SortedInput::whole(path, opened),
-            Some(text) => {
-                let explicit = options.index_files.as_ref().map(|x| x[i].as_str());
-                let no_index =
-                    || Error::Bare(format!("samtools depth: cannot load index for \"{path}\""));
-                let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
-                let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
-                    Error::Bare(format!("samtools depth: cannot parse region \"{text}\""))
-                })?;
-                region.get_or_insert(r);
-                SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?
-            }
-        };
-        inputs.push(input);
-        header.get_or_insert(h);
-    }
+    let SortedInputs { mut inputs, header, region } = open_sorted_inputs(
+        &options.inputs,
+        options.threads,
+        (options.region.as_deref(), options.index_files.as_deref()),
+        &MESSAGES,
+    )?;
     let Some(header) = header else { return Ok(()) };
     let bed = options.bed.as_deref().map(|p| read_bed_mask(p, &header, "depth")).transpose()?;
     let sweep_options = SweepOptions {

@@ -9,8 +9,9 @@ use crate::error::Error;
 use crate::io::bam;
 use crate::io::index::{Index, Region};
 use crate::io::open::{Opened, RecordReader};
+use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::region::overlaps;
-use crate::record::{Batch, RecordRef};
+use crate::record::{Batch, Header, RecordRef};
 
 enum Source {
     Whole(RecordReader),
@@ -185,4 +186,52 @@ pub fn first_in_order(inputs: &mut [SortedInput]) -> Result<Option<usize>, Error
         }
     }
     Ok(best.map(|b| b.0))
+}
+
+/// What a command says when its inputs cannot be opened or queried.
+pub struct InputMessages {
+    pub wording: Wording,
+    /// The index of this input cannot be loaded (`path`).
+    pub no_index: fn(&str) -> String,
+    /// The region text cannot be parsed (`region`, `path`).
+    pub bad_region: fn(&str, &str) -> String,
+}
+
+/// Inputs opened for a coordinate-order sweep (`depth`, `coverage`).
+pub struct SortedInputs {
+    pub inputs: Vec<SortedInput>,
+    /// The first input's header; `None` without inputs.
+    pub header: Option<Header>,
+    /// The region, as parsed against the first input's references.
+    pub region: Option<Region>,
+}
+
+/// Opens `paths` in order, each queried for `region` through its index (`index_files`, one an
+/// input, else the one found next to it) when a region is given.
+pub fn open_sorted_inputs(
+    paths: &[String],
+    threads: usize,
+    (region, index_files): (Option<&str>, Option<&[String]>),
+    messages: &InputMessages,
+) -> Result<SortedInputs, Error> {
+    let mut opened_all = SortedInputs { inputs: Vec::new(), header: None, region: None };
+    for (i, path) in paths.iter().enumerate() {
+        let opened = open_sequence_input(path, threads, &messages.wording)?;
+        let h = opened.header.clone();
+        let input = match region {
+            None => SortedInput::whole(path, opened),
+            Some(text) => {
+                let explicit = index_files.map(|x| x[i].as_str());
+                let no_index = || Error::Bare((messages.no_index)(path));
+                let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
+                let r = crate::io::index::parse_region(text, h.refs())
+                    .ok_or_else(|| Error::Bare((messages.bad_region)(text, path)))?;
+                opened_all.region.get_or_insert(r);
+                SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?
+            }
+        };
+        opened_all.inputs.push(input);
+        opened_all.header.get_or_insert(h);
+    }
+    Ok(opened_all)
 }

@@ -68,33 +68,58 @@ fn bases_from(r: &RecordRef<'_>, from: usize) -> Vec<u8> {
     out
 }
 
+/// What removing `bases` reference bases takes from one end of a CIGAR: the whole operations
+/// passed (the walk stops at the first reference operation longer than what is left to remove).
+struct EndWalk {
+    whole_ops: usize,
+    /// Reference bases still to remove inside the operation the walk stopped at.
+    ref_left: u32,
+    /// Reference bases of the whole operations passed.
+    ref_removed: u32,
+    query_removed: u32,
+    hard_clipped: u32,
+}
+
+/// Walks `ops` from the clipped end, as samtools' `bam_trim_left` and `bam_trim_right` do.
+fn walk_from_end(ops: impl Iterator<Item = u32>, bases: u32) -> EndWalk {
+    let mut w = EndWalk {
+        whole_ops: 0,
+        ref_left: bases,
+        ref_removed: 0,
+        query_removed: 0,
+        hard_clipped: 0,
+    };
+    for c in ops {
+        let (o, l) = (op(c), len(c));
+        if o == HARD_CLIP {
+            w.hard_clipped += l;
+        } else {
+            let t = cigar_type(o);
+            if t & 2 != 0 {
+                if l > w.ref_left {
+                    break;
+                }
+                w.ref_left -= l;
+                w.ref_removed += l;
+            }
+            if t & 1 != 0 {
+                w.query_removed += l;
+            }
+        }
+        w.whole_ops += 1;
+    }
+    w
+}
+
 /// `bam_trim_left`: removes `bases` reference bases from the start.
 pub fn trim_left(r: &RecordRef<'_>, bases: u32, hard: bool) -> Vec<u8> {
     let cigar: Vec<u32> = r.cigar().collect();
     let n = cigar.len();
-    let (mut ref_remove, mut qry_removed, mut hardclip) = (bases, 0u32, 0u32);
-    let mut new_pos = r.pos();
-    let mut i = 0;
-    while i < n {
-        let (o, l) = (op(cigar[i]), len(cigar[i]));
-        if o == HARD_CLIP {
-            hardclip += l;
-        } else {
-            let t = cigar_type(o);
-            if t & 2 != 0 {
-                if l <= ref_remove {
-                    ref_remove -= l;
-                } else {
-                    break;
-                }
-                new_pos += l as i64;
-            }
-            if t & 1 != 0 {
-                qry_removed += l;
-            }
-        }
-        i += 1;
-    }
+    let walk = walk_from_end(cigar.iter().copied(), bases);
+    let (ref_remove, mut qry_removed, hardclip) =
+        (walk.ref_left, walk.query_removed, walk.hard_clipped);
+    let mut new_pos = r.pos() + walk.ref_removed as i64;
+    let i = walk.whole_ops;
     if i < n {
         let t = cigar_type(op(cigar[i]));
         if t & 2 != 0 {
@@ -138,28 +163,10 @@ pub fn trim_left(r: &RecordRef<'_>, bases: u32, hard: bool) -> Vec<u8> {
 pub fn trim_right(r: &RecordRef<'_>, bases: u32, hard: bool) -> Vec<u8> {
     let cigar: Vec<u32> = r.cigar().collect();
     let n = cigar.len() as i64;
-    let (mut ref_remove, mut qry_removed, mut hardclip) = (bases, 0u32, 0u32);
-    let mut i = n - 1;
-    while i >= 0 {
-        let c = cigar[i as usize];
-        let (o, l) = (op(c), len(c));
-        if o == HARD_CLIP {
-            hardclip += l;
-        } else {
-            let t = cigar_type(o);
-            if t & 2 != 0 {
-                if l <= ref_remove {
-                    ref_remove -= l;
-                } else {
-                    break;
-                }
-            }
-            if t & 1 != 0 {
-                qry_removed += l;
-            }
-        }
-        i -= 1;
-    }
+    let walk = walk_from_end(cigar.iter().rev().copied(), bases);
+    let (ref_remove, mut qry_removed, hardclip) =
+        (walk.ref_left, walk.query_removed, walk.hard_clipped);
+    let mut i = n - 1 - walk.whole_ops as i64;
     let mut j: i64;
     if i >= 0 {
         if cigar_type(op(cigar[i as usize])) & 1 != 0 {
