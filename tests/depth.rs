@@ -138,3 +138,50 @@ fn bad_bed_lines_and_missing_files_fail_as_samtools() {
         assert_eq!(ours.status.code(), theirs.status.code(), "exit status of {args:?}");
     }
 }
+
+/// htslib's pileup depth cap (`coverage -d`, `bedcov --max-depth`, and a `bedcov -d` above
+/// it) on reads about 150 deep with many duplicates, where the cap leaves reads out.
+#[test]
+fn pileup_depth_caps_match_the_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("depth_caps");
+    let opts = SimulateOptions {
+        pairs: 10_000,
+        seed: 5,
+        n_refs: 2,
+        ref_len: 20_000,
+        dup_rate: 0.3,
+        order: Order::Coordinate,
+        ..SimulateOptions::default()
+    };
+    let sam = simulated_sam(&dir, &opts);
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    let (bam, bed) = (s(dir.join("deep.bam")), s(dir.join("deep.bed")));
+    oracle_ok(&oracle, &["view", "-b", "-o", &bam, sam.to_str().unwrap()]);
+    oracle_ok(&oracle, &["index", &bam]);
+    std::fs::write(&bed, "chr1\t0\t5000\nchr1\t3000\t15000\nchr2\t100\t9000\n").unwrap();
+    let (bam, bed) = (bam.as_str(), bed.as_str());
+    let capped = |args: &[&str]| {
+        let uncapped = run(&oracle, &[args[0], args[args.len() - 1]]).stdout;
+        let theirs = run(&oracle, args).stdout;
+        assert!(theirs != uncapped, "{}: the cap leaves no read out", args.join(" "));
+        same(&oracle, &dir, args);
+    };
+    capped(&["coverage", "-d", "5", bam]);
+    capped(&["coverage", "-d", "40", bam]);
+    same(&oracle, &dir, &["coverage", "-d", "3", "-m", bam]);
+    same(&oracle, &dir, &["coverage", "-d", "0", bam]);
+    same(&oracle, &dir, &["coverage", "-d", "-1", bam]);
+    same(&oracle, &dir, &["coverage", "-d", "10", "-r", "chr2:1000-3000", bam]);
+    for args in [
+        &["--max-depth", "10", bed, bam][..],
+        &["--max-depth", "3", "-c", bed, bam],
+        &["-d", "30", "--max-depth", "10", "-c", bed, bam],
+        &["--max-depth", "0", "-c", bed, bam],
+        &["--max-depth", "1", "-j", "-c", bed, bam, bam],
+    ] {
+        same(&oracle, &dir, &[&["bedcov"], args].concat());
+    }
+    let uncapped = run(&oracle, &["bedcov", "-c", bed, bam]).stdout;
+    assert!(run(&oracle, &["bedcov", "--max-depth", "3", "-c", bed, bam]).stdout != uncapped);
+}

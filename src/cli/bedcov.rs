@@ -40,6 +40,8 @@ pub fn parse(args: &[String]) -> Result<BedcovRunOptions, Error> {
         ..BedcovRunOptions::default()
     };
     let mut with_indexes = false;
+    // `DEFAULT_DEPTH` is INT_MAX; a `-d` above the cap raises it (`bedcov.c`).
+    let (mut min_depth, mut max_depth) = (-1, i64::from(i32::MAX));
     for opt in &opts {
         let v = opt.value.as_deref().unwrap_or("");
         match opt.key.as_str() {
@@ -50,7 +52,11 @@ pub fn parse(args: &[String]) -> Result<BedcovRunOptions, Error> {
             "g" => o.excl_flags &= !flag_value(v)?,
             "G" => o.excl_flags |= flag_value(v)?,
             "j" => o.skip_deletions = true,
-            "d" => o.min_depth = Some(atoi(v)).filter(|&d| d >= 0),
+            "d" => {
+                min_depth = atoi(v);
+                o.min_depth = Some(min_depth).filter(|&d| d >= 0);
+            }
+            "max-depth" => max_depth = atoi(v),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 global::parse_input_fmt_option(v)?;
@@ -73,5 +79,6 @@ pub fn parse(args: &[String]) -> Result<BedcovRunOptions, Error> {
         o.index_files = Some(positionals.split_off(n));
     }
     o.inputs = positionals;
+    o.pileup_cap = Some(if min_depth > max_depth { min_depth } else { max_depth });
     Ok(o)
 }

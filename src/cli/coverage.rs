@@ -9,6 +9,7 @@ use super::getopt::{GetoptError, LongOpt};
 use super::global::{self, Globals};
 use super::options::OptionTable;
 use crate::error::Error;
+use crate::ops::depth::pileup_cap::HTSLIB_DEFAULT;
 use crate::pipeline::coverage::CoverageRunOptions;
 use crate::record::layout::flags;
 
@@ -70,6 +71,8 @@ pub fn parse(args: &[String]) -> Result<CoverageRunOptions, Error> {
     let mut o = CoverageRunOptions {
         fail_flags: flags::UNMAP | flags::SECONDARY | flags::QCFAIL | flags::DUP,
         min_depth: 1,
+        // `coverage.c`'s `max_depth`.
+        pileup_cap: Some(1_000_000),
         header: true,
         bins: 50,
         threads: 1,
@@ -97,7 +100,14 @@ pub fn parse(args: &[String]) -> Result<CoverageRunOptions, Error> {
             "l" => o.min_len = atoi(v),
             "q" => o.min_mapq = atoi(v) as i32,
             "Q" => o.min_base_quality = atoi(v).max(0) as u32,
-            "d" => {}
+            // `-d 0` lifts the cap (INT_MAX); a negative one leaves htslib's own.
+            "d" => {
+                o.pileup_cap = Some(match atoi(v) {
+                    d if d > 0 => d,
+                    0 => i64::from(i32::MAX),
+                    _ => HTSLIB_DEFAULT,
+                })
+            }
             "w" => {
                 o.bins = atoi(v);
                 full_width = false;

@@ -2,14 +2,14 @@
 //! its index and counted by [`crate::ops::depth::bedcov`]; the line is printed back with the
 //! counts appended. Command line: [`crate::cli::bedcov`].
 //!
-//! Differences: `--max-depth` (the pileup's depth cap) is accepted and ignored; inputs must be
-//! BAM.
+//! Differences: inputs must be BAM.
 
 use std::io::Write;
 
 use crate::error::Error;
 use crate::io::index::{Index, Region};
 use crate::ops::depth::bedcov::{BedcovOptions, IntervalCounts, IntervalSweep};
+use crate::ops::depth::pileup_cap::PileupCap;
 use crate::pipeline::sorted_input::{
     SortedInput, first_in_order, load_index_logged, log_open_failure,
 };
@@ -25,6 +25,8 @@ pub struct BedcovRunOptions {
     pub excl_flags: u16,
     pub skip_deletions: bool,
     pub min_depth: Option<i64>,
+    /// `--max-depth` (or a larger `-d`): htslib's pileup cap; `None`, no cap.
+    pub pileup_cap: Option<i64>,
     pub read_counts: bool,
     pub header: bool,
 }
@@ -229,6 +231,9 @@ fn count_interval(
         input.requery(index, interval);
     }
     let mut sweep = IntervalSweep::new(interval.beg, interval.end, inputs.len(), options);
+    // A new pileup for every interval, as `bam_mplp_init` there.
+    let mut caps: Vec<Option<PileupCap>> =
+        inputs.iter().map(|_| o.pileup_cap.map(PileupCap::new)).collect();
     while let Some(i) = first_in_order(inputs)? {
         let Some(r) = inputs[i].current()? else { break };
         let flag = r.flag();
@@ -236,6 +241,7 @@ fn count_interval(
             && i32::from(r.mapq()) >= o.min_mapq
             && flag & flags::UNMAP == 0
             && r.ref_id() >= 0
+            && caps[i].as_mut().is_none_or(|c| c.admits_read(&r))
             && let Err(message) = sweep.add(i, &r)
         {
             eprintln!("[E::bam_plp_push] {message}");

@@ -2,12 +2,13 @@
 //! merged in coordinate order and counted by [`crate::ops::depth::coverage`]. Command line:
 //! [`crate::cli::coverage`].
 //!
-//! Differences: `-d` (the pileup's depth cap) is accepted and ignored; a region needs a BAM.
+//! Differences: a region needs a BAM.
 
 use std::io::Write;
 
 use crate::error::Error;
 use crate::ops::depth::coverage::{Coverage, CoverageOptions, Report};
+use crate::ops::depth::pileup_cap::PileupCap;
 use crate::pipeline::checked_open::Wording;
 use crate::pipeline::sorted_input::{
     InputMessages, SortedInputs, first_in_order, open_sorted_inputs,
@@ -35,6 +36,8 @@ pub struct CoverageRunOptions {
     pub plot_depth: bool,
     pub bins: i64,
     pub threads: usize,
+    /// `-d`: htslib's pileup cap; `None`, no cap.
+    pub pileup_cap: Option<i64>,
 }
 
 const MESSAGES: InputMessages = InputMessages {
@@ -98,6 +101,8 @@ fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
         region,
     };
     let mut cov = Coverage::new(options, &header);
+    let mut caps: Vec<Option<PileupCap>> =
+        inputs.iter().map(|_| o.pileup_cap.map(PileupCap::new)).collect();
     while let Some(i) = first_in_order(&mut inputs)? {
         let Some(r) = inputs[i].current()? else { break };
         let tid = r.ref_id();
@@ -106,6 +111,7 @@ fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
             cov.select_read(tid, r.mapq());
             if tid >= 0
                 && r.flag() & flags::UNMAP == 0
+                && caps[i].as_mut().is_none_or(|c| c.admits_read(&r))
                 && let Err(message) = cov.add(&r)
             {
                 out.write_all(&cov.out).and_then(|_| out.flush()).map_err(write_failed)?;

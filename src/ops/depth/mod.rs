@@ -4,6 +4,7 @@
 pub mod bedcov;
 pub mod coverage;
 pub mod histogram;
+pub mod pileup_cap;
 pub mod positions;
 pub mod printf_g;
 pub mod sweep;
