@@ -77,6 +77,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::bam2fq::FASTA_OPTIONS),
     },
     CommandDoc {
+        name: "bam2fq",
+        summary: "converts a BAM to a FASTQ (the old name of fastq)",
+        usage: super::bam2fq::BAM2FQ_USAGE,
+        from_samtools: true,
+        options: Some(&super::bam2fq::BAM2FQ_OPTIONS),
+    },
+    CommandDoc {
         name: "import",
         summary: "converts FASTQ files to unmapped SAM/BAM/CRAM",
         usage: super::import::USAGE,
@@ -229,6 +236,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         usage: super::ampliconclip::USAGE,
         from_samtools: true,
         options: Some(&super::ampliconclip::OPTIONS),
+    },
+    CommandDoc {
+        name: "ampliconstats",
+        summary: "generate amplicon specific stats",
+        usage: super::ampliconstats::USAGE,
+        from_samtools: true,
+        options: Some(&super::ampliconstats::OPTIONS),
     },
     CommandDoc {
         name: "markdup-pipeline",
