@@ -5,7 +5,8 @@
 //! Files are read one after another, each with the reader's threads; counting is sequential as
 //! in samtools (the template-coordinate tables' bucket order depends on the order of records).
 //! Compatibility (samtools 1.24): the report goes out as it is made, so a failing later input
-//! leaves the earlier files' reports written, and the exit status is then 255.
+//! leaves the earlier files' reports written, and the exit status is then 255; standard input
+//! as the first input fails after the summary (samtools closes it after reading its header).
 
 pub mod report;
 pub mod stats;
@@ -13,6 +14,8 @@ pub mod stats;
 use std::io::Write;
 
 use crate::error::Error;
+use crate::io::detect;
+use crate::io::input::Input;
 use crate::io::open::Opened;
 use crate::ops::ampliconclip::PrimerSites;
 use crate::ops::ampliconstats::{
@@ -78,17 +81,42 @@ pub struct RefAmplicons {
 fn failed_late(out: &mut dyn Write, text: &mut String, message: String) -> Error {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
     text.clear();
-    eprintln!("{message}");
+    if !message.is_empty() {
+        eprintln!("{message}");
+    }
     Error::Status(255)
 }
 
-/// `sam_open_format` + `sam_hdr_read` with samtools' wording.
+const CANNOT_OPEN: &str = "samtools ampliconstats: Cannot open input file";
+const NO_HEADER: &str = "no header";
+
+/// htslib's lines for data it recognises as no format (`EFTYPE`).
+fn unrecognised(path: &str) -> String {
+    let reason = "Exec format error";
+    format!(
+        "[E::hts_hopen] Failed to open file {path}\n[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n{CANNOT_OPEN} \"{path}\": {reason}"
+    )
+}
+
+/// `sam_open_format` + `sam_hdr_read` with samtools' wording: binary data htslib does not
+/// recognise fails to open; text is SAM to htslib, and a header that does not read fails
+/// without a word.
 fn open(path: &str, threads: usize) -> Result<Opened, String> {
-    let wording = Wording {
-        cannot_open: "samtools ampliconstats: Cannot open input file",
-        no_header: "samtools ampliconstats: failed to read header for",
-    };
-    open_sequence_input(path, threads, &wording).map_err(|e| e.to_string())
+    let wording = Wording { cannot_open: CANNOT_OPEN, no_header: NO_HEADER };
+    match open_sequence_input(path, threads, &wording) {
+        Ok(o) => Ok(o),
+        Err(e) if e.to_string() == format!("{NO_HEADER} \"{path}\"") => {
+            let binary = path != "-"
+                && Input::open(path).is_ok_and(|mut i| {
+                    i.peek(detect::PEEK_COMPRESSED).is_ok_and(|head| {
+                        !detect::detect(head, path).is_sequence_data()
+                            && head.iter().any(|&b| b < 0x20 && !b"\t\n\r".contains(&b))
+                    })
+                });
+            Err(if binary { unrecognised(path) } else { String::new() })
+        }
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The sample name: `-s`'s first `@RG` `SM`, else the file name without its directory and a
@@ -133,10 +161,8 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
         ));
     }
     let mut text = String::new();
-    let first = open(&opts.inputs[0], opts.threads).map_err(|m| {
-        eprintln!("{m}");
-        Error::Status(255)
-    })?;
+    let first =
+        open(&opts.inputs[0], opts.threads).map_err(|m| failed_late(&mut out, &mut text, m))?;
     let header = first.header.clone();
     let mut report = opts.report.clone();
     report.header_refs = header.refs().len();
@@ -193,6 +219,10 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
     let mut first = Some(first);
     for path in &opts.inputs {
         let opened = match first.take() {
+            // samtools closes standard input after the first header and cannot open it again.
+            Some(_) if path == "-" => {
+                return Err(failed_late(&mut out, &mut text, unrecognised(path)));
+            }
             Some(o) => o,
             None => open(path, opts.threads).map_err(|m| failed_late(&mut out, &mut text, m))?,
         };
