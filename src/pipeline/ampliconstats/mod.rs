@@ -156,7 +156,7 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
     }
     if bed.len() > 1 && !opts.report.multi_ref {
         return Err(Error::Bare(
-            "samtools ampliconstats: Single-ref mode is not permitted for BED files\ncontaining more than one reference.\n"
+            "samtools ampliconstats: Single-ref mode is not permitted for BED files\ncontaining more than one reference."
                 .into(),
         ));
     }
