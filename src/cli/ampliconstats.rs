@@ -51,7 +51,16 @@ pub const OPTIONS: OptionTable = OptionTable {
     ],
     globals: Some(GLOBALS),
     globals_first: true,
-    unlisted: &["-?", "-h", "-p", "--help", "--flag-require", "--flag-filter", "--write-index"],
+    unlisted: &[
+        "-?",
+        "-h",
+        "-p",
+        "--help",
+        "--flag-require",
+        "--flag-filter",
+        "--write-index",
+        "--verbosity",
+    ],
 };
 
 /// What the command line asks for.

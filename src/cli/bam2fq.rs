@@ -306,16 +306,16 @@ mod tests {
 
     #[test]
     fn named_read_files_turn_off_the_read_numbers_unless_n_capital() {
-        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-1", "a", "x.bam"]), false, false) else {
+        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-1", "a", "x.bam"]), "fastq", false) else {
             panic!()
         };
         assert!(!o.style.rnum);
-        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-N", "-o", "a", "x.bam"]), false, false)
+        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-N", "-o", "a", "x.bam"]), "fastq", false)
         else {
             panic!()
         };
         assert!(o.style.rnum && o.outputs.reads[1] == o.outputs.reads[2]);
-        assert!(matches!(parse(&args(&["-i", "x.bam"]), false, false), Err(Error::ShowUsage(_))));
-        assert!(matches!(parse(&args(&[]), true, true), Ok(Bam2fqRequest::Usage)));
+        assert!(matches!(parse(&args(&["-i", "x.bam"]), "fastq", false), Err(Error::ShowUsage(_))));
+        assert!(matches!(parse(&args(&[]), "fasta", true), Ok(Bam2fqRequest::Usage)));
     }
 }
