@@ -4,8 +4,6 @@
 //! Template coordinates are counted in khash tables modelled bucket for bucket: the report
 //! lists them in bucket order, and the local table is reset (not rebuilt) between files.
 
-use std::collections::HashMap;
-
 use crate::io::index::khash::BinTable;
 use crate::ops::ampliconstats::{Amplicon, MAX_DEPTHS, PositionLookup};
 use crate::record::RecordRef;
@@ -41,8 +39,9 @@ pub struct AmpStats {
     pub amp_dist: Vec<[i32; 3]>,
     pub depth_valid: Vec<i32>,
     pub depth_all: Vec<i32>,
-    /// Read name → the first mate's start | end << 32, for overlap removal.
-    qend: HashMap<Vec<u8>, i64>,
+    /// Read name → the first mate's start | end << 32, for overlap removal (FxHash: one
+    /// lookup per read, SipHash cost 5 % of the run).
+    qend: rustc_hash::FxHashMap<Vec<u8>, i64>,
 }
 
 impl AmpStats {
@@ -67,7 +66,7 @@ impl AmpStats {
             amp_dist: vec![[0; 3]; namp],
             depth_valid: vec![0; len],
             depth_all: vec![0; len],
-            qend: HashMap::new(),
+            qend: rustc_hash::FxHashMap::default(),
         }
     }
 
