@@ -22,6 +22,8 @@ mod sam_text;
 /// Global options and getopt's messages against the oracle.
 mod command_line;
 
+/// `ampliconstats` and `bam2fq` against the oracle on simulated reads and a generated primer BED.
+mod ampliconstats;
 /// Every command on the bad-input corpus `fixtures/bad/`.
 mod bad_input;
 /// `fastq`, `fasta` and `import` against the oracle on simulated pairs, and round trips.

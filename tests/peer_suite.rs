@@ -132,6 +132,11 @@ fn ampliconclip_cases_pass() {
 }
 
 #[test]
+fn ampliconstats_cases_pass() {
+    run_suite("ampliconstats");
+}
+
+#[test]
 fn depth_cases_pass() {
     run_suite("largepos-0[78]-depth");
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use mdsam::simulate::SimulateOptions;
 
 use crate::support::{
-    assert_same_sam, mdsam_bin, oracle, oracle_ok, run, run_ok, sam_without_pg, scratch_dir,
-    shared_dir, simulated_sam, to_sam,
+    assert_same_sam, mdsam_bin, oracle, oracle_ok, primer_bed, run, run_ok, sam_without_pg,
+    scratch_dir, shared_dir, simulated_sam, to_sam,
 };
 
 fn s(p: &Path) -> &str {
@@ -105,34 +105,6 @@ fn depad_of_the_padded_fixture() {
         };
         assert_same_sam(&as_sam(&mine.stdout), &as_sam(&theirs.stdout), &format!("depad {full:?}"));
     }
-}
-
-/// A primer BED over the simulated references: amplicons every 210 bases, a 25-base forward
-/// primer at the start and a 25- to 30-base reverse primer 400 bases on.
-fn primer_bed(dir: &Path, sam: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(sam).expect("read SAM");
-    let mut bed = String::new();
-    for line in text.lines().take_while(|l| l.starts_with('@')).filter(|l| l.starts_with("@SQ")) {
-        let field = |key: &str| {
-            line.split('\t').find_map(|f| f.strip_prefix(key)).expect("@SQ field").to_string()
-        };
-        let (name, len): (String, i64) = (field("SN:"), field("LN:").parse().expect("LN"));
-        let mut x = 100;
-        let mut i = 0;
-        while x + 450 < len {
-            bed.push_str(&format!("{name}\t{x}\t{}\tamp{i}_LEFT\t60\t+\n", x + 25));
-            bed.push_str(&format!(
-                "{name}\t{}\t{}\tamp{i}_RIGHT\t60\t-\n",
-                x + 400,
-                x + 425 + i % 6
-            ));
-            x += 210;
-            i += 1;
-        }
-    }
-    let path = dir.join("primers.bed");
-    std::fs::write(&path, bed).expect("write BED");
-    path
 }
 
 /// Runs `ampliconclip ARGS -b BED -o OUT -f STATS --primer-counts COUNTS INPUT` with both and

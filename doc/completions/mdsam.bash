@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx fastq fasta import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -15,6 +15,7 @@ _mdsam() {
         fqidx) opts='-h -o -n -c -r -f -i -@ --output-fmt-option --threads --write-index --verbosity --output --help --length --continue --region-file --fastq --reverse-complement --mark-strand --fai-idx --gzi-idx --no-progress' ;;
         fastq) opts='-0 -1 -2 -o -f -F -G -n -i -N -O -s -c -t -T -v -@ -d -D -U --input-fmt-option --reference --threads --write-index --verbosity --require-flags --excl-flags --exclude-flags --rf --incl-flags --include-flags --i1 --I1 --i2 --I2 --if --IF --index-format --barcode-tag --quality-tag --tag --tag-file --no-sc --no-sc-bkp --sc-aux --UMI --UMI-tag --no-progress' ;;
         fasta) opts='-0 -1 -2 -o -f -F -G -n -i -N -O -s -c -t -T -v -@ -d -D -U --input-fmt-option --reference --threads --write-index --verbosity --require-flags --excl-flags --exclude-flags --rf --incl-flags --include-flags --i1 --I1 --i2 --I2 --if --IF --index-format --barcode-tag --quality-tag --tag --tag-file --no-sc --no-sc-bkp --sc-aux --UMI --UMI-tag --no-progress' ;;
+        bam2fq) opts='-0 -1 -2 -o -f -F -G -n -i -N -O -s -c -t -T -v -@ -d -D -U --input-fmt-option --reference --threads --write-index --verbosity --require-flags --excl-flags --exclude-flags --rf --incl-flags --include-flags --i1 --I1 --i2 --I2 --if --IF --index-format --barcode-tag --quality-tag --tag --tag-file --no-sc --no-sc-bkp --sc-aux --UMI --UMI-tag --no-progress' ;;
         import) opts='-1 -2 -s -0 -b -h -i -T -r -R -o -O -u -@ -N -U --input-fmt-option --output-fmt --output-fmt-option --threads --write-index --verbosity --no-PG --i1 --i2 --r1 --r2 --rg --rg-line --order --barcode-tag --quality-tag --UMI-tag --name2 --umi --no-progress' ;;
         index) opts='-b -c -m -M -o -@ --output --bai --csi --min-shift --threads --no-progress' ;;
         fixmate) opts='-r -p -c -m -M -O -@ -u -z --sanitize --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
@@ -37,6 +38,7 @@ _mdsam() {
         split) opts='-v -f -h -u -d -M -p -@ --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --max-split --zero-pad --no-progress' ;;
         depad) opts='-S -C -s -o -u -1 -T -? --input-fmt-option --output-fmt --output-fmt-option --reference --write-index --verbosity --no-PG --no-progress' ;;
         ampliconclip) opts='-b -@ -o -O -f -u --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --soft-clip --hard-clip --strand --clipped --fail --both-ends --filter-len --fail-len --no-excluded --rejects-file --primer-counts --original --keep-tag --tolerance --unmap-len --no-progress' ;;
+        ampliconstats) opts='-? -h -f -F -@ -p -m -d -s -a -l -t -o -c -b -D -S --input-fmt --input-fmt-option --reference --threads --write-index --verbosity --help --flag-require --flag-filter --min-depth --output --pos-margin --use-sample-name --max-amplicons --max-amplicon-length --tlen-adjust --tcoord-min-count --tcoord-bin --depth-bin --single-ref --no-progress' ;;
         markdup-pipeline) opts='-@ -O -u -l -r -p -c -s -S -f -d -m -t -T --no-PG --verify --max-memory --fixmate-remove --fixmate-cigar --max-read-length --include-fails --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --move-umi-to-tag --umi-separator --json --duplicate-count --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         simulate) opts='-n -s -o -@ -? --pairs --seed --order --read-length --refs --ref-length --dup-rate --optical-rate --read-groups --fasta --output --threads --help --no-progress' ;;
         install-shim) opts='--no-progress' ;;

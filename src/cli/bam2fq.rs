@@ -14,6 +14,8 @@ use crate::pipeline::bam2fq_outputs::OutputNames;
 
 pub const FASTQ_USAGE: &str = include_str!("usage/fastq.txt");
 pub const FASTA_USAGE: &str = include_str!("usage/fasta.txt");
+/// `bam2fq`, samtools' old name of `fastq`: its usage names the command it was called by.
+pub const BAM2FQ_USAGE: &str = include_str!("usage/bam2fq.txt");
 
 const LONG: &[LongOpt] = &[
     LongOpt { name: "require-flags", has_arg: true, key: "f" },
@@ -61,6 +63,9 @@ pub const FASTQ_OPTIONS: OptionTable = OptionTable {
     unlisted: UNLISTED,
 };
 
+/// `bam2fq` is `fastq` under its old name (getopt's messages name it).
+pub const BAM2FQ_OPTIONS: OptionTable = OptionTable { command: "bam2fq", ..FASTQ_OPTIONS };
+
 /// fasta takes fastq's options, though its usage leaves out those about qualities.
 pub const FASTA_OPTIONS: OptionTable = OptionTable {
     command: "fasta",
@@ -97,13 +102,14 @@ fn tag_of(v: &str) -> [u8; 2] {
     [b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]
 }
 
-/// Parses `fastq` (`fasta` when `fasta`) arguments.
-pub fn parse(
-    args: &[String],
-    fasta: bool,
-    stdin_is_terminal: bool,
-) -> Result<Bam2fqRequest, Error> {
-    let table = if fasta { &FASTA_OPTIONS } else { &FASTQ_OPTIONS };
+/// Parses `fastq`, `fasta` or `bam2fq` (`cmd`) arguments.
+pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2fqRequest, Error> {
+    let fasta = cmd == "fasta";
+    let table = match cmd {
+        "fasta" => &FASTA_OPTIONS,
+        "bam2fq" => &BAM2FQ_OPTIONS,
+        _ => &FASTQ_OPTIONS,
+    };
     let (opts, positionals) = table.parse_or_usage(args)?;
     let command = if fasta { "fasta" } else { "fastq" };
     let mut names = OutputNames::default();
@@ -300,16 +306,16 @@ mod tests {
 
     #[test]
     fn named_read_files_turn_off_the_read_numbers_unless_n_capital() {
-        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-1", "a", "x.bam"]), false, false) else {
+        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-1", "a", "x.bam"]), "fastq", false) else {
             panic!()
         };
         assert!(!o.style.rnum);
-        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-N", "-o", "a", "x.bam"]), false, false)
+        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-N", "-o", "a", "x.bam"]), "fastq", false)
         else {
             panic!()
         };
         assert!(o.style.rnum && o.outputs.reads[1] == o.outputs.reads[2]);
-        assert!(matches!(parse(&args(&["-i", "x.bam"]), false, false), Err(Error::ShowUsage(_))));
-        assert!(matches!(parse(&args(&[]), true, true), Ok(Bam2fqRequest::Usage)));
+        assert!(matches!(parse(&args(&["-i", "x.bam"]), "fastq", false), Err(Error::ShowUsage(_))));
+        assert!(matches!(parse(&args(&[]), "fasta", true), Ok(Bam2fqRequest::Usage)));
     }
 }

@@ -61,7 +61,7 @@ pub enum FaidxRequest {
 }
 
 /// `strtol(s, NULL, 10)`: the leading decimal integer, 0 when there is none.
-fn strtol10(s: &str) -> i64 {
+pub(super) fn strtol10(s: &str) -> i64 {
     let body = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
     let (neg, body) = match body.strip_prefix('-') {
         Some(b) => (true, b),

@@ -3,6 +3,7 @@
 
 pub mod addreplacerg;
 pub mod ampliconclip;
+pub mod ampliconstats;
 pub mod bam2fq;
 pub mod bedcov;
 pub mod calmd;
@@ -354,6 +355,16 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
                 Err(e) => (usage, Err(e)),
             }
         }
+        "ampliconstats" => match ampliconstats::parse(args, std::io::stdin().is_terminal()) {
+            Ok(ampliconstats::AmpliconstatsRequest::Usage) => {
+                print!("{}", ampliconstats::USAGE);
+                return 0;
+            }
+            Ok(ampliconstats::AmpliconstatsRequest::Run(o)) => {
+                (ampliconstats::USAGE, crate::pipeline::ampliconstats::run(&o))
+            }
+            Err(e) => (ampliconstats::USAGE, Err(e)),
+        },
         "ampliconclip" => (
             ampliconclip::USAGE,
             ampliconclip::parse(&inv, args).and_then(crate::pipeline::ampliconclip::run_on_pool),
@@ -409,10 +420,13 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             Ok(reset::ResetRequest::Run(o)) => (reset::USAGE, crate::pipeline::reset::run(*o)),
             Err(e) => (reset::USAGE, Err(e)),
         },
-        "fastq" | "fasta" => {
-            let fasta = cmd == "fasta";
-            let usage = if fasta { bam2fq::FASTA_USAGE } else { bam2fq::FASTQ_USAGE };
-            match bam2fq::parse(args, fasta, std::io::stdin().is_terminal()) {
+        "fastq" | "fasta" | "bam2fq" => {
+            let usage = match cmd {
+                "fasta" => bam2fq::FASTA_USAGE,
+                "bam2fq" => bam2fq::BAM2FQ_USAGE,
+                _ => bam2fq::FASTQ_USAGE,
+            };
+            match bam2fq::parse(args, cmd, std::io::stdin().is_terminal()) {
                 Ok(bam2fq::Bam2fqRequest::Usage) => {
                     print!("{usage}");
                     return 0;

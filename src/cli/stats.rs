@@ -68,7 +68,7 @@ fn atoi(v: &str) -> i32 {
 }
 
 /// C's `atof`.
-fn atof(v: &str) -> f64 {
+pub(super) fn atof(v: &str) -> f64 {
     parse_c_double(v.as_bytes()).map_or(0.0, |(x, _)| x)
 }
 

@@ -1,6 +1,7 @@
 //! What the samtools commands mean, on records only.
 
 pub mod ampliconclip;
+pub mod ampliconstats;
 pub mod bam2fq;
 pub mod calmd;
 pub mod cat;

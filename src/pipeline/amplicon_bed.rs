@@ -76,14 +76,41 @@ fn scan_line(line: &[u8]) -> Columns<'_> {
     c
 }
 
-/// Loads the BED; `strand` requires and reads the sixth column. Errors carry samtools' lines.
+/// Why the BED could not be read: samtools' lines, and the C reason (`errno`) when the file
+/// did not open.
+pub struct BedFailure {
+    pub lines: String,
+    pub reason: Option<String>,
+}
+
+/// Loads the BED sorted for `ampliconclip`; `strand` requires and reads the sixth column.
+/// Errors carry samtools' lines.
 pub fn load(path: &str, strand: bool) -> Result<Vec<BedReference>, Error> {
     let load_failed = "[ampliconclip] error: unable to load bed file.";
+    let mut refs = read_primers(path, strand)
+        .map_err(|f| Error::Bare(format!("{}\n{load_failed}", f.lines)))?;
+    if refs.is_empty() {
+        return Err(Error::Bare(load_failed.into()));
+    }
+    for r in refs.iter_mut() {
+        let mut order: Vec<usize> = (0..r.sites.primers.len()).collect();
+        order.sort_by_key(|&i| r.sites.primers[i].right);
+        r.sites.primers = order.iter().map(|&i| r.sites.primers[i].clone()).collect();
+        r.labels = order.iter().map(|&i| r.labels[i].clone()).collect();
+    }
+    Ok(refs)
+}
+
+/// Reads the BED's primers in file order (`load_bed_file_multi_ref` without sorting); an empty
+/// BED gives no references.
+pub fn read_primers(path: &str, strand: bool) -> Result<Vec<BedReference>, BedFailure> {
+    let failure = |lines: String| BedFailure { lines, reason: None };
     let text = std::fs::read(path).map_err(|e| {
-        Error::Bare(format!(
-            "samtools amplicon: unable to open file {path}.: {}\n{load_failed}",
-            crate::error::c_message(&e)
-        ))
+        let reason = crate::error::c_message(&e);
+        BedFailure {
+            lines: format!("samtools amplicon: unable to open file {path}.: {reason}"),
+            reason: Some(reason),
+        }
     })?;
     let mut refs: Vec<BedReference> = Vec::new();
     let mut lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
@@ -102,8 +129,8 @@ pub fn load(path: &str, strand: bool) -> Result<Vec<BedReference>, Error> {
         let c = scan_line(line);
         let need = if strand { 6 } else { 3 };
         if c.parsed < need {
-            return Err(Error::Bare(format!(
-                "[amplicon] error: invalid bed file format in line {} of {path}.\nParsed {} columns, but need at least {need}\n(N.B. ref/chrom name limited to 1023 characters.)\n{load_failed}",
+            return Err(failure(format!(
+                "[amplicon] error: invalid bed file format in line {} of {path}.\nParsed {} columns, but need at least {need}\n(N.B. ref/chrom name limited to 1023 characters.)",
                 n + 1,
                 c.parsed
             )));
@@ -112,8 +139,8 @@ pub fn load(path: &str, strand: bool) -> Result<Vec<BedReference>, Error> {
             (false, _) | (true, b'+') => false,
             (true, b'-') => true,
             (true, other) => {
-                return Err(Error::Bare(format!(
-                    "[amplicon] error: bad strand value in line {}, expecting '+' or '-', found '{}'.\n{load_failed}",
+                return Err(failure(format!(
+                    "[amplicon] error: bad strand value in line {}, expecting '+' or '-', found '{}'.",
                     n + 1,
                     other as char
                 )));
@@ -137,15 +164,6 @@ pub fn load(path: &str, strand: bool) -> Result<Vec<BedReference>, Error> {
             (c.parsed >= 5).then(|| c.score.to_vec()),
         ));
         r.sites.longest = r.sites.longest.max(c.right - c.left);
-    }
-    if refs.is_empty() {
-        return Err(Error::Bare(load_failed.into()));
-    }
-    for r in refs.iter_mut() {
-        let mut order: Vec<usize> = (0..r.sites.primers.len()).collect();
-        order.sort_by_key(|&i| r.sites.primers[i].right);
-        r.sites.primers = order.iter().map(|&i| r.sites.primers[i].clone()).collect();
-        r.labels = order.iter().map(|&i| r.labels[i].clone()).collect();
     }
     Ok(refs)
 }

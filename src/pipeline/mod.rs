@@ -4,6 +4,7 @@
 pub mod addreplacerg;
 pub mod amplicon_bed;
 pub mod ampliconclip;
+pub mod ampliconstats;
 pub mod bam2fq;
 pub mod bam2fq_outputs;
 pub mod bedcov;

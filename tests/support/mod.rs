@@ -189,6 +189,34 @@ pub fn simulated_sam_with_summary(
     (path, summary)
 }
 
+/// A primer BED over the simulated references: amplicons every 210 bases, a 25-base forward
+/// primer at the start and a 25- to 30-base reverse primer 400 bases on.
+pub fn primer_bed(dir: &Path, sam: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(sam).expect("read SAM");
+    let mut bed = String::new();
+    for line in text.lines().take_while(|l| l.starts_with('@')).filter(|l| l.starts_with("@SQ")) {
+        let field = |key: &str| {
+            line.split('\t').find_map(|f| f.strip_prefix(key)).expect("@SQ field").to_string()
+        };
+        let (name, len): (String, i64) = (field("SN:"), field("LN:").parse().expect("LN"));
+        let mut x = 100;
+        let mut i = 0;
+        while x + 450 < len {
+            bed.push_str(&format!("{name}\t{x}\t{}\tamp{i}_LEFT\t60\t+\n", x + 25));
+            bed.push_str(&format!(
+                "{name}\t{}\t{}\tamp{i}_RIGHT\t60\t-\n",
+                x + 400,
+                x + 425 + i % 6
+            ));
+            x += 210;
+            i += 1;
+        }
+    }
+    let path = dir.join("primers.bed");
+    std::fs::write(&path, bed).expect("write BED");
+    path
+}
+
 /// Writes the simulator's SAM for `opts` into `dir` and returns its path.
 pub fn simulated_sam(dir: &Path, opts: &SimulateOptions) -> PathBuf {
     simulated_sam_with_summary(dir, opts).0

@@ -1,9 +1,11 @@
-//! A faithful model of htslib's `khash` integer map (`KHASH_MAP_INIT_INT`, `htslib/khash.h`), kept only
-//! for its bucket order: `samtools index` writes each reference's bins by walking the hash table from
-//! bucket 0, so byte-identical output needs the same buckets after the same puts and deletes.
+//! A faithful model of htslib's `khash` integer maps (`KHASH_MAP_INIT_INT`, `KHASH_MAP_INIT_INT64`,
+//! `htslib/khash.h`), kept only for its bucket order: `samtools index` writes each reference's bins
+//! (and `ampliconstats` its template coordinates) by walking the hash table from bucket 0, so
+//! byte-identical output needs the same buckets after the same puts and deletes.
 //!
 //! The model keeps khash's rules exactly:
-//! - the hash of a key is the key; buckets are a power of two (at least 4);
+//! - the hash of a 32-bit key is the key, of a 64-bit key `kh_int64_hash_func`; buckets are a
+//!   power of two (at least 4);
 //! - probing is quadratic: `i = (i + ++step) & mask`;
 //! - before every put, if `n_occupied ≥ upper_bound` (`⌊n_buckets·0.77 + 0.5⌋`) the table is rebuilt:
 //!   at the same size when over half the occupied buckets are deleted, else one size up;
@@ -16,18 +18,36 @@ const DELETED: u8 = 1;
 const LIVE: u8 = 0;
 const HASH_UPPER: f64 = 0.77;
 
+/// A khash integer key and its hash function.
+pub(crate) trait KhashKey: Copy + Default + Eq {
+    fn kh_hash(self) -> u32;
+}
+
+impl KhashKey for u32 {
+    fn kh_hash(self) -> u32 {
+        self
+    }
+}
+
+impl KhashKey for u64 {
+    /// `kh_int64_hash_func`.
+    fn kh_hash(self) -> u32 {
+        ((self >> 33) ^ self ^ (self << 11)) as u32
+    }
+}
+
 /// An integer-keyed map with khash's bucket layout.
 #[derive(Clone, Debug)]
-pub(crate) struct BinTable<V> {
+pub(crate) struct BinTable<V, K = u32> {
     flags: Vec<u8>,
-    keys: Vec<u32>,
+    keys: Vec<K>,
     values: Vec<Option<V>>,
     size: u32,
     n_occupied: u32,
     upper_bound: u32,
 }
 
-impl<V> Default for BinTable<V> {
+impl<V, K> Default for BinTable<V, K> {
     fn default() -> Self {
         BinTable {
             flags: Vec::new(),
@@ -40,7 +60,7 @@ impl<V> Default for BinTable<V> {
     }
 }
 
-impl<V: Default> BinTable<V> {
+impl<V: Default, K: KhashKey> BinTable<V, K> {
     fn n_buckets(&self) -> u32 {
         self.flags.len() as u32
     }
@@ -52,13 +72,13 @@ impl<V: Default> BinTable<V> {
     }
 
     /// The bucket holding `key` (`kh_get`).
-    pub(crate) fn find(&self, key: u32) -> Option<usize> {
+    pub(crate) fn find(&self, key: K) -> Option<usize> {
         let n = self.n_buckets();
         if n == 0 {
             return None;
         }
         let mask = n - 1;
-        let mut i = key & mask;
+        let mut i = key.kh_hash() & mask;
         let last = i;
         let mut step = 0;
         while self.flags[i as usize] & EMPTY == 0
@@ -74,7 +94,7 @@ impl<V: Default> BinTable<V> {
     }
 
     /// The value for `key`, inserting a default one if absent (`kh_put`, then `kh_value`).
-    pub(crate) fn entry(&mut self, key: u32) -> &mut V {
+    pub(crate) fn entry(&mut self, key: K) -> &mut V {
         let bucket = self.put(key);
         self.values[bucket].get_or_insert_with(V::default)
     }
@@ -90,7 +110,7 @@ impl<V: Default> BinTable<V> {
     }
 
     /// Live `(bucket, key)` pairs in bucket order (`kh_begin`…`kh_end` with `kh_exist`).
-    pub(crate) fn live_buckets(&self) -> Vec<(usize, u32)> {
+    pub(crate) fn live_buckets(&self) -> Vec<(usize, K)> {
         (0..self.flags.len())
             .filter(|&b| self.flags[b] == LIVE)
             .map(|b| (b, self.keys[b]))
@@ -102,7 +122,6 @@ impl<V: Default> BinTable<V> {
         self.flags.get(bucket) == Some(&LIVE)
     }
 
-    #[cfg(test)]
     pub(crate) fn value(&self, bucket: usize) -> &V {
         self.values[bucket].as_ref().expect("live bucket has a value")
     }
@@ -112,7 +131,7 @@ impl<V: Default> BinTable<V> {
     }
 
     /// Live entries in bucket order, consuming the table.
-    pub(crate) fn into_entries(self) -> Vec<(u32, V)> {
+    pub(crate) fn into_entries(self) -> Vec<(K, V)> {
         let BinTable { flags, keys, values, .. } = self;
         flags
             .into_iter()
@@ -124,7 +143,7 @@ impl<V: Default> BinTable<V> {
     }
 
     /// `kh_put`: the bucket for `key`, claiming one if absent.
-    fn put(&mut self, key: u32) -> usize {
+    fn put(&mut self, key: K) -> usize {
         if self.n_occupied >= self.upper_bound {
             if self.n_buckets() > self.size << 1 {
                 self.resize(self.n_buckets() - 1);
@@ -134,7 +153,7 @@ impl<V: Default> BinTable<V> {
         }
         let n = self.n_buckets();
         let mask = n - 1;
-        let mut i = key & mask;
+        let mut i = key.kh_hash() & mask;
         let mut chosen = n;
         if self.flags[i as usize] & EMPTY != 0 {
             chosen = i;
@@ -182,7 +201,7 @@ impl<V: Default> BinTable<V> {
         let old_n = self.flags.len();
         let mut new_flags = vec![EMPTY; new_n as usize];
         if old_n < new_n as usize {
-            self.keys.resize(new_n as usize, 0);
+            self.keys.resize(new_n as usize, K::default());
             self.values.resize_with(new_n as usize, || None);
         }
         let mask = new_n - 1;
@@ -194,7 +213,7 @@ impl<V: Default> BinTable<V> {
             let mut value = self.values[j].take();
             self.flags[j] |= DELETED;
             loop {
-                let mut i = key & mask;
+                let mut i = key.kh_hash() & mask;
                 let mut step = 0;
                 while new_flags[i as usize] & EMPTY == 0 {
                     step += 1;

@@ -9,7 +9,7 @@
 //! | [`query`]       | region → chunks of virtual offsets, as htslib's `hts_itr_query`          |
 //! | [`region`]      | `chr:beg-end` strings → 0-based half-open regions, as `hts_parse_region` |
 //! | [`build`]       | records in file order → a BAI/CSI identical to `samtools index`          |
-//! | `khash`         | private: htslib's hash-table bucket order, which fixes the bin order    |
+//! | `khash`         | htslib's hash-table bucket order, which fixes the bin order (and more)  |
 //!
 //! Coordinates are 0-based and half-open throughout; offsets are BGZF virtual offsets
 //! (`compressed block offset << 16 | offset inside the uncompressed block`).
@@ -24,7 +24,7 @@ pub mod bai;
 pub mod binning;
 pub mod build;
 pub mod csi;
-mod khash;
+pub(crate) mod khash;
 pub mod query;
 pub mod reference;
 pub mod region;
