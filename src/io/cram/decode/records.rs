@@ -367,7 +367,10 @@ impl RecordDecoder<'_> {
             None => out.bases.resize(seq_at + len, b'='),
         }
         let qual_at = out.quals.len();
-        out.quals.resize(qual_at + len, 255);
+        // Stored qualities replace whatever the features would put there.
+        if cf & CF_PRESERVE_QUAL == 0 {
+            out.quals.resize(qual_at + len, 255);
+        }
         let cigar_at = out.cigar.len();
         let mut cigar = CigarBuilder { out: &mut out.cigar, op: 0, len: 0 };
         let mut scratch = Vec::new();
