@@ -9,7 +9,7 @@
 
 use crate::record::RecordRef;
 use crate::record::aux::{AuxField, RawFields};
-use crate::record::layout::MAPQ;
+use crate::record::layout::{MAPQ, SEQ_CODES};
 
 /// Reference bases for a slice: `bases[0]` is 1-based position `start`.
 #[derive(Clone, Copy)]
@@ -36,7 +36,6 @@ impl<'a> ReferenceWindow<'a> {
 }
 
 const BAM_FUNMAP: u16 = 0x4;
-const NT16: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
 
 /// `record` (a raw BAM record, no `block_size`) as htslib decodes it, appended to `out`;
 /// `read_group_ids` tells a trailing `RG` noodles added from the read-group series.
@@ -77,14 +76,7 @@ pub fn append_as_htslib(
     let generate = !unmapped && view.ref_id() >= 0 && view.l_seq() > 0 && (!keep_md || !keep_nm);
     if let (true, Some(reference)) = (generate, reference) {
         let (md, nm) = md_and_nm(&view, reference);
-        if !keep_md {
-            out.extend_from_slice(b"MDZ");
-            out.extend_from_slice(&md);
-            out.push(0);
-        }
-        if !keep_nm {
-            push_nm(out, nm);
-        }
+        push_generated(out, &md, nm, keep_md, keep_nm);
     }
     if let Some(rg) = trailing_rg {
         out.extend_from_slice(rg);
@@ -123,6 +115,18 @@ pub fn strip_regenerable(record: &[u8], reference: ReferenceWindow<'_>, out: &mu
     true
 }
 
+/// The generated `MD` and `NM` appended to a record's tags, each unless it is to be kept.
+pub fn push_generated(out: &mut Vec<u8>, md: &[u8], nm: u32, keep_md: bool, keep_nm: bool) {
+    if !keep_md {
+        out.extend_from_slice(b"MDZ");
+        out.extend_from_slice(md);
+        out.push(0);
+    }
+    if !keep_nm {
+        push_nm(out, nm);
+    }
+}
+
 /// `NM` in the smallest unsigned type, as htslib writes it.
 fn push_nm(out: &mut Vec<u8>, nm: u32) {
     out.extend_from_slice(b"NM");
@@ -148,26 +152,34 @@ fn md_and_nm(view: &RecordRef<'_>, reference: ReferenceWindow<'_>) -> (Vec<u8>, 
     QUERY.with_borrow_mut(|query| {
         query.clear();
         for &pair in view.seq_packed() {
-            query.extend_from_slice(&[NT16[usize::from(pair >> 4)], NT16[usize::from(pair & 0xf)]]);
+            query.extend_from_slice(&[
+                SEQ_CODES[usize::from(pair >> 4)],
+                SEQ_CODES[usize::from(pair & 0xf)],
+            ]);
         }
         query.truncate(view.l_seq());
-        walk_cigar(view, reference, query)
+        let mut md = Vec::new();
+        let nm = md_and_nm_into(view.pos(), view.cigar(), reference, query, &mut md);
+        (md, nm)
     })
 }
 
-/// [`md_and_nm`] with the read's bases as letters.
-fn walk_cigar(
-    view: &RecordRef<'_>,
+/// [`md_and_nm`] of a mapped read at 0-based `pos` with `cigar` and bases `query` (as letters of
+/// [`SEQ_CODES`]), the MD string into `md` (cleared first); returns NM.
+pub fn md_and_nm_into(
+    pos: i64,
+    cigar: impl Iterator<Item = u32>,
     reference: ReferenceWindow<'_>,
     query: &[u8],
-) -> (Vec<u8>, u32) {
-    let mut md = Vec::new();
+    md: &mut Vec<u8>,
+) -> u32 {
+    md.clear();
     let (mut run, mut nm) = (0u32, 0u32);
-    let (mut rpos, mut qpos) = (view.pos(), 0usize);
+    let (mut rpos, mut qpos) = (pos, 0usize);
     let push_run = |md: &mut Vec<u8>, run: u32| {
         md.extend_from_slice(itoa::Buffer::new().format(run).as_bytes());
     };
-    for op in view.cigar() {
+    for op in cigar {
         let len = (op >> 4) as usize;
         match op & 0xf {
             // M, =, X
@@ -178,12 +190,7 @@ fn walk_cigar(
                     let matched = reference
                         .slice(rpos, len - i)
                         .zip(query.get(qpos..qpos + (len - i)))
-                        .map_or(0, |(r, q)| {
-                            r.iter()
-                                .zip(q)
-                                .position(|(&r, &q)| r.to_ascii_uppercase() != q || q == b'N')
-                                .unwrap_or(len - i)
-                        });
+                        .map_or(0, |(r, q)| matching_prefix(r, q));
                     run += matched as u32;
                     (i, rpos, qpos) = (i + matched, rpos + matched as i64, qpos + matched);
                     if i == len {
@@ -194,7 +201,7 @@ fn walk_cigar(
                     if q == Some(r) && r != b'N' {
                         run += 1;
                     } else {
-                        push_run(&mut md, run);
+                        push_run(md, run);
                         md.push(r);
                         run = 0;
                         nm += 1;
@@ -209,7 +216,7 @@ fn walk_cigar(
             }
             // D
             2 => {
-                push_run(&mut md, run);
+                push_run(md, run);
                 md.push(b'^');
                 for _ in 0..len {
                     md.push(reference.base(rpos));
@@ -225,6 +232,31 @@ fn walk_cigar(
             _ => {}
         }
     }
-    push_run(&mut md, run);
-    (md, nm)
+    push_run(md, run);
+    nm
+}
+
+/// How many leading bases of `query` match `reference` (equal to the upper-cased reference base,
+/// and not `N`). Eight at a time while they are equal as stored: the query's letters are upper
+/// case, so equal bytes match unless they are `N`.
+fn matching_prefix(reference: &[u8], query: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let n = reference.len().min(query.len());
+    let mut i = 0;
+    while let (Some(r), Some(q)) = (reference.get(i..i + 8), query.get(i..i + 8)) {
+        let r = u64::from_le_bytes(r.try_into().unwrap_or_default());
+        let q = u64::from_le_bytes(q.try_into().unwrap_or_default());
+        // A zero byte where a base is N.
+        let zero_at_n = q ^ (ONES * u64::from(b'N'));
+        let has_n = zero_at_n.wrapping_sub(ONES) & !zero_at_n & (ONES << 7) != 0;
+        if r != q || has_n {
+            break;
+        }
+        i += 8;
+    }
+    i + reference[i..n]
+        .iter()
+        .zip(&query[i..n])
+        .position(|(&r, &q)| r.to_ascii_uppercase() != q || q == b'N')
+        .unwrap_or(n - i)
 }

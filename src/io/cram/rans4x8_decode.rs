@@ -172,16 +172,17 @@ impl Input<'_> {
     }
 }
 
-/// [`Input::renormalise`] inside a window; `used` counts the window's bytes taken so far.
+/// [`Input::renormalise`] inside a window; `used` counts the window's bytes taken so far. How
+/// many bytes the state takes (0, 1 or 2) follows from the state alone, so the byte loads of the
+/// four states do not wait on one another (a byte at a time, each load waited on the previous
+/// one's comparison).
 #[inline(always)]
 fn renormalise_in(x: u32, window: &[u8; 8], used: &mut usize) -> u32 {
-    let low = x < LOWER_BOUND;
-    let x = if low { (x << 8) | u32::from(window[*used & 7]) } else { x };
-    *used += usize::from(low);
-    let low = x < LOWER_BOUND;
-    let x = if low { (x << 8) | u32::from(window[*used & 7]) } else { x };
-    *used += usize::from(low);
-    x
+    let n = u32::from(x < LOWER_BOUND) + u32::from(x < LOWER_BOUND >> 8);
+    let next_two = u32::from(u16::from_be_bytes([window[*used & 7], window[(*used + 1) & 7]]));
+    *used += n as usize;
+    // n = 0: x; n = 1: x << 8 and one byte; n = 2: x << 16 and two bytes.
+    (x << (8 * n)) | (next_two >> (16 - 8 * n))
 }
 
 fn decode_order0(body: &[u8], out: &mut [u8]) -> Result<(), CodecError> {

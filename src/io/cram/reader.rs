@@ -157,7 +157,7 @@ impl Reader {
             decoding_header: Arc::new(decoding),
             repository,
             read_groups,
-            containers_per_read: rayon::current_num_threads().max(1) * 2,
+            containers_per_read: rayon::current_num_threads().max(1),
             containers_read: 0,
             done: false,
         };

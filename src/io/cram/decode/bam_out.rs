@@ -1,14 +1,14 @@
 //! A decoded slice's records as raw BAM: mates within the slice linked and their TLEN worked out
 //! (htslib `cram_decode_slice_xref`), names generated where none were stored, and each record laid
-//! out as htslib's `cram_to_bam` / `bam_set1` would, then finished by
-//! [`append_as_htslib`] (MD, NM, `cF`, read group).
+//! out as htslib's `cram_to_bam` / `bam_set1` would, with the tags htslib adds (MD, NM, read
+//! group) and without the one it drops (`cF`).
 
 use super::records::{Decoded, Record};
 use super::slice::SliceHeader;
 use super::{DecodeError, FileContext, ReferenceSource};
-use crate::io::cram::htslib_fields::append_as_htslib;
+use crate::io::cram::htslib_fields::{ReferenceWindow, md_and_nm_into, push_generated};
 use crate::record::Batch;
-use crate::record::layout::reg2bin;
+use crate::record::layout::{SEQ_CODES, reg2bin};
 
 const BAM_FPAIRED: u32 = 1;
 const BAM_FUNMAP: u32 = 4;
@@ -157,33 +157,54 @@ static NT16: [u8; 256] = {
     t
 };
 
+/// The bases as htslib's MD generation reads them back from BAM: each letter through its 4-bit
+/// code.
+static LETTERS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = SEQ_CODES[NT16[i] as usize];
+        i += 1;
+    }
+    t
+};
+
+/// Buffers for generating MD, kept across records.
+#[derive(Default)]
+pub struct Scratch {
+    query: Vec<u8>,
+    md: Vec<u8>,
+}
+
 /// Appends every record of `decoded` to `batch` as raw BAM, finished as htslib finishes it.
 pub fn append(
     decoded: &Decoded,
     slice: &SliceHeader,
     reference: &mut ReferenceSource<'_>,
     file: &FileContext<'_>,
-    scratch: &mut Vec<u8>,
+    scratch: &mut Scratch,
     batch: &mut Batch,
 ) -> Result<(), DecodeError> {
-    let is_read_group = |rg: &[u8]| file.read_groups.iter().any(|id| id == rg);
     for (index, r) in decoded.records.iter().enumerate() {
-        scratch.clear();
-        write_record(decoded, index, r, slice, file, scratch)?;
         let window = reference.window(r.ref_id)?;
         let at = batch.begin_record();
-        append_as_htslib(scratch, window, is_read_group, &mut batch.data);
+        write_record(decoded, index, r, slice, file, window, scratch, &mut batch.data)?;
         batch.end_record(at);
     }
     Ok(())
 }
 
+/// One record as raw BAM into `out`, as htslib's `cram_to_bam` lays it out: the stored tags
+/// (without `cF`), then the MD and NM generated against `window`, then the read group.
+#[allow(clippy::too_many_arguments)]
 fn write_record(
     decoded: &Decoded,
     index: usize,
     r: &Record,
     slice: &SliceHeader,
     file: &FileContext<'_>,
+    window: Option<ReferenceWindow<'_>>,
+    scratch: &mut Scratch,
     out: &mut Vec<u8>,
 ) -> Result<(), DecodeError> {
     let cigar = &decoded.cigar[r.cigar.clone()];
@@ -229,7 +250,7 @@ fn write_record(
     out.extend_from_slice(&r.ref_id.to_le_bytes());
     out.extend_from_slice(&i32_of(pos).to_le_bytes());
     out.push(name.len() as u8 + 1);
-    out.push(r.mapq);
+    out.push(if r.flag & BAM_FUNMAP != 0 { 0 } else { r.mapq });
     out.extend_from_slice(&bin.to_le_bytes());
     out.extend_from_slice(&(cigar.len() as u16).to_le_bytes());
     out.extend_from_slice(&(r.flag as u16).to_le_bytes());
@@ -243,18 +264,37 @@ fn write_record(
         out.extend_from_slice(&op.to_le_bytes());
     }
     let bases = &decoded.bases[r.seq.clone()];
-    for pair in bases.chunks(2) {
-        let high = NT16[usize::from(pair[0])] << 4;
-        let low = pair.get(1).map_or(0, |&b| NT16[usize::from(b)]);
-        out.push(high | low);
-    }
+    let pairs = bases.chunks_exact(2);
+    let odd = pairs.remainder().first().map(|&b| NT16[usize::from(b)] << 4);
+    out.extend(pairs.map(|p| (NT16[usize::from(p[0])] << 4) | NT16[usize::from(p[1])]));
+    out.extend(odd);
     let quals = &decoded.quals[r.qual.clone()];
     if quals.len() == r.len {
         out.extend_from_slice(quals);
     } else {
         out.resize(out.len() + r.len, 255);
     }
-    out.extend_from_slice(&decoded.aux[r.aux.clone()]);
+    // A stored read group last, one of the header's, goes after MD and NM (htslib adds the
+    // read-group series' tag there).
+    let trailing = r.last_tag.filter(|_| r.read_group < 0).filter(|&at| {
+        let tag = &decoded.aux[at..r.aux.end];
+        tag.len() > 3
+            && tag.starts_with(b"RGZ")
+            && tag.ends_with(&[0])
+            && file.read_groups.iter().any(|id| id[..] == tag[3..tag.len() - 1])
+    });
+    out.extend_from_slice(&decoded.aux[r.aux.start..trailing.unwrap_or(r.aux.end)]);
+    let mapped = r.flag & BAM_FUNMAP == 0 && r.ref_id >= 0;
+    if let (true, Some(window)) = (mapped && r.len > 0 && !(r.keep_md && r.keep_nm), window) {
+        scratch.query.clear();
+        scratch.query.extend(bases.iter().map(|&b| LETTERS[usize::from(b)]));
+        let nm =
+            md_and_nm_into(pos, cigar.iter().copied(), window, &scratch.query, &mut scratch.md);
+        push_generated(out, &scratch.md, nm, r.keep_md, r.keep_nm);
+    }
+    if let Some(at) = trailing {
+        out.extend_from_slice(&decoded.aux[at..r.aux.end]);
+    }
     if r.read_group >= 0 {
         let id = file
             .read_groups

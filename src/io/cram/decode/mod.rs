@@ -92,7 +92,7 @@ pub fn decode_container<'a>(
         Some(id) if id == b"UNKNOWN" => file.read_groups.len() as i32 - 1,
         _ => -1,
     };
-    let mut scratch = Vec::with_capacity(1024);
+    let mut scratch = bam_out::Scratch::default();
     // With no bases needed, the qualities' block (the largest) is not even decompressed, when
     // no other series shares it.
     let flag_blocks = match file.needs {

@@ -2,8 +2,7 @@
 //! `cram_decode_seq` do: flags, positions, names, mate fields, tags, then the read's features,
 //! which give its CIGAR, its bases against the reference, and its qualities.
 //!
-//! MD and NM are not generated here: [`crate::io::cram::htslib_fields::append_as_htslib`] adds
-//! them to the finished BAM record, as it does for noodles' records.
+//! MD and NM are not generated here: [`super::bam_out`] adds them to the BAM record it writes.
 
 use std::ops::Range;
 
@@ -43,7 +42,14 @@ pub struct Record {
     pub explicit_tlen: Option<i64>,
     /// The index of the next segment of this template in the slice (`NF`), else -1.
     pub mate_line: i64,
+    /// The stored tags, without `cF`.
     pub aux: Range<usize>,
+    /// MD or NM was stored, or `cF` asked to keep it: htslib generates only the other.
+    pub keep_md: bool,
+    pub keep_nm: bool,
+    /// Where the last stored tag starts in `aux` (a stored `RG` last goes after the generated
+    /// MD and NM); `None` without tags or when `cF` came last.
+    pub last_tag: Option<usize>,
     pub cigar: Range<usize>,
     pub seq: Range<usize>,
     pub qual: Range<usize>,
@@ -293,10 +299,24 @@ impl RecordDecoder<'_> {
             .ok()
             .and_then(|i| self.bound.tag_sets.get(i))
             .ok_or_else(|| DecodeError::corrupt("bad tag line"))?;
-        // A cF tag stays: append_as_htslib reads its MD/NM bits and drops it, as htslib does.
         for (key, encoding) in tag_line {
+            let at = out.aux.len();
             out.aux.extend_from_slice(key);
             encoding.array(src, &mut out.aux)?;
+            match key {
+                // htslib drops a cF tag; its bits keep MD (1) and NM (2) from being generated.
+                b"cFC" if out.aux.len() == at + 4 => {
+                    r.keep_md |= out.aux[at + 3] & 1 != 0;
+                    r.keep_nm |= out.aux[at + 3] & 2 != 0;
+                    out.aux.truncate(at);
+                    r.last_tag = None;
+                    continue;
+                }
+                [b'M', b'D', _] => r.keep_md = true,
+                [b'N', b'M', _] => r.keep_nm = true,
+                _ => {}
+            }
+            r.last_tag = Some(at);
         }
         r.aux = aux_start..out.aux.len();
 
@@ -347,7 +367,10 @@ impl RecordDecoder<'_> {
             None => out.bases.resize(seq_at + len, b'='),
         }
         let qual_at = out.quals.len();
-        out.quals.resize(qual_at + len, 255);
+        // Stored qualities replace whatever the features would put there.
+        if cf & CF_PRESERVE_QUAL == 0 {
+            out.quals.resize(qual_at + len, 255);
+        }
         let cigar_at = out.cigar.len();
         let mut cigar = CigarBuilder { out: &mut out.cigar, op: 0, len: 0 };
         let mut scratch = Vec::new();
