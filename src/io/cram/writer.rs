@@ -17,7 +17,7 @@ use noodles_fasta as fasta;
 use rayon::prelude::*;
 
 use super::block_method::{Choice, Learned, TrialSizes, ends_trials, is_trial};
-use super::container_out::{Sources, encode};
+use super::container_out::{ReferenceMode, Sources, encode};
 use super::file_header::{file_definition, header_container, md5_hex, with_checksums};
 use super::reference::{ReferenceFinder, chosen_reference, repository};
 use crate::io::cram_header::eof_template;
@@ -33,11 +33,32 @@ pub struct OutputSettings {
     pub seqs_per_slice: usize,
     /// Why an option given cannot be honoured; a CRAM output then fails with it.
     pub refused: Option<String>,
+    /// `no_ref`: bases stored verbatim, no reference read (it wins over `embed_ref`, as in
+    /// htslib).
+    pub no_ref: bool,
+    /// `embed_ref`: 0 none, 1 the reference's span in each slice.
+    pub embed_ref: u8,
+}
+
+impl OutputSettings {
+    /// How the slices use the reference.
+    pub fn reference_mode(&self) -> ReferenceMode {
+        match (self.no_ref, self.embed_ref) {
+            (true, _) => ReferenceMode::Verbatim,
+            (false, 0) => ReferenceMode::External,
+            (false, _) => ReferenceMode::Embedded,
+        }
+    }
 }
 
 /// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
-const DEFAULT_SETTINGS: OutputSettings =
-    OutputSettings { version: (3, 1), seqs_per_slice: 10_000, refused: None };
+const DEFAULT_SETTINGS: OutputSettings = OutputSettings {
+    version: (3, 1),
+    seqs_per_slice: 10_000,
+    refused: None,
+    no_ref: false,
+    embed_ref: 0,
+};
 
 static SETTINGS: Mutex<OutputSettings> = Mutex::new(DEFAULT_SETTINGS);
 
@@ -48,7 +69,7 @@ pub fn output_settings() -> OutputSettings {
 
 /// Takes one output format option (`version=3.0`, `seqs_per_slice=N`, ...), as htslib takes
 /// them whatever the format; only a CRAM output reads them. Options that change nothing mdsam
-/// writes are ignored; `no_ref` and `embed_ref`, which noodles cannot write, are refused.
+/// writes are ignored. Numbers are read as C's `atoi` reads them (htslib's), so a word is 0.
 pub fn apply_output_option(opt: &str) {
     let (name, value) = opt.split_once('=').unwrap_or((opt, "1"));
     let Ok(mut settings) = SETTINGS.lock() else { return };
@@ -66,11 +87,29 @@ pub fn apply_output_option(opt: &str) {
             Ok(n) if n > 0 => settings.seqs_per_slice = n,
             _ => settings.refused = Some(format!("invalid seqs_per_slice \"{value}\"")),
         },
-        "no_ref" | "embed_ref" if value != "0" => {
-            settings.refused = Some(format!("CRAM output option {name} is not supported by mdsam"));
-        }
+        "no_ref" => settings.no_ref = atoi(value) != 0,
+        "embed_ref" => match atoi(value) {
+            n if n <= 0 => settings.embed_ref = 0,
+            2 => {
+                let why = "CRAM output option embed_ref=2 (a consensus reference) is not \
+                           supported by mdsam; give the reference with -T and embed_ref=1";
+                settings.refused = Some(why.into());
+            }
+            _ => settings.embed_ref = 1,
+        },
         _ => {}
     }
+}
+
+/// C's `atoi`: the leading optional sign and digits of `text`, 0 when there are none.
+fn atoi(text: &str) -> i64 {
+    let text = text.trim_start();
+    let (sign, digits) = match text.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    sign * digits[..end].parse::<i64>().unwrap_or(0)
 }
 
 /// A CRAM file being written.
@@ -79,6 +118,7 @@ pub struct Writer {
     shared: Arc<Shared>,
     version: (u8, u8),
     seqs_per_slice: usize,
+    mode: ReferenceMode,
     /// Framed BAM records (`block_size` first) of the containers not yet written.
     pending: Vec<u8>,
     /// Complete containers in `pending`: byte ranges and record counts.
@@ -129,13 +169,15 @@ impl Writer {
         }
         let fasta = chosen_reference();
         let shared = Shared::new(header, fasta.clone());
-        let start = file_start(header, &shared, fasta.as_deref(), settings.version, name)?;
+        let mode = settings.reference_mode();
+        let start = file_start(header, &shared, fasta.as_deref(), settings.version, mode, name)?;
         out.write_all(&start).map_err(|e| e.to_string())?;
         Ok(Writer {
             out,
             shared: Arc::new(shared),
             version: settings.version,
             seqs_per_slice: settings.seqs_per_slice,
+            mode,
             pending: Vec::new(),
             cuts: Vec::new(),
             open: OpenContainer::default(),
@@ -180,8 +222,12 @@ impl Writer {
 
     /// Whether the next containers mix references, as htslib decides it (`cram_put_bam_seq`):
     /// from two containers in a row under a quarter full (name-sorted input, or many small
-    /// contigs) until a full one holds a single reference.
+    /// contigs) until a full one holds a single reference. A slice embeds one reference, so
+    /// containers that embed never mix.
     fn choose_mixing(&mut self) {
+        if self.mode == ReferenceMode::Embedded {
+            return;
+        }
         let small = (self.seqs_per_slice / 4 + 10) as u64;
         let records = self.open.records;
         if !self.mixed_references && records < small && (1..small).contains(&self.last_records) {
@@ -214,7 +260,8 @@ impl Writer {
         }
         let bases = |tid: i32| shared.bases(tid);
         let read_group_index = |id: &[u8]| shared.read_groups.get(id).copied();
-        let sources = Sources { bases: &bases, read_group_index: &read_group_index };
+        let sources =
+            Sources { bases: &bases, read_group_index: &read_group_index, mode: self.mode };
         let mut encoded: Vec<Option<Result<Vec<u8>, String>>> = vec![None; jobs.len()];
         let trial_jobs: Vec<usize> =
             (0..jobs.len()).filter(|&i| is_trial(jobs[i].ordinal)).collect();
@@ -325,10 +372,13 @@ fn file_start(
     shared: &Shared,
     fasta: Option<&str>,
     version: (u8, u8),
+    mode: ReferenceMode,
     name: &str,
 ) -> Result<Vec<u8>, String> {
     let m5_of = |name: &[u8]| shared.bases_named(name).map(|s| md5_hex((*s).as_ref()));
-    let text = with_checksums(header, &m5_of, fasta)?;
+    let m5_of: &dyn Fn(&[u8]) -> Result<String, String> = &m5_of;
+    let reads_reference = mode != ReferenceMode::Verbatim;
+    let text = with_checksums(header, reads_reference.then_some(m5_of), fasta)?;
     let mut start = file_definition(version, name);
     start.extend_from_slice(&header_container(&text, version.0));
     Ok(start)
@@ -339,7 +389,7 @@ fn file_start(
 pub fn reheadered_start(header: &Header, name: &str, version: (u8, u8)) -> Result<Vec<u8>, String> {
     let fasta = chosen_reference();
     let shared = Shared::new(header, fasta.clone());
-    file_start(header, &shared, fasta.as_deref(), version, name)
+    file_start(header, &shared, fasta.as_deref(), version, ReferenceMode::External, name)
 }
 
 fn encode_guarded(
