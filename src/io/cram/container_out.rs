@@ -9,6 +9,7 @@ use std::sync::Arc;
 use noodles_fasta as fasta;
 
 use super::block_method::{Choice, RAW};
+use super::consensus;
 use super::file_header::md5;
 use super::htslib_fields::ReferenceWindow;
 use super::records_out::{Context, SUBSTITUTION_MATRIX, SliceData, fixed_tag_length, id, tag_key};
@@ -46,6 +47,9 @@ pub enum ReferenceMode {
     External,
     /// As `External`, with the reference span of each slice stored in the slice itself.
     Embedded,
+    /// A reference made from the slice's reads ([`super::consensus`]), embedded; where none
+    /// can be made (unsorted or unplaced records), bases verbatim.
+    Consensus,
     /// Bases stored as they are: no reference read or needed, slice MD5s zero.
     Verbatim,
 }
@@ -56,6 +60,8 @@ pub struct Sources<'a> {
     pub bases: &'a (dyn Fn(i32) -> Result<Arc<fasta::record::Sequence>, String> + Sync),
     pub read_group_index: &'a (dyn Fn(&[u8]) -> Option<usize> + Sync),
     pub mode: ReferenceMode,
+    /// A reference's length (`LN`) by id: a generated reference ends there.
+    pub reference_length: &'a (dyn Fn(i32) -> i64 + Sync),
 }
 
 /// Encodes `framed` records (each `block_size` first) as one container; `record_counter` is
@@ -69,20 +75,33 @@ pub fn encode(
     let records: Vec<&[u8]> = split_framed(framed);
     let tids: Vec<i32> = records.iter().map(|r| RecordRef::new(r).ref_id()).collect();
     let starts: Vec<i64> = records.iter().map(|r| RecordRef::new(r).pos()).collect();
-    let mut references: HashMap<i32, Arc<fasta::record::Sequence>> = HashMap::new();
-    let verbatim = sources.mode == ReferenceMode::Verbatim;
-    for &tid in tids.iter().filter(|_| !verbatim) {
-        if tid >= 0 && !references.contains_key(&tid) {
-            references.insert(tid, (sources.bases)(tid)?);
-        }
-    }
-    let reference = |tid: i32| {
-        references.get(&tid).map(|s| ReferenceWindow { bases: (**s).as_ref(), start: 1 })
-    };
     let slice_reference = match (tids.first(), tids.iter().all(|t| Some(t) == tids.first())) {
         (Some(&t), true) if t >= 0 => SliceReference::One(t),
         (_, true) => SliceReference::Unplaced,
         _ => SliceReference::Several,
+    };
+    let consensus = match (sources.mode, slice_reference) {
+        (ReferenceMode::Consensus, SliceReference::One(t)) => consensus::build(&records)
+            .map(|mut c| {
+                // As htslib, a generated reference ends where the header says the reference does.
+                let length = (sources.reference_length)(t);
+                c.bases.truncate(usize::try_from(length - (c.start - 1)).unwrap_or(0));
+                c
+            })
+            .map(|c| (t, c)),
+        _ => None,
+    };
+    let external = matches!(sources.mode, ReferenceMode::External | ReferenceMode::Embedded);
+    let verbatim = !external && consensus.is_none();
+    let mut references: HashMap<i32, Arc<fasta::record::Sequence>> = HashMap::new();
+    for &tid in tids.iter().filter(|_| external) {
+        if tid >= 0 && !references.contains_key(&tid) {
+            references.insert(tid, (sources.bases)(tid)?);
+        }
+    }
+    let reference = |tid: i32| match &consensus {
+        Some((t, c)) if *t == tid => Some(ReferenceWindow { bases: &c.bases, start: c.start }),
+        _ => references.get(&tid).map(|s| ReferenceWindow { bases: (**s).as_ref(), start: 1 }),
     };
     let sorted = starts.windows(2).all(|w| w[0] <= w[1]);
     let context = Context {
@@ -91,15 +110,20 @@ pub fn encode(
         delta_positions: matches!(slice_reference, SliceReference::One(_)) && sorted,
         verbatim_bases: verbatim,
     };
-    let reference_length =
-        |tid: i32| references.get(&tid).map_or(0, |s| (**s).as_ref().len() as i64);
+    let reference_length = |tid: i32| reference(tid).map_or(0, |w| window_end(&w));
     let links = super::mate_links::link(&records, &reference_length);
     let mut data = SliceData::default();
     // Deltas start from the slice's start (htslib's `last_apos`), the first record's.
     let mut previous = starts.first().map_or(0, |p| p + 1);
     let (mut first, mut last_end) = (i64::MAX, 0i64);
-    for ((record, &tid), &link) in records.iter().zip(&tids).zip(&links) {
+    let mut flagged = Vec::new();
+    for ((&record, &tid), &link) in records.iter().zip(&tids).zip(&links) {
         let window = if tid >= 0 { reference(tid) } else { None };
+        // Against a generated reference, what the decoder must not generate is flagged (`cF`).
+        let record = match consensus {
+            Some(_) if consensus::with_cram_flags(record, &mut flagged) => &flagged[..],
+            _ => record,
+        };
         check_encodable(record, window, verbatim)?;
         let start = data.push(record, window, previous, &context, link)?;
         if context.delta_positions {
@@ -109,7 +133,7 @@ pub fn encode(
             first = first.min(start);
             // As htslib's `aend`: a read past the reference's end ends with it (not in `no_ref`).
             let end = RecordRef::new(record).end_pos();
-            last_end = last_end.max(window.map_or(end, |w| end.min(w.bases.len() as i64)));
+            last_end = last_end.max(window.map_or(end, |w| end.min(window_end(&w))));
         }
     }
     // The slice's reference span: its MD5 (zero without a reference) and, embedded, its bases.
@@ -119,10 +143,11 @@ pub fn encode(
             match reference(t) {
                 Some(window) => {
                     let bases = window.bases;
-                    let from = usize::try_from(first - 1).unwrap_or(0).min(bases.len());
-                    let to = usize::try_from(first - 1 + span).unwrap_or(0).min(bases.len());
+                    let offset = first - window.start;
+                    let from = usize::try_from(offset).unwrap_or(0).min(bases.len());
+                    let to = usize::try_from(offset + span).unwrap_or(0).min(bases.len());
                     let bases = &bases[from..to];
-                    let embed = sources.mode == ReferenceMode::Embedded && span > 0;
+                    let embed = sources.mode != ReferenceMode::External && span > 0;
                     (first, span, md5(bases), embed.then_some(bases))
                 }
                 None => (first, span, [0; 16], None),
@@ -183,6 +208,11 @@ pub fn encode(
         out.extend_from_slice(b);
     }
     Ok(out)
+}
+
+/// The 0-based position just past `window`'s last base.
+pub fn window_end(window: &ReferenceWindow<'_>) -> i64 {
+    window.start - 1 + window.bases.len() as i64
 }
 
 /// Refuses what mdsam's CRAM encoder does not write: a mapped read without a CIGAR, or one

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::container_out::window_end;
 use super::htslib_fields::{ReferenceWindow, strip_regenerable};
 use super::mate_links::MateLink;
 use crate::record::RecordRef;
@@ -341,11 +342,6 @@ impl Feature {
             _ => b'B',
         }
     }
-}
-
-/// The 0-based position just past `window`'s last base.
-fn window_end(window: &ReferenceWindow<'_>) -> i64 {
-    window.start - 1 + window.bases.len() as i64
 }
 
 /// The bases a CIGAR covers on the read (M, I, S, =, X).

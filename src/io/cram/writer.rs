@@ -36,7 +36,7 @@ pub struct OutputSettings {
     /// `no_ref`: bases stored verbatim, no reference read (it wins over `embed_ref`, as in
     /// htslib).
     pub no_ref: bool,
-    /// `embed_ref`: 0 none, 1 the reference's span in each slice.
+    /// `embed_ref`: 0 none, 1 the reference's span in each slice, 2 one made from the reads.
     pub embed_ref: u8,
 }
 
@@ -46,6 +46,7 @@ impl OutputSettings {
         match (self.no_ref, self.embed_ref) {
             (true, _) => ReferenceMode::Verbatim,
             (false, 0) => ReferenceMode::External,
+            (false, 2) => ReferenceMode::Consensus,
             (false, _) => ReferenceMode::Embedded,
         }
     }
@@ -90,11 +91,7 @@ pub fn apply_output_option(opt: &str) {
         "no_ref" => settings.no_ref = atoi(value) != 0,
         "embed_ref" => match atoi(value) {
             n if n <= 0 => settings.embed_ref = 0,
-            2 => {
-                let why = "CRAM output option embed_ref=2 (a consensus reference) is not \
-                           supported by mdsam; give the reference with -T and embed_ref=1";
-                settings.refused = Some(why.into());
-            }
+            2 => settings.embed_ref = 2,
             _ => settings.embed_ref = 1,
         },
         _ => {}
@@ -141,6 +138,7 @@ pub struct Writer {
 /// repository) and the read groups (by ID, their position in the header).
 struct Shared {
     names: Vec<Vec<u8>>,
+    lengths: Vec<u64>,
     repository: fasta::Repository,
     read_groups: std::collections::HashMap<Vec<u8>, usize>,
 }
@@ -225,7 +223,7 @@ impl Writer {
     /// contigs) until a full one holds a single reference. A slice embeds one reference, so
     /// containers that embed never mix.
     fn choose_mixing(&mut self) {
-        if self.mode == ReferenceMode::Embedded {
+        if matches!(self.mode, ReferenceMode::Embedded | ReferenceMode::Consensus) {
             return;
         }
         let small = (self.seqs_per_slice / 4 + 10) as u64;
@@ -260,8 +258,13 @@ impl Writer {
         }
         let bases = |tid: i32| shared.bases(tid);
         let read_group_index = |id: &[u8]| shared.read_groups.get(id).copied();
-        let sources =
-            Sources { bases: &bases, read_group_index: &read_group_index, mode: self.mode };
+        let reference_length = |tid: i32| shared.length(tid);
+        let sources = Sources {
+            bases: &bases,
+            read_group_index: &read_group_index,
+            mode: self.mode,
+            reference_length: &reference_length,
+        };
         let mut encoded: Vec<Option<Result<Vec<u8>, String>>> = vec![None; jobs.len()];
         let trial_jobs: Vec<usize> =
             (0..jobs.len()).filter(|&i| is_trial(jobs[i].ordinal)).collect();
@@ -323,6 +326,11 @@ impl Writer {
 }
 
 impl Shared {
+    /// The length (`LN`) of reference `tid`, 0 when the header lacks it.
+    fn length(&self, tid: i32) -> i64 {
+        usize::try_from(tid).ok().and_then(|t| self.lengths.get(t)).map_or(0, |&n| n as i64)
+    }
+
     /// The bases of reference `tid`, or why there are none.
     fn bases(&self, tid: i32) -> Result<Arc<fasta::record::Sequence>, String> {
         let name = usize::try_from(tid).ok().and_then(|t| self.names.get(t));
@@ -343,6 +351,7 @@ impl Shared {
         }
         Shared {
             names: header.refs().iter().map(|r| r.name.clone()).collect(),
+            lengths: header.refs().iter().map(|r| r.len).collect(),
             repository: repository(finder),
             read_groups,
         }
@@ -377,7 +386,7 @@ fn file_start(
 ) -> Result<Vec<u8>, String> {
     let m5_of = |name: &[u8]| shared.bases_named(name).map(|s| md5_hex((*s).as_ref()));
     let m5_of: &dyn Fn(&[u8]) -> Result<String, String> = &m5_of;
-    let reads_reference = mode != ReferenceMode::Verbatim;
+    let reads_reference = matches!(mode, ReferenceMode::External | ReferenceMode::Embedded);
     let text = with_checksums(header, reads_reference.then_some(m5_of), fasta)?;
     let mut start = file_definition(version, name);
     start.extend_from_slice(&header_container(&text, version.0));
