@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use super::block_method::{Choice, Learned, TrialSizes, ends_trials, is_trial};
 use super::container_out::{ReferenceMode, Sources, encode};
-use super::file_header::{file_definition, header_container, md5_hex, with_checksums};
+use super::file_header::{M5Of, file_definition, header_container, md5_hex, with_checksums};
 use super::reference::{ReferenceFinder, chosen_reference, repository};
 use crate::io::cram_header::eof_template;
 use crate::record::header::line_field;
@@ -385,7 +385,7 @@ fn file_start(
     name: &str,
 ) -> Result<Vec<u8>, String> {
     let m5_of = |name: &[u8]| shared.bases_named(name).map(|s| md5_hex((*s).as_ref()));
-    let m5_of: &dyn Fn(&[u8]) -> Result<String, String> = &m5_of;
+    let m5_of: &M5Of<'_> = &m5_of;
     let reads_reference = matches!(mode, ReferenceMode::External | ReferenceMode::Embedded);
     let text = with_checksums(header, reads_reference.then_some(m5_of), fasta)?;
     let mut start = file_definition(version, name);
