@@ -36,14 +36,15 @@ pub struct OutputSettings {
     /// `no_ref`: bases stored verbatim, no reference read (it wins over `embed_ref`, as in
     /// htslib).
     pub no_ref: bool,
-    /// `embed_ref`: 0 none, 1 the reference's span in each slice, 2 one made from the reads.
-    pub embed_ref: u8,
+    /// `embed_ref`: 0 none, 1 the reference's span in each slice, 2 one made from the reads;
+    /// `None` (htslib's -1, automatic) is 0 until a reference is missing, then 2.
+    pub embed_ref: Option<u8>,
 }
 
 impl OutputSettings {
     /// How the slices use the reference.
     pub fn reference_mode(&self) -> ReferenceMode {
-        match (self.no_ref, self.embed_ref) {
+        match (self.no_ref, self.embed_ref.unwrap_or(0)) {
             (true, _) => ReferenceMode::Verbatim,
             (false, 0) => ReferenceMode::External,
             (false, 2) => ReferenceMode::Consensus,
@@ -58,7 +59,7 @@ const DEFAULT_SETTINGS: OutputSettings = OutputSettings {
     seqs_per_slice: 10_000,
     refused: None,
     no_ref: false,
-    embed_ref: 0,
+    embed_ref: None,
 };
 
 static SETTINGS: Mutex<OutputSettings> = Mutex::new(DEFAULT_SETTINGS);
@@ -90,9 +91,9 @@ pub fn apply_output_option(opt: &str) {
         },
         "no_ref" => settings.no_ref = atoi(value) != 0,
         "embed_ref" => match atoi(value) {
-            n if n <= 0 => settings.embed_ref = 0,
-            2 => settings.embed_ref = 2,
-            _ => settings.embed_ref = 1,
+            n if n <= 0 => settings.embed_ref = Some(0),
+            2 => settings.embed_ref = Some(2),
+            _ => settings.embed_ref = Some(1),
         },
         _ => {}
     }
@@ -167,7 +168,14 @@ impl Writer {
         }
         let fasta = chosen_reference();
         let shared = Shared::new(header, fasta.clone());
-        let mode = settings.reference_mode();
+        let mut mode = settings.reference_mode();
+        if mode == ReferenceMode::External
+            && settings.embed_ref.is_none()
+            && let Some(missing) = shared.first_missing(header)
+        {
+            warn_generating_reference(&missing);
+            mode = ReferenceMode::Consensus;
+        }
         let start = file_start(header, &shared, fasta.as_deref(), settings.version, mode, name)?;
         out.write_all(&start).map_err(|e| e.to_string())?;
         Ok(Writer {
@@ -325,7 +333,33 @@ impl Writer {
     }
 }
 
+/// htslib's warnings when it finds no reference for an `@SQ` without `M5` and, as no
+/// `embed_ref` was chosen, goes on with `embed_ref=2` (`cram_write_SAM_hdr`).
+fn warn_generating_reference(name: &[u8]) {
+    let name = String::from_utf8_lossy(name);
+    eprintln!("[W::cram_get_ref] Failed to populate reference \"{name}\"");
+    eprintln!(
+        "[W::cram_get_ref] See https://www.htslib.org/doc/reference_seqs.html for further \
+         suggestions"
+    );
+    eprintln!("[W::cram_write_SAM_hdr] No M5 tags present and could not find reference");
+    eprintln!("[W::cram_write_SAM_hdr] Enabling embed_ref=2 option");
+    eprintln!(
+        "[W::cram_write_SAM_hdr] NOTE: the CRAM file will be bigger than using an external \
+         reference"
+    );
+}
+
 impl Shared {
+    /// The first `@SQ` without `M5` whose bases are found nowhere, in header order: where
+    /// htslib, writing the header, gives up on the reference.
+    fn first_missing(&self, header: &Header) -> Option<Vec<u8>> {
+        let lines = header.lines().filter(|l| l.starts_with(b"@SQ\t"));
+        let unchecked = lines.filter(|l| line_field(l, b"M5").is_none());
+        let names = unchecked.filter_map(|l| line_field(l, b"SN"));
+        names.map(<[u8]>::to_vec).find(|name| self.bases_named(name).is_err())
+    }
+
     /// The length (`LN`) of reference `tid`, 0 when the header lacks it.
     fn length(&self, tid: i32) -> i64 {
         usize::try_from(tid).ok().and_then(|t| self.lengths.get(t)).map_or(0, |&n| n as i64)
