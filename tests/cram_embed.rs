@@ -204,7 +204,12 @@ fn generated_references_without_md_in_name_order_and_by_default() {
             let args = ["view", "-O", format, "-o", text(out), text(input)];
             stderr.push(run_without_reference(&program, &args, &empty).stderr);
         }
-        assert_eq!(String::from_utf8_lossy(&stderr[0]), String::from_utf8_lossy(&stderr[1]));
+        // In name order htslib also warns, container by container, as it fails to build a
+        // reference and retries; mdsam does not repeat those warnings.
+        if tag != "by-name" {
+            let (ours, theirs) = (&stderr[0], &stderr[1]);
+            assert_eq!(String::from_utf8_lossy(ours), String::from_utf8_lossy(theirs), "{tag}");
+        }
         let (size, their_size) = (file_size(&ours), file_size(&theirs));
         assert!(size * 100 <= their_size * 105, "{tag}: {size} vs {their_size} bytes");
         let decode = |program: &Path, cram: &Path| {

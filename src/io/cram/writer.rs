@@ -124,6 +124,9 @@ pub struct Writer {
     open: OpenContainer,
     /// Containers hold records of several references (one multi-reference slice each).
     mixed_references: bool,
+    /// A record came before the one written last (reference, then position): what that was.
+    unsorted: bool,
+    last_key: (u32, i64),
     /// Records of the last container closed.
     last_records: u64,
     /// Records in the containers written so far (the next container's record counter).
@@ -188,6 +191,8 @@ impl Writer {
             cuts: Vec::new(),
             open: OpenContainer::default(),
             mixed_references: false,
+            unsorted: false,
+            last_key: (0, i64::MIN),
             last_records: 0,
             written: 0,
             containers: 0,
@@ -210,7 +215,12 @@ impl Writer {
     /// Adds one framed record, closing the open container first when it is full or, unless
     /// containers mix references, when the reference changes.
     fn push(&mut self, framed: &[u8]) {
-        let reference_id = RecordRef::new(&framed[4..]).ref_id();
+        let record = RecordRef::new(&framed[4..]);
+        let reference_id = record.ref_id();
+        // Unplaced records (-1) sort last.
+        let key = (reference_id as u32, record.pos());
+        self.unsorted |= key < self.last_key;
+        self.last_key = key;
         let open = &self.open;
         let full = open.records >= self.seqs_per_slice as u64;
         let new_reference = reference_id != open.reference_id;
@@ -231,7 +241,14 @@ impl Writer {
     /// contigs) until a full one holds a single reference. A slice embeds one reference, so
     /// containers that embed never mix.
     fn choose_mixing(&mut self) {
-        if matches!(self.mode, ReferenceMode::Embedded | ReferenceMode::Consensus) {
+        let embedding = match self.mode {
+            ReferenceMode::Embedded => true,
+            // htslib gives up generating references for unsorted input (its slices go
+            // verbatim), and then mixes references as without one.
+            ReferenceMode::Consensus => !self.unsorted,
+            _ => false,
+        };
+        if embedding {
             return;
         }
         let small = (self.seqs_per_slice / 4 + 10) as u64;
