@@ -4,38 +4,16 @@
 //! reference by, to the input's records; mdsam reads it back the same; the file is within 5 % of
 //! the size of the oracle's own with the same options.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use mdsam::simulate::{Order, SimulateOptions};
-
+use crate::cram_output::{inputs, tags_sorted};
 use crate::support::{
     assert_same_sam, mdsam_bin, oracle, oracle_ok, run_ok, sam_records, sam_without_pg,
-    scratch_dir, simulated_fasta, simulated_sam,
 };
 
 fn text(path: &Path) -> &str {
     path.to_str().expect("UTF-8 path")
-}
-
-/// Simulated pairs on three references, coordinate-sorted as BAM; returns the directory, the
-/// BAM and the FASTA.
-fn inputs(oracle: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
-    let dir = scratch_dir(name);
-    let opts = SimulateOptions {
-        pairs: 4_000,
-        seed: 57,
-        n_refs: 3,
-        ref_len: 200_000,
-        read_groups: 2,
-        order: Order::Name,
-        ..SimulateOptions::default()
-    };
-    let sam = simulated_sam(&dir, &opts);
-    let fasta = simulated_fasta(&dir, &opts);
-    let sorted = dir.join("sorted.bam");
-    oracle_ok(oracle, &["sort", "-o", text(&sorted), text(&sam)]);
-    (dir, sorted, fasta)
 }
 
 /// `program args…` with no way to find a reference but the file itself: `REF_PATH` names an
@@ -55,20 +33,6 @@ fn run_without_reference(program: &Path, args: &[&str], empty: &Path) -> Output 
         String::from_utf8_lossy(&output.stderr)
     );
     output
-}
-
-/// SAM records with each record's tags sorted (MD and NM come back last from a CRAM).
-fn tags_sorted(sam: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for line in String::from_utf8_lossy(sam).lines() {
-        let mut fields: Vec<&str> = line.split('\t').collect();
-        if fields.len() > 11 {
-            fields[11..].sort_unstable();
-        }
-        out.extend_from_slice(fields.join("\t").as_bytes());
-        out.push(b'\n');
-    }
-    out
 }
 
 /// `embed_ref=1` (with the reference, deleted before reading), `embed_ref=2` (a reference made

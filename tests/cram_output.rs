@@ -20,7 +20,7 @@ fn text(path: &Path) -> &str {
 /// Simulated pairs (several references, unmapped mates, supplementary records, secondary
 /// records without bases, duplicates, read groups). Returns the directory, the
 /// coordinate-sorted BAM and the FASTA.
-fn inputs(oracle: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+pub fn inputs(oracle: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
     let dir = scratch_dir(name);
     let opts = SimulateOptions {
         pairs: 4_000,
@@ -177,7 +177,7 @@ fn multi_reference_slices_index_as_samtools_and_name_order_is_refused() {
 }
 
 /// SAM records with each record's tags sorted.
-fn tags_sorted(sam: &[u8]) -> Vec<u8> {
+pub fn tags_sorted(sam: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for line in String::from_utf8_lossy(sam).lines() {
         let mut fields: Vec<&str> = line.split('\t').collect();
