@@ -38,7 +38,9 @@ mod codecs;
 mod cram;
 /// mdsam's CRAM block decoders against htscodecs and the oracle's CRAM blocks.
 mod cram_codecs;
-/// CRAM output: decodes as samtools' own CRAM does, by option or name, `.crai`, refusals.
+/// CRAM output with `embed_ref`/`no_ref`, reads past the reference end, refusals.
+mod cram_embed;
+/// CRAM output: decodes as samtools' own CRAM does, by option or name, `.crai`.
 mod cram_output;
 /// `depth`, `coverage` and `bedcov` against the oracle on a simulated sorted, indexed BAM.
 mod depth;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use noodles_fasta as fasta;
 
 use super::block_method::{Choice, RAW};
+use super::consensus;
 use super::file_header::md5;
 use super::htslib_fields::ReferenceWindow;
 use super::records_out::{Context, SUBSTITUTION_MATRIX, SliceData, fixed_tag_length, id, tag_key};
@@ -39,11 +40,28 @@ impl SliceReference {
     }
 }
 
+/// How slices use the reference (htslib's `no_ref` and `embed_ref` output options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferenceMode {
+    /// Bases stored as differences from a reference the reader must have (the default).
+    External,
+    /// As `External`, with the reference span of each slice stored in the slice itself.
+    Embedded,
+    /// A reference made from the slice's reads ([`super::consensus`]), embedded; where none
+    /// can be made (unsorted or unplaced records), bases verbatim.
+    Consensus,
+    /// Bases stored as they are: no reference read or needed, slice MD5s zero.
+    Verbatim,
+}
+
 /// What a container's encoding needs from the file: a reference's bases by id, a read group's
-/// position in the header.
+/// position in the header, and how the reference is used.
 pub struct Sources<'a> {
     pub bases: &'a (dyn Fn(i32) -> Result<Arc<fasta::record::Sequence>, String> + Sync),
     pub read_group_index: &'a (dyn Fn(&[u8]) -> Option<usize> + Sync),
+    pub mode: ReferenceMode,
+    /// A reference's length (`LN`) by id: a generated reference ends there.
+    pub reference_length: &'a (dyn Fn(i32) -> i64 + Sync),
 }
 
 /// Encodes `framed` records (each `block_size` first) as one container; `record_counter` is
@@ -57,63 +75,99 @@ pub fn encode(
     let records: Vec<&[u8]> = split_framed(framed);
     let tids: Vec<i32> = records.iter().map(|r| RecordRef::new(r).ref_id()).collect();
     let starts: Vec<i64> = records.iter().map(|r| RecordRef::new(r).pos()).collect();
-    let mut references: HashMap<i32, Arc<fasta::record::Sequence>> = HashMap::new();
-    for &tid in &tids {
-        if tid >= 0 && !references.contains_key(&tid) {
-            references.insert(tid, (sources.bases)(tid)?);
-        }
-    }
-    let reference = |tid: i32| {
-        references.get(&tid).map(|s| ReferenceWindow { bases: (**s).as_ref(), start: 1 })
-    };
     let slice_reference = match (tids.first(), tids.iter().all(|t| Some(t) == tids.first())) {
         (Some(&t), true) if t >= 0 => SliceReference::One(t),
         (_, true) => SliceReference::Unplaced,
         _ => SliceReference::Several,
+    };
+    let consensus = match (sources.mode, slice_reference) {
+        (ReferenceMode::Consensus, SliceReference::One(t)) => consensus::build(&records)
+            .map(|mut c| {
+                // As htslib, a generated reference ends where the header says the reference does.
+                let length = (sources.reference_length)(t);
+                c.bases.truncate(usize::try_from(length - (c.start - 1)).unwrap_or(0));
+                c
+            })
+            .map(|c| (t, c)),
+        _ => None,
+    };
+    let external = matches!(sources.mode, ReferenceMode::External | ReferenceMode::Embedded);
+    let verbatim = !external && consensus.is_none();
+    let mut references: HashMap<i32, Arc<fasta::record::Sequence>> = HashMap::new();
+    for &tid in tids.iter().filter(|_| external) {
+        if tid >= 0 && !references.contains_key(&tid) {
+            references.insert(tid, (sources.bases)(tid)?);
+        }
+    }
+    let reference = |tid: i32| match &consensus {
+        Some((t, c)) if *t == tid => Some(ReferenceWindow { bases: &c.bases, start: c.start }),
+        _ => references.get(&tid).map(|s| ReferenceWindow { bases: (**s).as_ref(), start: 1 }),
     };
     let sorted = starts.windows(2).all(|w| w[0] <= w[1]);
     let context = Context {
         read_group_index: sources.read_group_index,
         multi_reference: slice_reference == SliceReference::Several,
         delta_positions: matches!(slice_reference, SliceReference::One(_)) && sorted,
+        verbatim_bases: verbatim,
     };
-    let reference_length =
-        |tid: i32| references.get(&tid).map_or(0, |s| (**s).as_ref().len() as i64);
+    let reference_length = |tid: i32| reference(tid).map_or(0, |w| window_end(&w));
     let links = super::mate_links::link(&records, &reference_length);
     let mut data = SliceData::default();
     // Deltas start from the slice's start (htslib's `last_apos`), the first record's.
     let mut previous = starts.first().map_or(0, |p| p + 1);
     let (mut first, mut last_end) = (i64::MAX, 0i64);
-    for ((record, &tid), &link) in records.iter().zip(&tids).zip(&links) {
+    let mut flagged = Vec::new();
+    for ((&record, &tid), &link) in records.iter().zip(&tids).zip(&links) {
         let window = if tid >= 0 { reference(tid) } else { None };
-        check_encodable(record, window)?;
+        // Against a generated reference, what the decoder must not generate is flagged (`cF`).
+        let record = match consensus {
+            Some(_) if consensus::with_cram_flags(record, &mut flagged) => &flagged[..],
+            _ => record,
+        };
+        check_encodable(record, window, verbatim)?;
         let start = data.push(record, window, previous, &context, link)?;
         if context.delta_positions {
             previous = start;
         }
         if tid >= 0 {
             first = first.min(start);
-            last_end = last_end.max(RecordRef::new(record).end_pos());
+            // As htslib's `aend`: a read past the reference's end ends with it (not in `no_ref`).
+            let end = RecordRef::new(record).end_pos();
+            last_end = last_end.max(window.map_or(end, |w| end.min(window_end(&w))));
         }
     }
-    let (start, span, md5) = match slice_reference {
+    // The slice's reference span: its MD5 (zero without a reference) and, embedded, its bases.
+    let (start, span, md5, embedded) = match slice_reference {
         SliceReference::One(t) => {
-            let span = last_end - first + 1;
-            let window = reference(t).ok_or("internal: reference vanished")?;
-            let bases = window.bases;
-            let from = usize::try_from(first - 1).unwrap_or(0).min(bases.len());
-            let to = usize::try_from(first - 1 + span).unwrap_or(0).min(bases.len());
-            (first, span, md5(&bases[from..to]))
+            let span = (last_end - first + 1).max(0);
+            match reference(t) {
+                Some(window) => {
+                    let bases = window.bases;
+                    let offset = first - window.start;
+                    let from = usize::try_from(offset).unwrap_or(0).min(bases.len());
+                    let to = usize::try_from(offset + span).unwrap_or(0).min(bases.len());
+                    let bases = &bases[from..to];
+                    let embed = sources.mode != ReferenceMode::External && span > 0;
+                    (first, span, md5(bases), embed.then_some(bases))
+                }
+                None => (first, span, [0; 16], None),
+            }
         }
-        _ => (0, 0, [0; 16]),
+        _ => (0, 0, [0; 16], None),
     };
 
-    let compression_header = compression_header(&data, context.delta_positions);
+    let reference_required = sources.mode == ReferenceMode::External;
+    let compression_header = compression_header(&data, context.delta_positions, reference_required);
     let header_block =
         block(COMPRESSION_HEADER, 0, RAW, &compression_header, compression_header.len());
     let mut slice_blocks = Vec::new();
     let mut content_ids = vec![0];
     slice_blocks.push(block(CORE, 0, RAW, &[], 0));
+    if let Some(bases) = embedded {
+        content_ids.push(id::REFERENCE);
+        let (method, packed) = choice.compress(bases, id::REFERENCE);
+        slice_blocks.push(block(EXTERNAL, id::REFERENCE, method, &packed, bases.len()));
+    }
     for (&content_id, bytes) in &data.blocks {
         content_ids.push(content_id);
         let (method, packed) = choice.compress(bytes, content_id);
@@ -130,7 +184,7 @@ pub fn encode(
     for &c in &content_ids {
         itf8(&mut slice_header, c);
     }
-    itf8(&mut slice_header, -1); // no embedded reference
+    itf8(&mut slice_header, if embedded.is_some() { id::REFERENCE } else { -1 });
     slice_header.extend_from_slice(&md5);
     let slice_header_block = block(MAPPED_SLICE, 0, RAW, &slice_header, slice_header.len());
 
@@ -156,17 +210,26 @@ pub fn encode(
     Ok(out)
 }
 
-/// Refuses what mdsam's CRAM encoder does not write: a mapped read without a CIGAR, or one that
-/// reaches past its reference's end (htslib stores such bases verbatim).
-fn check_encodable(record: &[u8], window: Option<ReferenceWindow<'_>>) -> Result<(), String> {
+/// The 0-based position just past `window`'s last base.
+pub fn window_end(window: &ReferenceWindow<'_>) -> i64 {
+    window.start - 1 + window.bases.len() as i64
+}
+
+/// Refuses what mdsam's CRAM encoder does not write: a mapped read without a CIGAR, or one
+/// without its reference (unless bases are stored verbatim).
+fn check_encodable(
+    record: &[u8],
+    window: Option<ReferenceWindow<'_>>,
+    verbatim: bool,
+) -> Result<(), String> {
     let r = RecordRef::new(record);
     if r.flag() & 0x4 != 0 || r.ref_id() < 0 {
         return Ok(());
     }
     let why = if r.n_cigar_op() == 0 {
         "is mapped but has no CIGAR"
-    } else if window.is_none_or(|w| r.end_pos() > w.bases.len() as i64) {
-        "reaches past the end of its reference"
+    } else if window.is_none() && !verbatim {
+        "has no reference"
     } else {
         return Ok(());
     };
@@ -188,7 +251,12 @@ fn split_framed(framed: &[u8]) -> Vec<&[u8]> {
 }
 
 /// The compression header (§8.4): preservation map, data series encodings, tag encodings.
-fn compression_header(data: &SliceData, delta_positions: bool) -> Vec<u8> {
+/// `reference_required` is the `RR` flag: false where bases are verbatim or the reference embedded.
+fn compression_header(
+    data: &SliceData,
+    delta_positions: bool,
+    reference_required: bool,
+) -> Vec<u8> {
     let mut td = Vec::new();
     for line in &data.tag_lines {
         for key in line {
@@ -199,7 +267,7 @@ fn compression_header(data: &SliceData, delta_positions: bool) -> Vec<u8> {
     let mut preservation = Vec::new();
     itf8(&mut preservation, 5);
     preservation.extend_from_slice(&[b'R', b'N', 1, b'A', b'P', u8::from(delta_positions)]);
-    preservation.extend_from_slice(&[b'R', b'R', 1, b'S', b'M']);
+    preservation.extend_from_slice(&[b'R', b'R', u8::from(reference_required), b'S', b'M']);
     preservation.extend_from_slice(&SUBSTITUTION_MATRIX);
     preservation.extend_from_slice(b"TD");
     itf8(&mut preservation, td.len() as i32);
@@ -214,6 +282,12 @@ fn compression_header(data: &SliceData, delta_positions: bool) -> Vec<u8> {
         };
         series.extend_from_slice(*key);
         series.extend_from_slice(&encoding);
+        n_series += 1;
+    }
+    // Verbatim bases (`b` features, `no_ref`): lengths and bases in blocks of their own.
+    if data.blocks.contains_key(&id::BB) {
+        series.extend_from_slice(b"BB");
+        series.extend_from_slice(&encoding(4, &[external(id::BB_LEN), external(id::BB)].concat()));
         n_series += 1;
     }
     let mut tags = Vec::new();

@@ -24,15 +24,19 @@ pub fn file_definition(version: (u8, u8), name: &str) -> Vec<u8> {
     out
 }
 
+/// A reference's `M5` by name, or why it has none.
+pub type M5Of<'a> = dyn Fn(&[u8]) -> Result<String, String> + 'a;
+
 /// `text` with `M5` appended to each `@SQ` line that lacks it and, when a FASTA was named with
 /// `-T`, `UR` set to its absolute path, as htslib edits the header it writes. A sequence found
-/// nowhere is an error naming it (htslib would embed a consensus instead, which noodles cannot).
+/// nowhere is an error naming it (htslib would embed a consensus instead, which mdsam cannot).
+/// Without `m5_of` (`no_ref`: htslib reads no reference) the lines are copied as they are.
 pub fn with_checksums(
     header: &Header,
-    m5_of: &dyn Fn(&[u8]) -> Result<String, String>,
+    m5_of: Option<&M5Of<'_>>,
     fasta: Option<&str>,
 ) -> Result<Vec<u8>, String> {
-    let ur = fasta.map(absolute_path);
+    let ur = fasta.filter(|_| m5_of.is_some()).map(absolute_path);
     let text = header.sam_text();
     let mut out = Vec::with_capacity(text.len() + 64 * header.refs().len());
     let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
@@ -44,7 +48,9 @@ pub fn with_checksums(
             continue;
         };
         let mut edited = line.to_vec();
-        if line_field(line, b"M5").is_none() {
+        if let Some(m5_of) = m5_of
+            && line_field(line, b"M5").is_none()
+        {
             edited.extend_from_slice(b"\tM5:");
             edited.extend_from_slice(m5_of(name)?.as_bytes());
         }

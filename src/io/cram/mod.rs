@@ -14,6 +14,7 @@ pub mod arith_dynamic;
 pub mod block_codecs;
 pub mod block_method;
 pub mod codec_error;
+pub mod consensus;
 pub mod container_in;
 pub mod container_out;
 pub mod context_slots;

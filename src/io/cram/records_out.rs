@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::container_out::window_end;
 use super::htslib_fields::{ReferenceWindow, strip_regenerable};
 use super::mate_links::MateLink;
 use crate::record::RecordRef;
@@ -37,6 +38,11 @@ pub mod id {
     pub const HC: i32 = 24;
     pub const SC: i32 = 25;
     pub const MQ: i32 = 26;
+    /// Verbatim bases (`b` features) and their lengths.
+    pub const BB: i32 = 27;
+    pub const BB_LEN: i32 = 28;
+    /// The embedded reference span.
+    pub const REFERENCE: i32 = 29;
 }
 
 /// CRAM record flags (`CF`).
@@ -59,6 +65,8 @@ pub struct Context<'a> {
     pub multi_reference: bool,
     /// Alignment starts are stored as deltas from the previous record's.
     pub delta_positions: bool,
+    /// Aligned bases are stored as they are, not against a reference (`no_ref`).
+    pub verbatim_bases: bool,
 }
 
 /// The data series of one slice, and the tag lines (`TD`) its records use.
@@ -102,8 +110,12 @@ impl SliceData {
         link: MateLink,
     ) -> Result<i64, String> {
         let mut stripped = Vec::new();
+        // `MD` and `NM` of a read past the reference's end stay as they are, as in htslib.
+        let within = |w: &ReferenceWindow<'_>| RecordRef::new(record).end_pos() <= window_end(w);
         let record = match reference {
-            Some(window) if strip_regenerable(record, window, &mut stripped) => &stripped[..],
+            Some(window) if within(&window) && strip_regenerable(record, window, &mut stripped) => {
+                &stripped[..]
+            }
             _ => record,
         };
         let r = RecordRef::new(record);
@@ -142,7 +154,7 @@ impl SliceData {
         }
         self.tags(&tags);
         if mapped {
-            self.features(&r, reference)?;
+            self.features(&r, reference, context.verbatim_bases)?;
             self.int(id::MQ, i64::from(r.mapq()));
         } else {
             for i in 0..r.l_seq() {
@@ -203,13 +215,20 @@ impl SliceData {
 
     /// `FN` and the read features (§10.6) that rebuild the CIGAR and the bases from the
     /// reference: substitutions, other bases, insertions, soft clips, deletions, skips, pads,
-    /// hard clips.
+    /// hard clips. With `verbatim` bases (no reference) each aligned run is one `b` feature;
+    /// aligned bases past the reference's end are `B` features, base and quality, as htslib
+    /// stores them.
     fn features(
         &mut self,
         r: &RecordRef<'_>,
         window: Option<ReferenceWindow<'_>>,
+        verbatim: bool,
     ) -> Result<(), String> {
-        let window = window.ok_or("internal: mapped read without its reference")?;
+        let window = match window {
+            Some(window) => window,
+            None if verbatim => ReferenceWindow { bases: &[], start: 1 },
+            None => return Err("internal: mapped read without its reference".into()),
+        };
         let known = r.l_seq() > 0;
         // A base of the read; `N` for a read without bases (htslib's soft clips and insertions).
         let base = |i: usize| if known { NT16[r.base_code(i) as usize] } else { b'N' };
@@ -218,10 +237,26 @@ impl SliceData {
         for op in r.cigar() {
             let len = (op >> 4) as usize;
             match op & 0xf {
+                0 | 7 | 8 if verbatim => {
+                    if known && len > 0 {
+                        let bases = (read_pos..read_pos + len).map(base);
+                        features.push((read_pos as i64 + 1, b'b', Feature::Bases(bases.collect())));
+                    }
+                    read_pos += len;
+                    ref_pos += len as i64;
+                }
                 0 | 7 | 8 => {
+                    // Bases on the reference are compared with it; the rest are stored.
+                    let on_reference =
+                        (window_end(&window) - ref_pos).clamp(0, len as i64) as usize;
                     for k in (0..len).filter(|_| known) {
                         let i = read_pos + k;
                         let read = NT16[r.base_code(i) as usize];
+                        let quality = || r.qual().get(i).copied().unwrap_or(0xff);
+                        if k >= on_reference {
+                            features.push((i as i64 + 1, b'B', Feature::Base(read, quality())));
+                            continue;
+                        }
                         let reference = window.base(ref_pos + k as i64);
                         if read == reference {
                             continue;
@@ -230,7 +265,7 @@ impl SliceData {
                             (Some(rc), Some(qc)) => {
                                 Feature::Substitution(if qc < rc { qc } else { qc - 1 })
                             }
-                            _ => Feature::Base(read, r.qual().get(i).copied().unwrap_or(0xff)),
+                            _ => Feature::Base(read, quality()),
                         };
                         features.push((i as i64 + 1, feature.code(), feature));
                     }
@@ -273,6 +308,10 @@ impl SliceData {
                     self.byte(id::QS, q);
                 }
                 (b'I', Feature::Bases(bases)) => self.stopped(id::IN, &bases),
+                (b'b', Feature::Bases(bases)) => {
+                    self.int(id::BB_LEN, bases.len() as i64);
+                    self.block(id::BB).extend_from_slice(&bases);
+                }
                 (_, Feature::Bases(bases)) => self.stopped(id::SC, &bases),
                 (b'D', Feature::Length(n)) => self.int(id::DL, n as i64),
                 (b'N', Feature::Length(n)) => self.int(id::RS, n as i64),
@@ -290,7 +329,7 @@ enum Feature {
     Substitution(u8),
     /// `B`: a base (and its quality) the substitution matrix cannot code.
     Base(u8, u8),
-    /// `I` or `S`: the read's bases.
+    /// `I`, `S` or `b`: the read's bases.
     Bases(Vec<u8>),
     /// `D`, `N`, `H`, `P`: a length.
     Length(usize),

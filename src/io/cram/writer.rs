@@ -17,8 +17,8 @@ use noodles_fasta as fasta;
 use rayon::prelude::*;
 
 use super::block_method::{Choice, Learned, TrialSizes, ends_trials, is_trial};
-use super::container_out::{Sources, encode};
-use super::file_header::{file_definition, header_container, md5_hex, with_checksums};
+use super::container_out::{ReferenceMode, Sources, encode};
+use super::file_header::{M5Of, file_definition, header_container, md5_hex, with_checksums};
 use super::reference::{ReferenceFinder, chosen_reference, repository};
 use crate::io::cram_header::eof_template;
 use crate::record::header::line_field;
@@ -33,11 +33,34 @@ pub struct OutputSettings {
     pub seqs_per_slice: usize,
     /// Why an option given cannot be honoured; a CRAM output then fails with it.
     pub refused: Option<String>,
+    /// `no_ref`: bases stored verbatim, no reference read (it wins over `embed_ref`, as in
+    /// htslib).
+    pub no_ref: bool,
+    /// `embed_ref`: 0 none, 1 the reference's span in each slice, 2 one made from the reads;
+    /// `None` (htslib's -1, automatic) is 0 until a reference is missing, then 2.
+    pub embed_ref: Option<u8>,
+}
+
+impl OutputSettings {
+    /// How the slices use the reference.
+    pub fn reference_mode(&self) -> ReferenceMode {
+        match (self.no_ref, self.embed_ref.unwrap_or(0)) {
+            (true, _) => ReferenceMode::Verbatim,
+            (false, 0) => ReferenceMode::External,
+            (false, 2) => ReferenceMode::Consensus,
+            (false, _) => ReferenceMode::Embedded,
+        }
+    }
 }
 
 /// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
-const DEFAULT_SETTINGS: OutputSettings =
-    OutputSettings { version: (3, 1), seqs_per_slice: 10_000, refused: None };
+const DEFAULT_SETTINGS: OutputSettings = OutputSettings {
+    version: (3, 1),
+    seqs_per_slice: 10_000,
+    refused: None,
+    no_ref: false,
+    embed_ref: None,
+};
 
 static SETTINGS: Mutex<OutputSettings> = Mutex::new(DEFAULT_SETTINGS);
 
@@ -48,7 +71,7 @@ pub fn output_settings() -> OutputSettings {
 
 /// Takes one output format option (`version=3.0`, `seqs_per_slice=N`, ...), as htslib takes
 /// them whatever the format; only a CRAM output reads them. Options that change nothing mdsam
-/// writes are ignored; `no_ref` and `embed_ref`, which noodles cannot write, are refused.
+/// writes are ignored. Numbers are read as C's `atoi` reads them (htslib's), so a word is 0.
 pub fn apply_output_option(opt: &str) {
     let (name, value) = opt.split_once('=').unwrap_or((opt, "1"));
     let Ok(mut settings) = SETTINGS.lock() else { return };
@@ -66,11 +89,25 @@ pub fn apply_output_option(opt: &str) {
             Ok(n) if n > 0 => settings.seqs_per_slice = n,
             _ => settings.refused = Some(format!("invalid seqs_per_slice \"{value}\"")),
         },
-        "no_ref" | "embed_ref" if value != "0" => {
-            settings.refused = Some(format!("CRAM output option {name} is not supported by mdsam"));
-        }
+        "no_ref" => settings.no_ref = atoi(value) != 0,
+        "embed_ref" => match atoi(value) {
+            n if n <= 0 => settings.embed_ref = Some(0),
+            2 => settings.embed_ref = Some(2),
+            _ => settings.embed_ref = Some(1),
+        },
         _ => {}
     }
+}
+
+/// C's `atoi`: the leading optional sign and digits of `text`, 0 when there are none.
+fn atoi(text: &str) -> i64 {
+    let text = text.trim_start();
+    let (sign, digits) = match text.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    sign * digits[..end].parse::<i64>().unwrap_or(0)
 }
 
 /// A CRAM file being written.
@@ -79,6 +116,7 @@ pub struct Writer {
     shared: Arc<Shared>,
     version: (u8, u8),
     seqs_per_slice: usize,
+    mode: ReferenceMode,
     /// Framed BAM records (`block_size` first) of the containers not yet written.
     pending: Vec<u8>,
     /// Complete containers in `pending`: byte ranges and record counts.
@@ -86,6 +124,9 @@ pub struct Writer {
     open: OpenContainer,
     /// Containers hold records of several references (one multi-reference slice each).
     mixed_references: bool,
+    /// A record came before the one written last (reference, then position): what that was.
+    unsorted: bool,
+    last_key: (u32, i64),
     /// Records of the last container closed.
     last_records: u64,
     /// Records in the containers written so far (the next container's record counter).
@@ -101,6 +142,7 @@ pub struct Writer {
 /// repository) and the read groups (by ID, their position in the header).
 struct Shared {
     names: Vec<Vec<u8>>,
+    lengths: Vec<u64>,
     repository: fasta::Repository,
     read_groups: std::collections::HashMap<Vec<u8>, usize>,
 }
@@ -129,17 +171,28 @@ impl Writer {
         }
         let fasta = chosen_reference();
         let shared = Shared::new(header, fasta.clone());
-        let start = file_start(header, &shared, fasta.as_deref(), settings.version, name)?;
+        let mut mode = settings.reference_mode();
+        if mode == ReferenceMode::External
+            && settings.embed_ref.is_none()
+            && let Some(missing) = shared.first_missing(header)
+        {
+            warn_generating_reference(&missing);
+            mode = ReferenceMode::Consensus;
+        }
+        let start = file_start(header, &shared, fasta.as_deref(), settings.version, mode, name)?;
         out.write_all(&start).map_err(|e| e.to_string())?;
         Ok(Writer {
             out,
             shared: Arc::new(shared),
             version: settings.version,
             seqs_per_slice: settings.seqs_per_slice,
+            mode,
             pending: Vec::new(),
             cuts: Vec::new(),
             open: OpenContainer::default(),
             mixed_references: false,
+            unsorted: false,
+            last_key: (0, i64::MIN),
             last_records: 0,
             written: 0,
             containers: 0,
@@ -162,7 +215,12 @@ impl Writer {
     /// Adds one framed record, closing the open container first when it is full or, unless
     /// containers mix references, when the reference changes.
     fn push(&mut self, framed: &[u8]) {
-        let reference_id = RecordRef::new(&framed[4..]).ref_id();
+        let record = RecordRef::new(&framed[4..]);
+        let reference_id = record.ref_id();
+        // Unplaced records (-1) sort last.
+        let key = (reference_id as u32, record.pos());
+        self.unsorted |= key < self.last_key;
+        self.last_key = key;
         let open = &self.open;
         let full = open.records >= self.seqs_per_slice as u64;
         let new_reference = reference_id != open.reference_id;
@@ -180,8 +238,19 @@ impl Writer {
 
     /// Whether the next containers mix references, as htslib decides it (`cram_put_bam_seq`):
     /// from two containers in a row under a quarter full (name-sorted input, or many small
-    /// contigs) until a full one holds a single reference.
+    /// contigs) until a full one holds a single reference. A slice embeds one reference, so
+    /// containers that embed never mix.
     fn choose_mixing(&mut self) {
+        let embedding = match self.mode {
+            ReferenceMode::Embedded => true,
+            // htslib gives up generating references for unsorted input (its slices go
+            // verbatim), and then mixes references as without one.
+            ReferenceMode::Consensus => !self.unsorted,
+            _ => false,
+        };
+        if embedding {
+            return;
+        }
         let small = (self.seqs_per_slice / 4 + 10) as u64;
         let records = self.open.records;
         if !self.mixed_references && records < small && (1..small).contains(&self.last_records) {
@@ -214,7 +283,13 @@ impl Writer {
         }
         let bases = |tid: i32| shared.bases(tid);
         let read_group_index = |id: &[u8]| shared.read_groups.get(id).copied();
-        let sources = Sources { bases: &bases, read_group_index: &read_group_index };
+        let reference_length = |tid: i32| shared.length(tid);
+        let sources = Sources {
+            bases: &bases,
+            read_group_index: &read_group_index,
+            mode: self.mode,
+            reference_length: &reference_length,
+        };
         let mut encoded: Vec<Option<Result<Vec<u8>, String>>> = vec![None; jobs.len()];
         let trial_jobs: Vec<usize> =
             (0..jobs.len()).filter(|&i| is_trial(jobs[i].ordinal)).collect();
@@ -275,7 +350,38 @@ impl Writer {
     }
 }
 
+/// htslib's warnings when it finds no reference for an `@SQ` without `M5` and, as no
+/// `embed_ref` was chosen, goes on with `embed_ref=2` (`cram_write_SAM_hdr`).
+fn warn_generating_reference(name: &[u8]) {
+    let name = String::from_utf8_lossy(name);
+    eprintln!("[W::cram_get_ref] Failed to populate reference \"{name}\"");
+    eprintln!(
+        "[W::cram_get_ref] See https://www.htslib.org/doc/reference_seqs.html for further \
+         suggestions"
+    );
+    eprintln!("[W::cram_write_SAM_hdr] No M5 tags present and could not find reference");
+    eprintln!("[W::cram_write_SAM_hdr] Enabling embed_ref=2 option");
+    eprintln!(
+        "[W::cram_write_SAM_hdr] NOTE: the CRAM file will be bigger than using an external \
+         reference"
+    );
+}
+
 impl Shared {
+    /// The first `@SQ` without `M5` whose bases are found nowhere, in header order: where
+    /// htslib, writing the header, gives up on the reference.
+    fn first_missing(&self, header: &Header) -> Option<Vec<u8>> {
+        let lines = header.lines().filter(|l| l.starts_with(b"@SQ\t"));
+        let unchecked = lines.filter(|l| line_field(l, b"M5").is_none());
+        let names = unchecked.filter_map(|l| line_field(l, b"SN"));
+        names.map(<[u8]>::to_vec).find(|name| self.bases_named(name).is_err())
+    }
+
+    /// The length (`LN`) of reference `tid`, 0 when the header lacks it.
+    fn length(&self, tid: i32) -> i64 {
+        usize::try_from(tid).ok().and_then(|t| self.lengths.get(t)).map_or(0, |&n| n as i64)
+    }
+
     /// The bases of reference `tid`, or why there are none.
     fn bases(&self, tid: i32) -> Result<Arc<fasta::record::Sequence>, String> {
         let name = usize::try_from(tid).ok().and_then(|t| self.names.get(t));
@@ -296,6 +402,7 @@ impl Shared {
         }
         Shared {
             names: header.refs().iter().map(|r| r.name.clone()).collect(),
+            lengths: header.refs().iter().map(|r| r.len).collect(),
             repository: repository(finder),
             read_groups,
         }
@@ -325,10 +432,13 @@ fn file_start(
     shared: &Shared,
     fasta: Option<&str>,
     version: (u8, u8),
+    mode: ReferenceMode,
     name: &str,
 ) -> Result<Vec<u8>, String> {
     let m5_of = |name: &[u8]| shared.bases_named(name).map(|s| md5_hex((*s).as_ref()));
-    let text = with_checksums(header, &m5_of, fasta)?;
+    let m5_of: &M5Of<'_> = &m5_of;
+    let reads_reference = matches!(mode, ReferenceMode::External | ReferenceMode::Embedded);
+    let text = with_checksums(header, reads_reference.then_some(m5_of), fasta)?;
     let mut start = file_definition(version, name);
     start.extend_from_slice(&header_container(&text, version.0));
     Ok(start)
@@ -339,7 +449,7 @@ fn file_start(
 pub fn reheadered_start(header: &Header, name: &str, version: (u8, u8)) -> Result<Vec<u8>, String> {
     let fasta = chosen_reference();
     let shared = Shared::new(header, fasta.clone());
-    file_start(header, &shared, fasta.as_deref(), version, name)
+    file_start(header, &shared, fasta.as_deref(), version, ReferenceMode::External, name)
 }
 
 fn encode_guarded(
