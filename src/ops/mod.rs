@@ -2,6 +2,7 @@
 
 pub mod ampliconclip;
 pub mod bam2fq;
+pub mod baq;
 pub mod calmd;
 pub mod cat;
 pub mod checksum;
