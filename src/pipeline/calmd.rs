@@ -118,26 +118,33 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
         if tid < 0 {
             return Ok(Edited::Write);
         }
-        let new_tid = before.is_none_or(|b| b.ref_id() != tid);
         if let Some(from) = before.map(|b| b.ref_id()).filter(|&f| f >= 0 && f != tid) {
             references.moved(from, tid);
         }
         let reference = references.get(&header, tid);
         let Some(reference) = reference else {
-            if new_tid {
-                let name = header.ref_name(tid).map(String::from_utf8_lossy);
+            // samtools remembers only a reference it found, so it asks (and warns) again for
+            // every record on a missing one.
+            let name = header.ref_name(tid).map(String::from_utf8_lossy);
+            if let Some(name) = &name {
                 notes.warnings.push(format!(
-                    "[bam_fillmd] fail to find sequence '{}' in the reference.",
-                    name.as_deref().unwrap_or("(unknown)")
+                    "[W::fai_get_val] Reference {name} not found in FASTA file, returning empty sequence"
                 ));
-                notes.stop = needs_reference;
             }
+            notes.warnings.push(format!(
+                "[bam_fillmd] fail to find sequence '{}' in the reference.",
+                name.as_deref().unwrap_or("(unknown)")
+            ));
+            notes.stop = needs_reference;
             return Ok(Edited::Write);
         };
         if let Some(baq) = opts.baq
             && prob_realn(out, &reference, baq, &mut notes.warnings).is_err()
         {
-            notes.warnings.push("samtools calmd: BAQ alignment failed".to_string());
+            // samtools prints errno, left at ENOENT by its earlier probes for index files.
+            notes.warnings.push(
+                "samtools calmd: BAQ alignment failed: No such file or directory".to_string(),
+            );
             notes.stop = true;
             return Ok(Edited::Write);
         }
