@@ -224,7 +224,7 @@ fn realign(b: &mut Vec<u8>, reference: &[u8], baq: BaqFlags) -> Result<(), BaqFa
             }
         });
         for (d, &q) in bq.iter_mut().zip(qual) {
-            *d = 64u8.wrapping_add(if q <= *d { 0 } else { q - *d });
+            *d = 64u8.wrapping_add(q.saturating_sub(*d));
         }
     }
     if baq.apply {
