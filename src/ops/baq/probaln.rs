@@ -3,7 +3,7 @@
 //! for every read base the most probable state and its posterior error as a phred value.
 //!
 //! Everything is f64 in htslib's operation order (its optimised loops, not `PROBALN_ORIG`), and
-//! the matrices are laid out as htslib lays them out (rows of `i_dim` values, zeroed as `calloc`
+//! the matrices are laid out as htslib lays them out (rows of `i_dim / 3` cells, zeroed as `calloc`
 //! zeroes them), because a few reads at band edges run one row into the next: only then are the
 //! qualities the same to the bit.
 
@@ -32,11 +32,14 @@ static QUAL_TO_PROB: LazyLock<[f32; 256]> = LazyLock::new(|| {
     t
 });
 
+/// One cell of a matrix row: the match, insertion and deletion values.
+type Cell = [f64; 3];
+
 /// The forward and backward matrices and scaling factors, kept per thread between reads.
 #[derive(Default)]
 struct Scratch {
-    f: Vec<f64>,
-    b: Vec<f64>,
+    f: Vec<Cell>,
+    b: Vec<Cell>,
     s: Vec<f64>,
     qual: Vec<f64>,
 }
@@ -45,17 +48,17 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// A vector of `n` zeros, reusing `v`'s allocation.
-fn zeroed(v: &mut Vec<f64>, n: usize) {
+/// A vector of `n` zeros, reusing `v`'s allocation (htslib's `calloc`).
+fn zeroed<T: Copy + Default>(v: &mut Vec<T>, n: usize) {
     v.clear();
-    v.resize(n, 0.);
+    v.resize(n, T::default());
 }
 
-/// `set_u`: where cell (`i`, `k`) of the band starts in row `i`.
+/// htslib's `set_u` over 3: which cell of row `i` holds reference position `k`.
 #[inline(always)]
-fn band_at(bw: i32, i: i32, k: i32) -> usize {
+fn cell_at(bw: i32, i: i32, k: i32) -> usize {
     let x = (i - bw).max(0);
-    ((k - x + 1) * 3) as usize
+    (k - x + 1) as usize
 }
 
 /// C's `(int)x` on x86-64 (`cvttsd2si`): NaN and values out of range give `INT_MIN`.
@@ -128,6 +131,15 @@ fn band(i: i32, bw: i32, l_ref: i32) -> (i32, i32) {
     ((i - bw).max(1), (i + bw).min(l_ref))
 }
 
+/// The sizes of one alignment: band width and cells per matrix row (htslib's `i_dim / 3`).
+#[derive(Clone, Copy)]
+struct Shape {
+    bw: i32,
+    width: usize,
+    l_ref: i32,
+    l_query: i32,
+}
+
 fn run(
     reference: &[u8],
     query: &[u8],
@@ -142,43 +154,42 @@ fn run(
     let mut bw = l_ref.max(l_query).min(c.bw);
     bw = bw.max((l_ref - l_query).abs());
     let bw2 = bw * 2 + 1;
-    let i_dim = if bw2 < l_ref { bw2 as usize * 3 + 6 } else { l_ref as usize * 3 + 6 };
+    let width = if bw2 < l_ref { bw2 as usize + 2 } else { l_ref as usize + 2 };
+    let shape = Shape { bw, width, l_ref, l_query };
     let Scratch { f, b, s, qual } = scratch;
-    zeroed(f, (lq + 1) * i_dim);
-    zeroed(b, (lq + 1) * i_dim);
+    zeroed(f, (lq + 1) * width);
+    zeroed(b, (lq + 1) * width);
     zeroed(s, lq + 2);
     qual.clear();
     qual.extend(iqual[..lq].iter().map(|&v| f64::from(QUAL_TO_PROB[v as usize])));
     let t = transitions(c, l_ref, l_query);
-    forward(reference, query, qual, &t, bw, i_dim, f, s);
-    backward(reference, query, qual, &t, bw, i_dim, b, s);
-    posterior(l_ref, lq, bw, i_dim, f, b, s, state, q);
+    forward(reference, query, qual, &t, shape, f, s);
+    backward(reference, query, qual, &t, shape, b, s);
+    posterior(shape, f, b, s, state, q);
 }
 
 /// Fills `f` and the scaling factors `s[0..=l_query+1]`.
-#[allow(clippy::too_many_arguments)]
 fn forward(
     reference: &[u8],
     query: &[u8],
     qual: &[f64],
     t: &Transitions,
-    bw: i32,
-    i_dim: usize,
-    f: &mut [f64],
+    shape: Shape,
+    f: &mut [Cell],
     s: &mut [f64],
 ) {
-    let (l_ref, l_query) = (reference.len() as i32, query.len() as i32);
+    let Shape { bw, width, l_ref, l_query } = shape;
     let m = &t.m;
-    f[band_at(bw, 0, 0)] = 1.;
+    f[cell_at(bw, 0, 0)][0] = 1.;
     s[0] = 1.;
     {
         let mut sum = 0.;
         for k in 1..=l_ref.min(bw + 1) {
             let e = first_emission(reference[k as usize - 1], query[0], qual[0]);
-            let u = i_dim + band_at(bw, 1, k);
-            f[u] = e * t.b_m;
-            f[u + 1] = EI * t.b_i;
-            sum += f[u] + f[u + 1];
+            let c = &mut f[width + cell_at(bw, 1, k)];
+            c[0] = e * t.b_m;
+            c[1] = EI * t.b_i;
+            sum += c[0] + c[1];
         }
         s[1] = sum;
     }
@@ -189,30 +200,31 @@ fn forward(
         let emit = [qli * EM, 1. - qli, 1., 1.];
         let mm = 1. / s[i as usize - 1];
         let xm = [mm * m[0], mm * m[3], mm * m[6], EI * mm * m[1], EI * mm * m[4]];
-        let row = i as usize * i_dim;
-        let mut xi = row + band_at(bw, i, beg);
-        let mut yi = row - i_dim + band_at(bw, i - 1, beg - 1);
-        let mut l_x0 = m[2] * f[xi];
-        let mut l_x2 = m[8] * f[xi + 2];
+        let row = i as usize * width;
+        let n = (end - beg + 1) as usize;
+        let (before, after) = f.split_at_mut(row);
+        // Row i's cells beg..=end; row i-1's beg-1..=end (each k reads cells k-1 and k).
+        let c = cell_at(bw, i, beg);
+        let cur = &mut after[c..c + n];
+        let p = row - width + cell_at(bw, i - 1, beg - 1);
+        let prev = &before[p..p + n + 1];
+        let refs = &reference[beg as usize - 1..end as usize];
+        let mut l_x0 = m[2] * cur[0][0];
+        let mut l_x2 = m[8] * cur[0][2];
         let mut sum = 0.;
-        for k in beg..=end {
-            let cond = emission_case(reference[k as usize - 1], qyi);
-            let z0 = xm[0] * f[yi];
-            let z1 = xm[1] * f[yi + 1];
-            let z2 = xm[2] * f[yi + 2];
-            let z3 = xm[3] * f[yi + 3];
-            let z4 = xm[4] * f[yi + 4];
-            let x0 = emit[cond] * (z0 + z1 + z2);
+        for ((x, (y, y_next)), &r) in cur.iter_mut().zip(prev.iter().zip(&prev[1..])).zip(refs) {
+            let z0 = xm[0] * y[0];
+            let z1 = xm[1] * y[1];
+            let z2 = xm[2] * y[2];
+            let z3 = xm[3] * y_next[0];
+            let z4 = xm[4] * y_next[1];
+            let x0 = emit[emission_case(r, qyi)] * (z0 + z1 + z2);
             let x1 = z3 + z4;
             let x2 = l_x0 + l_x2;
-            f[xi] = x0;
-            f[xi + 1] = x1;
-            f[xi + 2] = x2;
+            *x = [x0, x1, x2];
             sum += x0 + x1 + x2;
             l_x0 = m[2] * x0;
             l_x2 = m[8] * x2;
-            xi += 3;
-            yi += 3;
         }
         s[i as usize] = sum;
     }
@@ -220,11 +232,12 @@ fn forward(
     let mm = 1. / s[lq];
     let mut sum = 0.;
     for k in 1..=l_ref {
-        let u = band_at(bw, l_query, k);
-        if u < 3 || u >= i_dim {
+        let c = cell_at(bw, l_query, k);
+        if c < 1 || c >= width {
             continue;
         }
-        sum += mm * f[lq * i_dim + u] * t.s_m + mm * f[lq * i_dim + u + 1] * t.s_i;
+        let cell = &f[lq * width + c];
+        sum += mm * cell[0] * t.s_m + mm * cell[1] * t.s_i;
     }
     s[lq + 1] = sum;
 }
@@ -242,82 +255,74 @@ fn first_emission(r: u8, qy: u8, qual: f64) -> f64 {
 }
 
 /// Fills `b` from row `l_query` down to row 1 (htslib's `b[0]` is never read by its callers).
-#[allow(clippy::too_many_arguments)]
 fn backward(
     reference: &[u8],
     query: &[u8],
     qual: &[f64],
     t: &Transitions,
-    bw: i32,
-    i_dim: usize,
-    b: &mut [f64],
+    shape: Shape,
+    b: &mut [Cell],
     s: &[f64],
 ) {
-    let (l_ref, l_query) = (reference.len() as i32, query.len() as i32);
+    let Shape { bw, width, l_ref, l_query } = shape;
     let lq = l_query as usize;
     let m = &t.m;
     for k in 1..=l_ref {
-        let u = band_at(bw, l_query, k);
-        if u < 3 || u >= i_dim {
+        let c = cell_at(bw, l_query, k);
+        if c < 1 || c >= width {
             continue;
         }
-        b[lq * i_dim + u] = t.s_m / s[lq] / s[lq + 1];
-        b[lq * i_dim + u + 1] = t.s_i / s[lq] / s[lq + 1];
+        let cell = &mut b[lq * width + c];
+        cell[0] = t.s_m / s[lq] / s[lq + 1];
+        cell[1] = t.s_i / s[lq] / s[lq + 1];
     }
     let (e1, e4) = (EI * m[1], EI * m[4]);
     for i in (1..l_query).rev() {
         let (beg, end) = band(i, bw, l_ref);
-        let y = if i > 1 { 1. } else { 0. };
+        let y_flag = if i > 1 { 1. } else { 0. };
         let qli1 = qual[i as usize];
         let qyi1 = query[i as usize];
         let emit = [qli1 * EM, 1. - qli1, 1., 1.];
-        let row = i as usize * i_dim;
-        let mut xi = row + band_at(bw, i, end);
-        let mut yi = row + i_dim + band_at(bw, i + 1, end);
-        // b[xi + 5] is the cell to the right (v01 + 2), computed one step before.
-        let mut xi_5 = b[xi + 5];
-        let n = 1. / s[i as usize];
-        for k in (beg..=end).rev() {
+        let row = i as usize * width;
+        let n = (end - beg + 1) as usize;
+        // The deletion value right of the band's last cell: zero, or where the band reaches the
+        // row's end, the next row's first cell, which htslib reads the same way.
+        let mut right_d = b[row + cell_at(bw, i, end) + 1][2];
+        let (this, next) = b.split_at_mut(row + width);
+        // Row i's cells beg..=end; row i+1's beg..=end+1 (each k reads cells k and k+1).
+        let c = row + cell_at(bw, i, beg);
+        let cur = &mut this[c..c + n];
+        let v = cell_at(bw, i + 1, beg);
+        let below = &next[v..v + n + 1];
+        let n_inv = 1. / s[i as usize];
+        let cells = cur.iter_mut().zip(below.iter().zip(&below[1..]));
+        for (k, (x, (y, y_next))) in (beg..=end).rev().zip(cells.rev()) {
             let e = if k >= l_ref {
                 0.
             } else {
-                emit[emission_case(reference[k as usize], qyi1)] * b[yi + 3]
+                emit[emission_case(reference[k as usize], qyi1)] * y_next[0]
             };
-            let x1 = e * m[3] + e4 * b[yi + 1];
-            let x0 = e * m[0] + e1 * b[yi + 1] + m[2] * xi_5;
-            let x2 = (e * m[6] + m[8] * xi_5) * y;
-            xi_5 = x2;
-            b[xi + 1] = x1 * n;
-            b[xi] = x0 * n;
-            b[xi + 2] = x2 * n;
-            xi -= 3;
-            yi -= 3;
+            let x1 = e * m[3] + e4 * y[1];
+            let x0 = e * m[0] + e1 * y[1] + m[2] * right_d;
+            let x2 = (e * m[6] + m[8] * right_d) * y_flag;
+            right_d = x2;
+            *x = [x0 * n_inv, x1 * n_inv, x2 * n_inv];
         }
     }
 }
 
 /// The MAP state of each read base and its error probability.
-#[allow(clippy::too_many_arguments)]
-fn posterior(
-    l_ref: i32,
-    lq: usize,
-    bw: i32,
-    i_dim: usize,
-    f: &[f64],
-    b: &[f64],
-    s: &[f64],
-    state: &mut [i32],
-    q: &mut [u8],
-) {
-    for i in 1..=lq as i32 {
+fn posterior(shape: Shape, f: &[Cell], b: &[Cell], s: &[f64], state: &mut [i32], q: &mut [u8]) {
+    let Shape { bw, width, l_ref, l_query } = shape;
+    for i in 1..=l_query {
         let (beg, end) = band(i, bw, l_ref);
-        let row = i as usize * i_dim;
         let mm = 1. / s[i as usize];
         let (mut sum, mut max, mut max_k) = (0f64, 0f64, -1i32);
-        let mut u = row + band_at(bw, i, beg);
-        for k in beg..=end {
-            let z1 = mm * f[u] * b[u];
-            let z2 = mm * f[u + 1] * b[u + 1];
+        let c = i as usize * width + cell_at(bw, i, beg);
+        let n = (end - beg + 1) as usize;
+        for (k, (fc, bc)) in (beg..=end).zip(f[c..c + n].iter().zip(&b[c..c + n])) {
+            let z1 = mm * fc[0] * bc[0];
+            let z2 = mm * fc[1] * bc[1];
             let which = z2 > z1;
             let zm = if which { z2 } else { z1 };
             if zm > max {
@@ -325,7 +330,6 @@ fn posterior(
                 max_k = (k - 1) << 2 | i32::from(which);
             }
             sum += z1 + z2;
-            u += 3;
         }
         max /= sum;
         state[i as usize - 1] = max_k;
