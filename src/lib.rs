@@ -29,7 +29,7 @@
 // - `profile` (`cpu_ns`, `peak_rss_bytes`): thread and process CPU clocks, and `getrusage`.
 // - `record::prefetch` (`prefetch_bytes`): the x86-64 prefetch intrinsic.
 // - `io::bgzf::isal_ffi` (`IsalDeflate`, `IsalInflate`): ISA-L's stateless deflate and inflate
-//   through its C API.
+//   through its C API, and the `vzeroupper` intrinsic after them (`clear_upper_vector_state`).
 // The binary (`bin/mdsam.rs`) has its own: `reset_sigpipe`.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]

@@ -75,7 +75,7 @@ fn fastq_text() -> Vec<u8> {
 }
 
 /// `text` as `bgzip` writes it: full 0xff00-byte blocks, then the end-of-file block.
-fn bgzf(text: &[u8]) -> Vec<u8> {
+pub(crate) fn bgzf(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut deflater = Deflater::new(6);
     for chunk in text.chunks(BLOCK_DATA_MAX) {

@@ -28,6 +28,8 @@ mod ampliconstats;
 mod bad_input;
 /// `fastq`, `fasta` and `import` against the oracle on simulated pairs, and round trips.
 mod bam2fq;
+/// `calmd -r`/`-A`/`-E` (BAQ) and `-C` against the oracle.
+mod calmd_baq;
 /// `cat` against the oracle: blocks copied as they are, headers merged, bad inputs.
 mod cat;
 /// `checksum` against the oracle: every report layout and option, merging, bad inputs.

@@ -1,6 +1,5 @@
 //! `calmd`'s command line → [`CalmdOptions`] (samtools 1.24 `bam_fillmd` in `bam_md.c`); the
-//! work is [`crate::pipeline::calmd`]. BAQ (`-r`) and mapping-quality capping (`-C` above 10)
-//! are not native: such a command line goes to the real samtools.
+//! work is [`crate::pipeline::calmd`].
 
 use super::Invocation;
 use super::common::CommonOptions;
@@ -10,6 +9,7 @@ use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
+use crate::ops::baq::BaqFlags;
 use crate::ops::calmd::CalmdFlags;
 use crate::pipeline::calmd::CalmdOptions;
 
@@ -30,13 +30,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["-q", "-N", "-h", "-d", "-C", "-n"],
 };
 
-/// What the command line asks for.
-pub enum CalmdRequest {
-    Run(Box<CalmdOptions>),
-    /// BAQ or `-C`: the real samtools runs the command.
-    Delegate,
-}
-
 /// C's `atoi`: the leading decimal integer, 0 when there is none.
 fn atoi(v: &str) -> i32 {
     let t = v.trim_start();
@@ -52,12 +45,13 @@ fn atoi(v: &str) -> i32 {
     if neg { n.wrapping_neg() } else { n }
 }
 
-pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdRequest, Error> {
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut flags = CalmdFlags::default();
     let mut out = OutputChoice::default();
     let mut common = CommonOptions::default();
     let (mut bam, mut uncompressed, mut realign, mut cap_q) = (false, false, false, 0);
+    let mut baq = BaqFlags::default();
     let mut reference = None;
     let mut filter = None;
     for o in &opts {
@@ -67,7 +61,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdRequest, Error> {
             "e" => flags.use_equal = true,
             "d" => flags.drop_tags = true,
             "q" => flags.bin_quality = true,
-            "h" | "S" | "A" | "E" => {}
+            "h" | "S" => {}
+            "A" => baq.apply = true,
+            "E" => baq.extend = true,
             "N" => (flags.update_md, flags.update_nm) = (false, false),
             "b" => bam = true,
             "u" => (bam, uncompressed) = (true, true),
@@ -85,9 +81,6 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdRequest, Error> {
             }
         }
     }
-    if realign || cap_q > 10 {
-        return Ok(CalmdRequest::Delegate);
-    }
     let (input, reference) = match (positionals.as_slice(), reference) {
         ([input, fasta, ..], _) => (input.clone(), fasta.clone()),
         ([input], Some(fasta)) => (input.clone(), fasta),
@@ -100,16 +93,18 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdRequest, Error> {
     };
     // samtools stringifies argv after getopt has permuted it.
     let argv = super::permuted::permuted(&OPTIONS, args);
-    Ok(CalmdRequest::Run(Box::new(CalmdOptions {
+    Ok(CalmdOptions {
         input,
         reference,
         format,
         level,
         threads: common.threads + 1,
         flags,
+        baq: realign.then_some(baq),
+        cap_q,
         pg: common.pg(inv, &argv),
         filter,
-    })))
+    })
 }
 
 #[cfg(test)]

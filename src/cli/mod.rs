@@ -393,15 +393,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             }
             Err(e) => (addreplacerg::USAGE, Err(e)),
         },
-        "calmd" => match calmd::parse(&inv, args) {
-            Ok(calmd::CalmdRequest::Run(o)) => (calmd::USAGE, crate::pipeline::calmd::run(*o)),
-            Ok(calmd::CalmdRequest::Delegate) => {
-                let mut argv = vec![argv0.to_string(), cmd.to_string()];
-                argv.extend(args.iter().cloned());
-                return delegate::run(&argv, cmd);
-            }
-            Err(e) => (calmd::USAGE, Err(e)),
-        },
+        "calmd" => (calmd::USAGE, calmd::parse(&inv, args).and_then(crate::pipeline::calmd::run)),
         "reheader" => match reheader::parse(&inv, args) {
             Ok(reheader::ReheaderRequest::Help) => {
                 print!("{}", reheader::USAGE);

@@ -3,6 +3,7 @@
 pub mod ampliconclip;
 pub mod ampliconstats;
 pub mod bam2fq;
+pub mod baq;
 pub mod calmd;
 pub mod cat;
 pub mod checksum;

@@ -1,6 +1,8 @@
 //! `samtools calmd`: `MD`/`NM` of every placed record recomputed against a FASTA reference
 //! ([`crate::ops::calmd`]), to stdout. The reference is read through the faidx reader
-//! ([`crate::io::fasta_index`]), one sequence at a time as records need it. Records are edited in parallel chunks; warnings come out in input order.
+//! ([`crate::io::fasta_index`]), one sequence at a time as records need it. With `-r` BAQ
+//! ([`crate::ops::baq`]) and with `-C` the mapping-quality cap come first, as in samtools.
+//! Records are edited in parallel chunks; warnings come out in input order.
 //! Command line: [`crate::cli::calmd`].
 
 use std::collections::HashMap;
@@ -11,11 +13,13 @@ use crate::error::{Error, c_message};
 use crate::io::fasta_index::{self, Format, load};
 use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
+use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::calmd::{CalmdFlags, Filled, fill_md};
 use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
 use crate::pipeline::sink::RecordSink;
 use crate::record::Header;
+use crate::record::layout;
 
 pub struct CalmdOptions {
     pub input: String,
@@ -24,6 +28,10 @@ pub struct CalmdOptions {
     pub level: i32,
     pub threads: usize,
     pub flags: CalmdFlags,
+    /// `-r`: BAQ with these flags (`-A`, `-E`).
+    pub baq: Option<BaqFlags>,
+    /// `-C`: mapping qualities capped when above 10.
+    pub cap_q: i32,
     pub pg: Option<Vec<(String, String)>>,
     pub filter: Option<String>,
 }
@@ -102,34 +110,64 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let skipped = AtomicU32::new(0);
     let filter = crate::pipeline::input_filter::InputFilter::new(opts.filter.as_deref());
     let source = Source { reader: &mut reader, path, header: &header, filter: filter.as_ref() };
-    rewrite(source, &mut sink, &out_header, pool, |before, rec, out, notes| {
+    // Without a reference BAQ and the cap would crash samtools: it stops there.
+    let needs_reference = opts.baq.is_some() || opts.cap_q > 10;
+    let rewritten = rewrite(source, &mut sink, &out_header, pool, |before, rec, out, notes| {
         out.extend_from_slice(rec.bytes());
         let tid = rec.ref_id();
         if tid < 0 {
             return Ok(Edited::Write);
         }
-        let new_tid = before.is_none_or(|b| b.ref_id() != tid);
         if let Some(from) = before.map(|b| b.ref_id()).filter(|&f| f >= 0 && f != tid) {
             references.moved(from, tid);
         }
         let reference = references.get(&header, tid);
         let Some(reference) = reference else {
-            if new_tid {
-                let name = header.ref_name(tid).map(String::from_utf8_lossy);
+            // samtools remembers only a reference it found, so it asks (and warns) again for
+            // every record on a missing one.
+            let name = header.ref_name(tid).map(String::from_utf8_lossy);
+            if let Some(name) = &name {
                 notes.warnings.push(format!(
-                    "[bam_fillmd] fail to find sequence '{}' in the reference.",
-                    name.as_deref().unwrap_or("(unknown)")
+                    "[W::fai_get_val] Reference {name} not found in FASTA file, returning empty sequence"
                 ));
             }
+            notes.warnings.push(format!(
+                "[bam_fillmd] fail to find sequence '{}' in the reference.",
+                name.as_deref().unwrap_or("(unknown)")
+            ));
+            notes.stop = needs_reference;
             return Ok(Edited::Write);
         };
+        if let Some(baq) = opts.baq
+            && prob_realn(out, &reference, baq, &mut notes.warnings).is_err()
+        {
+            // samtools prints errno, left at ENOENT by its earlier probes for index files.
+            notes.warnings.push(
+                "samtools calmd: BAQ alignment failed: No such file or directory".to_string(),
+            );
+            notes.stop = true;
+            return Ok(Edited::Write);
+        }
+        if opts.cap_q > 10 {
+            let cap = cap_mapq(out, &reference, opts.cap_q);
+            // samtools compares as int and stores the byte: "no cap" (-1) becomes 255.
+            if i32::from(out[layout::MAPQ]) > cap {
+                out[layout::MAPQ] = cap as u8;
+            }
+        }
         let ref_name = header.ref_name(tid).unwrap_or_default();
         let place = (ref_name, rec.pos());
         if fill_md(out, &reference, &opts.flags, place, &mut notes.warnings) == Filled::NoSequence {
             skipped.fetch_add(1, Ordering::Relaxed);
         }
         Ok(Edited::Write)
-    })?;
+    });
+    if let Err(Error::Failed) = rewritten {
+        // samtools closes its output on the way out: what was written stays complete.
+        sink.finish()?;
+        return Err(Error::Failed);
+    }
+    rewritten?;
     let skipped = skipped.into_inner();
     if skipped > 0 {
         eprintln!("[calmd] Warning: {skipped} records skipped due to no query sequence");

@@ -28,6 +28,9 @@ pub enum Edited {
 #[derive(Default)]
 pub struct Notes {
     pub warnings: Vec<String>,
+    /// Set by an edit that ends the run at this record (not written): the records before it are
+    /// written, the warnings printed, then the run fails with [`Error::Failed`].
+    pub stop: bool,
 }
 
 /// The input side of a rewrite: reader, its path and header, and an optional input filter.
@@ -79,6 +82,9 @@ where
                 eprintln!("{w}");
             }
             sink.write_owned(encoded)?;
+            if notes.stop {
+                return Err(Error::Failed);
+            }
         }
         let new_last = recs.last().map(|r| r.bytes().to_vec());
         drop(recs);
@@ -121,7 +127,11 @@ where
         }
         buf.clear();
         let before = i.checked_sub(1).map(|p| &recs[p]);
-        if let Edited::Write = edit(before, rec, &mut buf, &mut notes)? {
+        let edited = edit(before, rec, &mut buf, &mut notes)?;
+        if notes.stop {
+            break;
+        }
+        if let Edited::Write = edited {
             encode(&mut out, &buf, out_header, format);
         }
     }
