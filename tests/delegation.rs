@@ -227,7 +227,7 @@ fn help_and_version_say_what_is_native_and_where_the_rest_goes() {
     assert!(version.starts_with("samtools 1.24 (mdsam "), "{version}");
     assert!(
         version.contains(
-            "\nNative commands: bedcov coverage depth dict faidx fqidx fastq fasta import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip; mdsam additions: "
+            "\nNative commands: bedcov coverage depth dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats; mdsam additions: "
         ),
         "{version}"
     );
