@@ -16,8 +16,10 @@ use crate::profile::{self, Counter, Phase};
 use crate::record::{Batch, Header};
 
 /// Inflated bytes per thread per piece: large enough to amortise task overhead, small enough to
-/// keep memory bounded for streaming commands.
-pub const PIECE_BYTES_PER_THREAD: usize = 4 << 20;
+/// keep memory bounded for streaming commands. 1 MiB instead of 4: on 0.5 M reads (alternating
+/// runs) fixmate's peak RSS went from 101 to 57 MB, view BAM→SAM's from 105 to 74 MB and
+/// markdup-pipeline `-u`'s from 460 to 272 MB, with the same user CPU; first-touch faults halved.
+pub const PIECE_BYTES_PER_THREAD: usize = 1 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InputFormat {
