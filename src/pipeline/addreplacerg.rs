@@ -107,12 +107,7 @@ pub fn run(opts: AddReplaceRgOptions) -> Result<(), Error> {
             sink.write_index(&index_path, bai, &out_header)?;
         }
         let filter = InputFilter::new(opts.filter.as_deref());
-        let source = Source {
-            reader: &mut reader,
-            path: &opts.input,
-            header: &header,
-            filter: filter.as_ref(),
-        };
+        let source = Source::new(&mut reader, &opts.input, &header, filter.as_ref());
         rewrite(source, &mut sink, &out_header, &pool, |_, rec, out, _| {
             set_read_group(rec, &id, opts.mode, out);
             Ok(Edited::Write)

@@ -109,7 +109,7 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     };
     let skipped = AtomicU32::new(0);
     let filter = crate::pipeline::input_filter::InputFilter::new(opts.filter.as_deref());
-    let source = Source { reader: &mut reader, path, header: &header, filter: filter.as_ref() };
+    let source = Source::new(&mut reader, path, &header, filter.as_ref());
     // Without a reference BAQ and the cap would crash samtools: it stops there.
     let needs_reference = opts.baq.is_some() || opts.cap_q > 10;
     let rewritten = rewrite(source, &mut sink, &out_header, pool, |before, rec, out, notes| {

@@ -74,12 +74,7 @@ pub fn run(opts: ResetOptions) -> Result<(), Error> {
             true,
         )?;
         let filter = InputFilter::new(opts.filter.as_deref());
-        let source = Source {
-            reader: &mut reader,
-            path: &opts.input,
-            header: &header,
-            filter: filter.as_ref(),
-        };
+        let source = Source::new(&mut reader, &opts.input, &header, filter.as_ref());
         rewrite(source, &mut sink, &out_header, &pool, |_, rec, out, _| {
             Ok(match reset_record(rec, &opts.tags, opts.keep_dup, out) {
                 true => Edited::Write,

@@ -33,12 +33,41 @@ pub struct Notes {
     pub stop: bool,
 }
 
+/// An edit of one record: it sees the record before (if any) and the record, fills the buffer
+/// it is given with the edited bytes and may add notes.
+pub trait Edit:
+    Fn(Option<&RecordRef<'_>>, &RecordRef<'_>, &mut Vec<u8>, &mut Notes) -> Result<Edited, Error> + Sync
+{
+}
+
+impl<T> Edit for T where
+    T: Fn(
+            Option<&RecordRef<'_>>,
+            &RecordRef<'_>,
+            &mut Vec<u8>,
+            &mut Notes,
+        ) -> Result<Edited, Error>
+        + Sync
+{
+}
+
 /// The input side of a rewrite: reader, its path and header, and an optional input filter.
 pub struct Source<'a> {
     pub reader: &'a mut RecordReader,
     pub path: &'a str,
     pub header: &'a Header,
     pub filter: Option<&'a InputFilter>,
+}
+
+impl<'a> Source<'a> {
+    pub fn new(
+        reader: &'a mut RecordReader,
+        path: &'a str,
+        header: &'a Header,
+        filter: Option<&'a InputFilter>,
+    ) -> Self {
+        Source { reader, path, header, filter }
+    }
 }
 
 /// Edits every record of `source` with `edit` (which fills the buffer it is given, and sees the
@@ -51,13 +80,7 @@ pub fn rewrite<E>(
     edit: E,
 ) -> Result<(), Error>
 where
-    E: Fn(
-            Option<&RecordRef<'_>>,
-            &RecordRef<'_>,
-            &mut Vec<u8>,
-            &mut Notes,
-        ) -> Result<Edited, Error>
-        + Sync,
+    E: Edit,
 {
     let format = sink.format();
     let Source { reader, path, header, filter } = source;
@@ -106,13 +129,7 @@ fn edit_chunk<E>(
     edit: &E,
 ) -> Result<(Encoded, Notes), Error>
 where
-    E: Fn(
-            Option<&RecordRef<'_>>,
-            &RecordRef<'_>,
-            &mut Vec<u8>,
-            &mut Notes,
-        ) -> Result<Edited, Error>
-        + Sync,
+    E: Edit,
 {
     let chunk = &recs[range.clone()];
     let bytes: usize = chunk.iter().map(|r| r.bytes().len() + 32).sum();
