@@ -3,7 +3,7 @@
 
 use super::flags::{parse_c_int, parse_flags};
 use super::getopt::LongOpt;
-use super::global::{self, Globals, Take};
+use super::global::{self, Globals};
 use super::options::OptionTable;
 use crate::error::Error;
 use crate::pipeline::depth::DepthOptions;
@@ -24,13 +24,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         LongOpt { name: "require-flags", has_arg: true, key: "require-flags" },
     ],
     // SAM_OPT_GLOBAL_OPTIONS('-', 0, '-', '-', 0, '@')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Refused,
-        output_fmt_option: Take::Refused,
-        threads: Take::Short("@"),
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::INPUT_OPTIONS_AND_THREADS),
     globals_first: false,
     unlisted: &["--min-mq", "--min-bq", "-d", "-m", "--write-index"],
 };

@@ -63,6 +63,11 @@ impl Globals {
         ..Globals::LONG
     };
 
+    /// `SAM_OPT_GLOBAL_OPTIONS('-', 0, '-', '-', 0, '@')`, as depth and stats take them:
+    /// [`Globals::INPUT_OPTIONS_ONLY`] with `-@` for `--threads`.
+    pub const INPUT_OPTIONS_AND_THREADS: Globals =
+        Globals { threads: Take::Short("@"), ..Globals::INPUT_OPTIONS_ONLY };
+
     /// The getopt entries, in samtools' order.
     pub fn long_options(&self) -> Vec<LongOpt> {
         let entry = |name: &'static str, has_arg: bool, take: Take| {

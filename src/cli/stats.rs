@@ -3,7 +3,7 @@
 
 use super::flags::{parse_c_int_prefix, parse_flags};
 use super::getopt::LongOpt;
-use super::global::{self, Globals, Take};
+use super::global::{self, Globals};
 use super::options::OptionTable;
 use crate::error::Error;
 use crate::ops::stats::{CoverageBins, Settings};
@@ -44,13 +44,7 @@ pub const OPTIONS: OptionTable = OptionTable {
         long("ref-stats-chunk", true, "ref-stats-chunk"),
     ],
     // SAM_OPT_GLOBAL_OPTIONS('-', 0, '-', '-', 0, '@')
-    globals: Some(Globals {
-        input_fmt: Take::Refused,
-        output_fmt: Take::Refused,
-        output_fmt_option: Take::Refused,
-        threads: Take::Short("@"),
-        ..Globals::LONG
-    }),
+    globals: Some(Globals::INPUT_OPTIONS_AND_THREADS),
     globals_first: true,
     unlisted: &["-?", "--write-index"],
 };

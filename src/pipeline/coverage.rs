@@ -11,7 +11,7 @@ use crate::ops::depth::coverage::{Coverage, CoverageOptions, Report};
 use crate::ops::depth::pileup_cap::PileupCap;
 use crate::pipeline::checked_open::Wording;
 use crate::pipeline::sorted_input::{
-    InputMessages, SortedInputs, first_in_order, open_sorted_inputs,
+    InputMessages, SortedInputs, create_text_output, first_in_order, open_sorted_inputs,
 };
 use crate::record::RecordRef;
 use crate::record::layout::flags;
@@ -71,12 +71,7 @@ fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
         None => o,
     };
     let out_path = o.output.as_deref().unwrap_or("-");
-    let (mut out, file) = crate::io::output::create(out_path).map_err(|e| {
-        Error::Bare(format!(
-            "samtools coverage: Cannot open \"{out_path}\" for writing.: {}",
-            crate::error::c_message(&e)
-        ))
-    })?;
+    let (mut out, file) = create_text_output(out_path, "coverage")?;
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
     let SortedInputs { mut inputs, header, region } =
         open_sorted_inputs(&o.inputs, o.threads, (o.region.as_deref(), None), &MESSAGES)?;

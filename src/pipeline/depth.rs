@@ -14,7 +14,7 @@ use crate::ops::depth::BedMask;
 use crate::ops::depth::sweep::{self, DepthSweep, SweepError, SweepOptions};
 use crate::pipeline::checked_open::Wording;
 use crate::pipeline::sorted_input::{
-    InputMessages, SortedInputs, first_in_order, open_sorted_inputs,
+    InputMessages, SortedInputs, create_text_output, first_in_order, open_sorted_inputs,
 };
 use crate::record::{Header, RecordRef};
 
@@ -92,12 +92,7 @@ fn depth(options: &DepthOptions) -> Result<(), Error> {
         None => options,
     };
     let out_path = options.output.as_deref().unwrap_or("-");
-    let (mut out, file) = crate::io::output::create(out_path).map_err(|e| {
-        Error::Bare(format!(
-            "samtools depth: Cannot open \"{out_path}\" for writing.: {}",
-            crate::error::c_message(&e)
-        ))
-    })?;
+    let (mut out, file) = create_text_output(out_path, "depth")?;
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
     let SortedInputs { mut inputs, header, region } = open_sorted_inputs(
         &options.inputs,

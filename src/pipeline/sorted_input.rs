@@ -235,3 +235,17 @@ pub fn open_sorted_inputs(
     }
     Ok(opened_all)
 }
+
+/// Opens the text output `path` (`-`: stdout) of `command`, with samtools' message when it
+/// cannot be created.
+pub fn create_text_output(
+    path: &str,
+    command: &str,
+) -> Result<(Box<dyn std::io::Write + Send>, Option<crate::io::output::OutputFile>), Error> {
+    crate::io::output::create(path).map_err(|e| {
+        Error::Bare(format!(
+            "samtools {command}: Cannot open \"{path}\" for writing.: {}",
+            crate::error::c_message(&e)
+        ))
+    })
+}
