@@ -5,6 +5,7 @@ pub mod background;
 pub mod bam;
 pub mod bed;
 pub mod bgzf;
+pub mod capped_write;
 pub mod checksum_report;
 pub mod cram;
 pub mod cram_header;

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use crate::io::background::BackgroundWriter;
+use crate::io::capped_write::{CappedWrite, MAX_WRITE};
 use crate::io::direct_write::DirectWriter;
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,7 @@ pub fn create_unbuffered(
     // are written in place: renaming a temporary file over them would replace the device.
     if std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
         let file = std::fs::OpenOptions::new().write(true).open(&target)?;
-        return Ok((Box::new(file), None));
+        return Ok((Box::new(CappedWrite(file)), None));
     }
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -55,20 +56,23 @@ pub fn create_unbuffered(
     let guard = OutputFile { target, temp, committed: false };
     let writer: Box<dyn Write + Send> = match cache {
         PageCache::BypassLarge => Box::new(DirectWriter::new(file)),
-        PageCache::Keep => Box::new(file),
+        PageCache::Keep => Box::new(CappedWrite(file)),
     };
     Ok((writer, Some(guard)))
 }
 
 /// Standard output written with whole `write` calls: `std::io::Stdout` is line-buffered, which
-/// cuts binary output at every newline byte.
+/// cuts binary output at every newline byte. Each call passes at most [`MAX_WRITE`] bytes, for
+/// a redirection to a file (see [`crate::io::capped_write`]).
 struct Stdout;
 
 impl Write for Stdout {
     #[allow(unsafe_code)] // write(2) to fd 1
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        // SAFETY: writes from a valid slice to file descriptor 1, which stays open.
-        let n = unsafe { libc::write(libc::STDOUT_FILENO, data.as_ptr().cast(), data.len()) };
+        let len = data.len().min(MAX_WRITE);
+        // SAFETY: writes from a valid slice (its first `len` bytes) to file descriptor 1, which
+        // stays open.
+        let n = unsafe { libc::write(libc::STDOUT_FILENO, data.as_ptr().cast(), len) };
         if n < 0 { Err(std::io::Error::last_os_error()) } else { Ok(n as usize) }
     }
 
