@@ -34,6 +34,7 @@ pub mod memory_limit;
 pub mod merge;
 pub mod prefetch;
 pub mod quickcheck;
+pub mod read_ahead;
 pub mod region;
 pub mod reheader;
 pub mod reheader_in_place;

@@ -77,7 +77,7 @@ pub fn recycle(batches: Vec<Batch>) {
 /// The next item from `rx`, `None` once the sender is gone. While nothing has arrived, this
 /// worker runs the pool's queued jobs (the reader's inflate and parse tasks, the writer's
 /// deflates) instead of sleeping in `recv`, which left them to the other workers.
-fn next_helping_pool<T>(rx: &Receiver<T>) -> Option<T> {
+pub(crate) fn next_helping_pool<T>(rx: &Receiver<T>) -> Option<T> {
     loop {
         match rx.try_recv() {
             Ok(item) => return Some(item),

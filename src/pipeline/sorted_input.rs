@@ -10,13 +10,14 @@ use crate::io::bam;
 use crate::io::index::{Index, Region};
 use crate::io::open::{Opened, RecordReader};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::read_ahead::ReadAhead;
 use crate::pipeline::region::overlaps;
 use crate::record::{Batch, Header, RecordRef};
 
 enum Source {
-    Whole(RecordReader),
+    Whole(ReadAhead),
     Region {
-        reader: bam::Reader,
+        reader: Box<bam::Reader>,
         chunks: VecDeque<(u64, u64)>,
         region: Region,
         /// Where the chunk being read ends, while one is.
@@ -35,7 +36,7 @@ pub struct SortedInput {
 impl SortedInput {
     /// Every record of `opened`.
     pub fn whole(path: &str, opened: Opened) -> Self {
-        SortedInput::new(path, Source::Whole(opened.reader))
+        SortedInput::new(path, Source::Whole(ReadAhead::new(path, opened.reader)))
     }
 
     /// The records of `region`, found through `index`; `None` when the input is not a BAM.
@@ -50,7 +51,10 @@ impl SortedInput {
                 .map(|c| (c.start, c.end))
                 .collect()
         };
-        Some(SortedInput::new(path, Source::Region { reader, chunks, region, chunk_end: None }))
+        Some(SortedInput::new(
+            path,
+            Source::Region { reader: Box::new(reader), chunks, region, chunk_end: None },
+        ))
     }
 
     fn new(path: &str, source: Source) -> Self {
@@ -82,7 +86,9 @@ impl SortedInput {
     /// The current record, reading on when the batch in hand is used up; `None` at the end.
     pub fn current(&mut self) -> Result<Option<RecordRef<'_>>, Error> {
         while !self.done && self.batches.front().is_none_or(|b| self.next >= b.len()) {
-            if self.batches.pop_front().is_some() {
+            if let Some(used) = self.batches.pop_front() {
+                // Back for the reads ahead, which run on other threads (see `io::recycle`).
+                crate::io::recycle::give(used.data);
                 self.next = 0;
                 continue;
             }
@@ -101,7 +107,7 @@ impl SortedInput {
 
     fn refill(&mut self) -> Result<(), Error> {
         match &mut self.source {
-            Source::Whole(reader) => match reader.read_batches(&self.path)? {
+            Source::Whole(reader) => match reader.next_group()? {
                 Some((batches, warnings)) => {
                     for w in warnings {
                         eprintln!("{w}");
