@@ -10,7 +10,8 @@
 # Cases: view BAM->SAM, view SAM->BAM -u, sort, sort -n, collate, fixmate -m, markdup, and
 # markdup-pipeline at -u, level 1 and the default level against samtools' 4-process pipe
 # (collate -O -u | fixmate -m -u | sort -u | markdup); view BAM->BAM and markdup-pipeline at the
-# default level again with mdsam's ISA-L deflate (`-isal`: --output-fmt-option deflate=isal).
+# default level again with mdsam's ISA-L deflate (`-isal`: --output-fmt-option deflate=isal);
+# fastq, depth and coverage.
 #
 # Per case it prints the wall and CPU ratio samtools/mdsam (> 1: mdsam is faster), mdsam's wall
 # and CPU ns per read, both tools' peak RSS (summed over the processes of a pipe) and whether the
@@ -83,8 +84,14 @@ run_timed() {
     END {printf "%.2f %.2f %.0f\n", wall, cpu, rss / 1024}' "$tmp/t"
 }
 
-# records FILE: a checksum of the records of FILE (SAM or BAM), header left out.
-records() { "$mdsam" view -@ "$threads" "$1" | md5sum | cut -c1-16; }
+# records FILE: a checksum of the records of FILE (SAM or BAM), header left out; of the whole
+# file for text outputs (.txt, .fq).
+records() {
+  case $1 in
+    *.txt | *.fq) md5sum < "$1" | cut -c1-16 ;;
+    *) "$mdsam" view -@ "$threads" "$1" | md5sum | cut -c1-16 ;;
+  esac
+}
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
@@ -154,6 +161,12 @@ for shape in $shapes; do
     isal="--output-fmt-option deflate=isal"
     one_case view-bam2bam-isal bam "{bin} view -b -@ $t -o {out} $name" "{bin} view -b -@ $t $isal -o {out} $name"
     one_case pipeline-isal bam "$(pipe '')" "{bin} markdup-pipeline -@ $t $isal $name {out}"
+    # Issue 19's reading commands: FASTQ out of the name-grouped BAM, depth and coverage of the
+    # coordinate-sorted one (text outputs, compared byte for byte).
+    fq="-1 {out} -2 {out}.2 -0 /dev/null -s /dev/null"
+    one_case fastq fq "{bin} fastq -@ $t $fq $name" "{bin} fastq -@ $t $fq $name"
+    one_case depth txt "{bin} depth -@ $t -o {out} $coord" "{bin} depth -@ $t -o {out} $coord"
+    one_case coverage txt "{bin} coverage -o {out} $coord" "{bin} coverage -o {out} $coord"
   done
 done
 

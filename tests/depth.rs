@@ -185,3 +185,28 @@ fn pileup_depth_caps_match_the_oracle() {
     let uncapped = run(&oracle, &["bedcov", "-c", bed, bam]).stdout;
     assert!(run(&oracle, &["bedcov", "--max-depth", "3", "-c", bed, bam]).stdout != uncapped);
 }
+
+/// An input of several read pieces at `-@ 2` (each 2 MiB of BGZF): the sweep walks one group
+/// while the next is read on the pool, and the output must not depend on it.
+#[test]
+fn depth_reading_ahead_matches_the_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("depth_read_ahead");
+    let opts = SimulateOptions {
+        pairs: 25_000,
+        seed: 29,
+        n_refs: 2,
+        ref_len: 200_000,
+        order: Order::Coordinate,
+        ..SimulateOptions::default()
+    };
+    let sam = simulated_sam(&dir, &opts);
+    let bam = dir.join("big.bam").to_str().unwrap().to_string();
+    oracle_ok(&oracle, &["view", "-b", "-o", &bam, sam.to_str().unwrap()]);
+    oracle_ok(&oracle, &["index", &bam]);
+    let size = std::fs::metadata(&bam).unwrap().len();
+    assert!(size > 3 * (2 << 20), "the input must span several read pieces ({size} bytes)");
+    same(&oracle, &dir, &["depth", "-@", "2", &bam]);
+    same(&oracle, &dir, &["depth", "-@", "2", "-a", "-Q", "20", &bam, &bam]);
+    same(&oracle, &dir, &["depth", "-@", "3", "-aa", "-r", "chr2", &bam]);
+}
