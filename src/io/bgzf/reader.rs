@@ -125,7 +125,7 @@ impl Reader {
         }
         let run = self.input.peek(run_len)?;
         let base = prefix.len();
-        let mut data = crate::io::recycle::take_zeroed(base + inflated);
+        let mut data = crate::io::recycle::take_for_overwrite(base + inflated);
         data[..base].copy_from_slice(&prefix);
         crate::io::recycle::give(prefix);
         let mut blocks = Vec::with_capacity(spans.len());
