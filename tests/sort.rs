@@ -345,7 +345,8 @@ fn spilling_collate_is_identical_to_in_memory_collate() {
     let prefix = format!("{}/bin", tmp.display());
     let input = simulated_sam(&dir, &small(Order::Coordinate));
     let input = input.to_str().unwrap();
-    for args in [&[][..], &["-n", "7"], &["-n", "1"]] {
+    // With threads, the bins' files are shared out among them while spilling.
+    for args in [&[][..], &["-n", "7"], &["-n", "1"], &["-@", "2"], &["-@", "3", "-n", "7"]] {
         let collate = |extra: &[&str]| {
             let mut full = vec!["collate", "--output-fmt=sam", "--no-PG"];
             full.extend_from_slice(args);

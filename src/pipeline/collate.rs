@@ -22,7 +22,7 @@ use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, RecordIdx, RecordStore};
 
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 
 pub struct CollateOptions {
     pub input: String,
@@ -59,15 +59,36 @@ impl BinFiles {
     }
 
     /// Appends the store's records, in input order, to their bins; empties the store.
+    ///
+    /// The bins' files are shared out among the pool's threads, each appending the records of
+    /// its own bins: copying into the page cache is most of a spill's cost, and on one thread it
+    /// was 12.5 s of 29 s at 6 M reads (2.3 GB spilled), with the other core idle.
     pub fn spill(&mut self, store: &mut RecordStore) -> Result<(), Error> {
         let n = self.files.len() as u32;
-        for b in &store.batches {
-            for i in 0..b.len() {
-                let bin = (collate::name_hash(b.get(i).read_name()) % n) as usize;
-                let (t, w) = &mut self.files[bin];
-                w.write_all(b.framed(i)).map_err(|e| Error::io(t.path_str(), e))?;
-            }
+        let bins: Vec<Vec<u32>> = store
+            .batches
+            .par_iter()
+            .map(|b| (0..b.len()).map(|i| collate::name_hash(b.get(i).read_name()) % n).collect())
+            .collect();
+        let shares = rayon::current_num_threads().clamp(1, self.files.len().max(1));
+        let mut owned: Vec<Vec<&mut (TempFile, BufWriter<std::fs::File>)>> =
+            (0..shares).map(|_| Vec::new()).collect();
+        for (i, file) in self.files.iter_mut().enumerate() {
+            owned[i % shares].push(file);
         }
+        let batches = &store.batches;
+        owned.into_par_iter().enumerate().try_for_each(|(share, mut files)| {
+            for (b, bins) in batches.iter().zip(&bins) {
+                for (i, &bin) in bins.iter().enumerate() {
+                    let bin = bin as usize;
+                    if bin % shares == share {
+                        let (t, w) = &mut *files[bin / shares];
+                        w.write_all(b.framed(i)).map_err(|e| Error::io(t.path_str(), e))?;
+                    }
+                }
+            }
+            Ok::<(), Error>(())
+        })?;
         *store = RecordStore::default();
         Ok(())
     }
@@ -83,13 +104,30 @@ impl BinFiles {
         Ok(done)
     }
 
-    /// Sorts each bin in turn and writes it.
+    /// Writes the bins in order, each sorted. A thread reads and sorts the next bin while this
+    /// one is written: in turn, the merge ran 10 s of serial work beside 10 s on the pool.
     fn write_out(self, header: &crate::record::Header, sink: &mut RecordSink) -> Result<(), Error> {
-        for t in self.finish()? {
-            let store = read_bin(t)?;
-            write_in_order(&store, header, sink)?;
-        }
-        Ok(())
+        let files = self.finish()?;
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let reader = scope.spawn(move || {
+                for t in files {
+                    if tx.send(read_bin(t)).is_err() {
+                        return;
+                    }
+                }
+            });
+            let mut result = Ok(());
+            for store in rx.iter() {
+                if let Err(e) = store.and_then(|s| write_in_order(&s, header, sink)) {
+                    result = Err(e);
+                    break;
+                }
+            }
+            drop(rx);
+            reader.join().map_err(|_| Error::Message("the bin reader thread failed".into()))?;
+            result
+        })
     }
 }
 
@@ -97,10 +135,9 @@ impl BinFiles {
 /// (`store.order`).
 pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
     let path = t.path_str();
-    let mut data = Vec::new();
-    std::fs::File::open(t.path())
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .map_err(|e| Error::io(&path, e))?;
+    // Sized from the file at once: grown by doubling, every bin was copied and faulted into
+    // fresh pages several times.
+    let data = std::fs::read(t.path()).map_err(|e| Error::io(&path, e))?;
     drop(t);
     let mut store = RecordStore::default();
     store.push_batch(Batch::from_framed(data));
