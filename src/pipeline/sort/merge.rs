@@ -7,12 +7,13 @@
 //! stays stable.
 
 use crate::error::Error;
-use crate::io::open::{self, RecordReader};
+use crate::io::open;
 use crate::io::sam::format::format_record;
 use crate::io::tempfiles::TempFile;
 use crate::ops::sort::keys;
 use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::{NameOrder, SortOrder};
+use crate::pipeline::read_ahead::ReadAhead;
 use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::{Batch, Header, RecordRef, RecordStore};
 
@@ -24,10 +25,11 @@ enum Source<'a> {
     Memory(&'a RecordStore),
 }
 
-/// A run in a temporary file: its reader, the batches read ahead and the current one.
+/// A run in a temporary file: its reader (which inflates the next piece on the pool while the
+/// merge walks the current one; read in turn, every run's inflate ran on the merging thread),
+/// the batches read ahead and the current one.
 struct FileRun {
-    reader: RecordReader,
-    path: String,
+    reader: ReadAhead,
     pending: std::collections::VecDeque<Batch>,
     batch: Batch,
 }
@@ -66,14 +68,16 @@ impl<'a> Run<'a> {
         self.at = self.at.wrapping_add(1);
         match &mut self.source {
             Source::File(f) => {
-                let FileRun { reader, path, pending, batch } = &mut **f;
+                let FileRun { reader, pending, batch } = &mut **f;
                 while self.at >= batch.len() {
                     if let Some(b) = pending.pop_front() {
-                        *batch = b;
+                        // Back for the reads ahead, which run on other threads (see
+                        // `io::recycle`): dropped here, the memory stayed with this thread.
+                        crate::io::recycle::give(std::mem::replace(batch, b).data);
                         self.at = 0;
                         continue;
                     }
-                    match reader.read_batches(path)? {
+                    match reader.next_group()? {
                         Some((batches, _)) => pending.extend(batches),
                         None => {
                             *batch = Batch::default();
@@ -187,14 +191,16 @@ pub fn merge_runs(
         _ => None,
     };
     let libraries = keys::library_lookup(input_header.lines());
-    // Each run's reader holds about a piece and a batch: keep them all within a quarter budget.
-    let piece = ((budget / 8) as usize / runs.len().max(1)).clamp(16 << 10, 4 << 20);
+    // Each run's reader holds about two pieces (one read ahead) and a batch: keep them all
+    // within a quarter budget.
+    let piece = ((budget / 16) as usize / runs.len().max(1)).clamp(16 << 10, 2 << 20);
     let mut open_runs = Vec::with_capacity(runs.len() + 1);
     for f in runs {
         let path = f.path_str();
         let opened = open::open_streamed(&path, 1, piece)?;
         let (pending, batch) = (Default::default(), Batch::default());
-        let file = FileRun { reader: opened.reader, path, pending, batch };
+        let reader = ReadAhead::new(&path, opened.reader);
+        let file = FileRun { reader, pending, batch };
         open_runs.push(Run::new(Source::File(Box::new(file))));
     }
     if let Some(store) = last {
