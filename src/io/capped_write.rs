@@ -2,9 +2,10 @@
 //!
 //! The kernel sizes the page-cache folios of a buffered `write` by its length, and large
 //! folios can be very slow to allocate: here (Linux 6.18 in a VM that reports free memory to
-//! its host) dd wrote 2 GB to a fresh file with 14.9 s of system time at 1 MiB a `write`, 4.1 s
-//! at 512 KiB on some runs and 5.5 s per 400 MB at 8 MiB, but 0.39–0.45 s at 256, 128 or
-//! 64 KiB, every run. mdsam wrote 8 MiB at a time, and the kernel's copy into the page cache
+//! its host) dd wrote 2 GB to a fresh file with 14.5–14.9 s of system time at 1 MiB a `write`,
+//! up to 4.1 s at 512 KiB, and 400 MB with 5.5–5.8 s at 8 MiB (6 runs of 7), but 2 GB with
+//! 0.39–0.45 s at 256, 128 or 64 KiB (7 runs of 7; one 400 MB run of 6 at 256 KiB still took
+//! 2.1 s). mdsam wrote 8 MiB at a time, and the kernel's copy into the page cache
 //! (`copy_folio_from_iter_atomic`) was 14 % of `markdup`'s samples at 0.5 M reads, against
 //! 0.3 % of samtools', which writes in small pieces. Capping the length costs one system call
 //! per 256 KiB, nothing measurable.
