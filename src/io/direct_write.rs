@@ -6,9 +6,10 @@
 //! dd, 3 GB went out at 0.34 GB/s buffered (9.2 s of system time) and at 2.0 GB/s with
 //! `O_DIRECT` (0.24 s of system time). Most of that buffered cost came from writing 8 MiB a call
 //! ([`crate::io::capped_write`]): in 256 KiB calls dd wrote 2 GB buffered with 0.4 s of system
-//! time, direct with 0.13 s, so direct still saves CPU, which both cores need. The first [`DIRECT_AFTER`] bytes stay buffered, so a
-//! small output is still in the page cache for the next command of a script; past it, the rest
-//! of a file that large would only push other data out of the cache.
+//! time, direct with 0.13 s, so direct still saves CPU, which both cores need. The first
+//! [`DIRECT_AFTER`] bytes stay buffered, so a small output is still in the page cache for the
+//! next command of a script; past it, the rest of a file that large would only push other data
+//! out of the cache.
 //!
 //! `O_DIRECT` needs the buffer address, the length and the file offset aligned to the device's
 //! block size: whole [`ALIGN`]-aligned chunks go direct, the tail goes buffered. A filesystem

@@ -118,7 +118,9 @@ impl BinFiles {
                 }
             });
             let mut result = Ok(());
-            for store in rx.iter() {
+            // While the next bin is read, this worker deflates queued groups instead of
+            // blocking.
+            while let Some(store) = crate::pipeline::prefetch::next_helping_pool(&rx) {
                 if let Err(e) = store.and_then(|s| write_in_order(&s, header, sink)) {
                     result = Err(e);
                     break;

@@ -87,8 +87,7 @@ impl SortedInput {
     pub fn current(&mut self) -> Result<Option<RecordRef<'_>>, Error> {
         while !self.done && self.batches.front().is_none_or(|b| self.next >= b.len()) {
             if let Some(used) = self.batches.pop_front() {
-                // Back for the reads ahead, which run on other threads (see `io::recycle`).
-                crate::io::recycle::give(used.data);
+                crate::pipeline::prefetch::recycle([used]);
                 self.next = 0;
                 continue;
             }

@@ -71,9 +71,7 @@ impl<'a> Run<'a> {
                 let FileRun { reader, pending, batch } = &mut **f;
                 while self.at >= batch.len() {
                     if let Some(b) = pending.pop_front() {
-                        // Back for the reads ahead, which run on other threads (see
-                        // `io::recycle`): dropped here, the memory stayed with this thread.
-                        crate::io::recycle::give(std::mem::replace(batch, b).data);
+                        crate::pipeline::prefetch::recycle([std::mem::replace(batch, b)]);
                         self.at = 0;
                         continue;
                     }
