@@ -4,17 +4,23 @@
 
 /// Starts loading the cache line of `data[at]` (nothing past the end), without waiting.
 #[inline]
-#[allow(unsafe_code)] // the prefetch intrinsic
 pub fn prefetch_bytes(data: &[u8], at: usize) {
+    prefetch_item(data, at);
+}
+
+/// Starts loading the cache line of `items[at]` (nothing past the end), without waiting.
+#[inline]
+#[allow(unsafe_code)] // the prefetch intrinsic
+pub fn prefetch_item<T>(items: &[T], at: usize) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(byte) = data.get(at) {
+    if let Some(item) = items.get(at) {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
         // SAFETY: a prefetch is a hint that reads nothing the program sees and cannot fault;
-        // the address is inside `data` anyway, and SSE is part of x86_64.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(byte).cast()) };
+        // the address is inside `items` anyway, and SSE is part of x86_64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(item).cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (data, at);
+    let _ = (items, at);
 }
 
 /// Starts loading the first [`PREFETCH_BYTES`] of the record at `data[at..]` (nothing past the
