@@ -29,6 +29,7 @@ pub mod mate_links;
 pub mod rans;
 pub mod rans4x8_decode;
 pub mod rans_nx16;
+mod rans_nx16_simd;
 pub mod reader;
 pub mod records_out;
 pub mod reference;
