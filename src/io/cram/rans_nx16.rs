@@ -10,6 +10,7 @@
 
 use super::codec_error::CodecError;
 use super::context_slots::{ContextSlots, SLOTS, Table, with_table};
+use super::rans_nx16_simd::{Order1, order1_steps};
 use super::rans4x8_decode::{advance, pack_slot};
 
 const ORDER: u8 = 0x01;
@@ -550,9 +551,9 @@ fn order1_loop<const N: usize, const SHIFT: u32>(
     if let (Ok(states), Ok(contexts)) =
         (<&mut [u32; 32]>::try_from(&mut r[..]), <&mut [u32; 32]>::try_from(&mut context[..]))
     {
-        let bytes = (input.bytes, &mut input.at);
-        first =
-            super::rans_nx16_simd::order1_steps::<SHIFT>(slots, states, contexts, bytes, out, part);
+        let (input, at) = (input.bytes, &mut input.at);
+        let job = Order1 { slots, states, contexts, input, at, out: &mut *out, part };
+        first = order1_steps::<SHIFT>(job);
     }
     for i in first..part {
         if let Some(window) = input.window() {

@@ -10,27 +10,30 @@
 
 use super::context_slots::{ContextSlots, SLOTS};
 
-/// Decodes steps `0..` of the 32-state order-1 loop over `out` (32 parts of `part` bytes)
-/// while `input[*at..]` holds 64 bytes, updating `states`, `contexts` and `at`; returns the
-/// first step left undone (0 without AVX2).
-pub(super) fn order1_steps<const SHIFT: u32>(
-    slots: &ContextSlots,
-    states: &mut [u32; 32],
-    contexts: &mut [u32; 32],
-    (input, at): (&[u8], &mut usize),
-    out: &mut [u8],
-    part: usize,
-) -> usize {
+/// The 32-state order-1 loop's data: its slot table, states, contexts (each part's last byte),
+/// the compressed input with the read position, and the output in 32 parts of `part` bytes.
+pub(super) struct Order1<'a> {
+    pub slots: &'a ContextSlots,
+    pub states: &'a mut [u32; 32],
+    pub contexts: &'a mut [u32; 32],
+    pub input: &'a [u8],
+    pub at: &'a mut usize,
+    pub out: &'a mut [u8],
+    pub part: usize,
+}
+
+/// Decodes steps `0..` of the loop while `input[*at..]` holds 64 bytes, updating the states,
+/// contexts and read position; returns the first step left undone (0 without AVX2).
+pub(super) fn order1_steps<const SHIFT: u32>(job: Order1<'_>) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && out.len() >= 32 * part {
+    if std::arch::is_x86_feature_detected!("avx2") {
         #[allow(unsafe_code)] // calling a target_feature function
         // SAFETY: the CPU has AVX2 (checked just above); the function reads `input` only
         // below `*at + 64 <= input.len()` and indexes `slots` and `out` with checks.
-        let step =
-            unsafe { avx2::order1_steps::<SHIFT>(slots, states, contexts, (input, at), out, part) };
+        let step = unsafe { avx2::order1_steps::<SHIFT>(job) };
         return step;
     }
-    let _ = (slots, states, contexts, input, at, out, part);
+    let _ = job;
     0
 }
 
@@ -61,18 +64,12 @@ const fn expand_table() -> [[u32; 8]; 256] {
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)] // SIMD intrinsics
 mod avx2 {
-    use super::{ContextSlots, EXPAND, SLOTS};
+    use super::{EXPAND, Order1, SLOTS};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
-    pub(super) fn order1_steps<const SHIFT: u32>(
-        slots: &ContextSlots,
-        states: &mut [u32; 32],
-        contexts: &mut [u32; 32],
-        (input, at): (&[u8], &mut usize),
-        out: &mut [u8],
-        part: usize,
-    ) -> usize {
+    pub(super) fn order1_steps<const SHIFT: u32>(job: Order1<'_>) -> usize {
+        let Order1 { slots, states, contexts, input, at, out, part } = job;
         let low_bits = _mm256_set1_epi32(((1u32 << SHIFT) - 1) as i32);
         let shift = _mm_cvtsi32_si128(SHIFT as i32);
         let byte = _mm256_set1_epi32(0xff);
