@@ -10,7 +10,7 @@
 
 use super::codec_error::CodecError;
 use super::context_slots::{ContextSlots, SLOTS, Table, with_table};
-use super::rans_nx16_simd::{Order1, order1_steps};
+use super::rans_nx16_simd::{Lanes32, steps};
 use super::rans4x8_decode::{advance, pack_slot};
 
 const ORDER: u8 = 0x01;
@@ -420,7 +420,15 @@ fn decode_order0<const N: usize>(src: &[u8], out: &mut [u8]) -> Result<(), Codec
     read_order0_table(&mut input, &mut slots)?;
     let mut r = input.states::<N>()?;
     const MASK: u32 = (1 << O0_SHIFT) - 1;
-    let mut chunks = out.chunks_exact_mut(N);
+    let mut first = 0;
+    if let Ok(states) = <&mut [u32; 32]>::try_from(&mut r[..]) {
+        let (input, at) = (input.bytes, &mut input.at);
+        let contexts = &mut [0; 32];
+        let part = out.len() / 32;
+        let job = Lanes32 { slots: &slots, states, contexts, input, at, out: &mut *out, part };
+        first = steps::<false, O0_SHIFT, { 1 << O0_SHIFT }>(job);
+    }
+    let mut chunks = out[first * N..].chunks_exact_mut(N);
     for chunk in &mut chunks {
         if let Some(window) = input.window() {
             let mut used = 0;
@@ -552,8 +560,8 @@ fn order1_loop<const N: usize, const SHIFT: u32>(
         (<&mut [u32; 32]>::try_from(&mut r[..]), <&mut [u32; 32]>::try_from(&mut context[..]))
     {
         let (input, at) = (input.bytes, &mut input.at);
-        let job = Order1 { slots, states, contexts, input, at, out: &mut *out, part };
-        first = order1_steps::<SHIFT>(job);
+        let job = Lanes32 { slots, states, contexts, input, at, out: &mut *out, part };
+        first = steps::<true, SHIFT, SLOTS>(job);
     }
     for i in first..part {
         if let Some(window) = input.window() {

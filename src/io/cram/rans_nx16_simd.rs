@@ -1,19 +1,20 @@
-//! The 32-state order-1 loop of [`super::rans_nx16`] (`X32` streams: CRAM 3.1's quality blocks)
-//! eight states at a time in AVX2 registers, as htscodecs' `rans_uncompress_O1_32x16_avx2` does:
-//! one slot load a state, then the state update and the 16-bit renormalisation as vector
-//! arithmetic. The scalar loop decoded these blocks at 550 MB/s against htscodecs' 1340.
+//! The 32-state loops of [`super::rans_nx16`] (`X32` streams: CRAM 3.1's quality blocks, order
+//! 1, and some order-0 series) eight states at a time in AVX2 registers, as htscodecs'
+//! `rans_uncompress_O1_32x16_avx2` does: one slot load a state, then the state update and the
+//! 16-bit renormalisation as vector arithmetic. The scalar order-1 loop decoded quality blocks
+//! at 550 MB/s against htscodecs' 1340.
 //!
-//! Each step decodes one byte of each of the 32 parts of the output; a state that falls below
+//! Each step decodes one byte for each state (order 1: one byte of each of the 32 parts of the
+//! output; order 0: 32 consecutive bytes); a state that falls below
 //! the lower bound takes the next 16-bit word of the input, states in order, as in the scalar
 //! loop, so both read the same words. Steps run while 64 input bytes remain (two a state at
 //! most); the scalar loop finishes the rest with its bounds-checked reads.
 
-use super::context_slots::{ContextSlots, SLOTS};
-
-/// The 32-state order-1 loop's data: its slot table, states, contexts (each part's last byte),
-/// the compressed input with the read position, and the output in 32 parts of `part` bytes.
-pub(super) struct Order1<'a> {
-    pub slots: &'a ContextSlots,
+/// A 32-state loop's data: its slot table (order 1: 256 contexts' rows; order 0: one row),
+/// states, contexts (order 1: each part's last byte; order 0: zero), the compressed input with
+/// the read position, and the output: `part` steps of 32 bytes.
+pub(super) struct Lanes32<'a, const TABLE: usize> {
+    pub slots: &'a [u32; TABLE],
     pub states: &'a mut [u32; 32],
     pub contexts: &'a mut [u32; 32],
     pub input: &'a [u8],
@@ -22,15 +23,18 @@ pub(super) struct Order1<'a> {
     pub part: usize,
 }
 
-/// Decodes steps `0..` of the loop while `input[*at..]` holds 64 bytes, updating the states,
-/// contexts and read position; returns the first step left undone (0 without AVX2).
-pub(super) fn order1_steps<const SHIFT: u32>(job: Order1<'_>) -> usize {
+/// Decodes steps `0..` of the loop (order 1 or order 0, `SHIFT`-bit slots) while `input[*at..]`
+/// holds 64 bytes, updating the states, contexts and read position; returns the first step
+/// left undone (0 without AVX2).
+pub(super) fn steps<const ORDER1: bool, const SHIFT: u32, const TABLE: usize>(
+    job: Lanes32<'_, TABLE>,
+) -> usize {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         #[allow(unsafe_code)] // calling a target_feature function
         // SAFETY: the CPU has AVX2 (checked just above); the function reads `input` only
         // below `*at + 64 <= input.len()` and indexes `slots` and `out` with checks.
-        let step = unsafe { avx2::order1_steps::<SHIFT>(job) };
+        let step = unsafe { avx2::steps::<ORDER1, SHIFT, TABLE>(job) };
         return step;
     }
     let _ = job;
@@ -64,12 +68,14 @@ const fn expand_table() -> [[u32; 8]; 256] {
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)] // SIMD intrinsics
 mod avx2 {
-    use super::{EXPAND, Order1, SLOTS};
+    use super::{EXPAND, Lanes32};
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
-    pub(super) fn order1_steps<const SHIFT: u32>(job: Order1<'_>) -> usize {
-        let Order1 { slots, states, contexts, input, at, out, part } = job;
+    pub(super) fn steps<const ORDER1: bool, const SHIFT: u32, const TABLE: usize>(
+        job: Lanes32<'_, TABLE>,
+    ) -> usize {
+        let Lanes32 { slots, states, contexts, input, at, out, part } = job;
         let low_bits = _mm256_set1_epi32(((1u32 << SHIFT) - 1) as i32);
         let shift = _mm_cvtsi32_si128(SHIFT as i32);
         let byte = _mm256_set1_epi32(0xff);
@@ -94,15 +100,19 @@ mod avx2 {
                 );
                 // SAFETY: a store of eight u32 into an array of eight.
                 unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), index) };
-                let slot = lanes.map(|i| slots[i as usize & (SLOTS - 1)] as i32);
+                let slot = lanes.map(|i| slots[i as usize & (TABLE - 1)] as i32);
                 let s = _mm256_setr_epi32(
                     slot[0], slot[1], slot[2], slot[3], slot[4], slot[5], slot[6], slot[7],
                 );
-                context[v] = _mm256_and_si256(s, byte);
+                let symbols = _mm256_and_si256(s, byte);
                 // SAFETY: as above.
-                unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), context[v]) };
+                unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), symbols) };
                 for (k, &symbol) in lanes.iter().enumerate() {
-                    out[(8 * v + k) * part + step] = symbol as u8;
+                    let lane = 8 * v + k;
+                    out[if ORDER1 { lane * part + step } else { step * 32 + lane }] = symbol as u8;
+                }
+                if ORDER1 {
+                    context[v] = symbols;
                 }
                 // x = freq * (x >> shift) + offset, from the packed slot (`pack_slot`).
                 let freq = _mm256_add_epi32(_mm256_srli_epi32::<20>(s), one);
