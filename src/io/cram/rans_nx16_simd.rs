@@ -5,10 +5,10 @@
 //! at 550 MB/s against htscodecs' 1340.
 //!
 //! Each step decodes one byte for each state (order 1: one byte of each of the 32 parts of the
-//! output; order 0: 32 consecutive bytes); a state that falls below
-//! the lower bound takes the next 16-bit word of the input, states in order, as in the scalar
-//! loop, so both read the same words. Steps run while 64 input bytes remain (two a state at
-//! most); the scalar loop finishes the rest with its bounds-checked reads.
+//! output; order 0: 32 consecutive bytes); a state that falls below the lower bound takes the
+//! next 16-bit word of the input, states in order, as in the scalar loop, so both read the same
+//! words. Steps run while 64 input bytes remain (two a state at most); the scalar loop finishes
+//! the rest with its bounds-checked reads.
 
 /// A 32-state loop's data: its slot table (order 1: 256 contexts' rows; order 0: one row),
 /// states, contexts (order 1: each part's last byte; order 0: zero), the compressed input with
@@ -69,6 +69,7 @@ const fn expand_table() -> [[u32; 8]; 256] {
 #[allow(unsafe_code)] // SIMD intrinsics
 mod avx2 {
     use super::{EXPAND, Lanes32};
+    use crate::io::cram::rans_nx16::LOWER_BOUND;
     use std::arch::x86_64::*;
 
     #[target_feature(enable = "avx2")]
@@ -82,12 +83,10 @@ mod avx2 {
         let offset_bits = _mm256_set1_epi32(0xfff);
         let one = _mm256_set1_epi32(1);
         // x < 2^15 as unsigned: min(x, 2^15 - 1) == x.
-        let below = _mm256_set1_epi32((super::super::rans_nx16::LOWER_BOUND - 1) as i32);
-        let load = |a: &[u32; 32], v: usize| {
-            let lanes: &[u32; 8] = a[8 * v..8 * v + 8].try_into().unwrap_or(&[0; 8]);
-            // SAFETY: an unaligned load of eight u32 from a reference to them.
-            unsafe { _mm256_loadu_si256(lanes.as_ptr().cast()) }
-        };
+        let below = _mm256_set1_epi32((LOWER_BOUND - 1) as i32);
+        // SAFETY: loads of eight u32 from the arrays' own eight-element parts.
+        let load =
+            |a: &[u32; 32], v: usize| unsafe { _mm256_loadu_si256(a[8 * v..].as_ptr().cast()) };
         let mut x = [0, 1, 2, 3].map(|v| load(states, v));
         let mut context = [0, 1, 2, 3].map(|v| load(contexts, v));
         let mut lanes = [0u32; 8];
