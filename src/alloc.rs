@@ -140,6 +140,11 @@ pub fn purge_freed_memory() {
     set_purge_delay(0);
 }
 
+/// Purges freed memory after `ms` milliseconds, unless `MIMALLOC_PURGE_DELAY` says otherwise.
+pub fn purge_freed_memory_after(ms: u32) {
+    set_purge_delay(ms.into());
+}
+
 /// mimalloc's `purge_delay` (ms; −1: never), unless `MIMALLOC_PURGE_DELAY` sets it.
 fn set_purge_delay(delay: std::ffi::c_long) {
     if active() == Choice::Mimalloc && env_bytes(c"MIMALLOC_PURGE_DELAY").is_none() {

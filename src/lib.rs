@@ -22,8 +22,7 @@
 // - `io::input` (`Input::open`, `release_behind`): memory-mapping the input file, and dropping
 //   its pages behind the read position.
 // - `io::output` (`Stdout::write`): whole `write(2)` calls to standard output.
-// - `io::direct_write` (`DirectWriter::set_direct`): `fcntl` to set and clear `O_DIRECT` on an
-//   output file.
+// - `io::direct_write` (`set_direct`): `fcntl` to set and clear `O_DIRECT` on a file.
 // - `tempfiles` (`on_signal`, `install_handler`, `lock`, `Drop for Locked`): the signal handler
 //   that removes temporary files (`signal`, `unlink`, `raise`, `pthread_sigmask`).
 // - `profile` (`cpu_ns`, `peak_rss_bytes`): thread and process CPU clocks, and `getrusage`.

@@ -10,6 +10,7 @@ pub mod checksum_report;
 pub mod cram;
 pub mod cram_header;
 pub mod detect;
+pub mod direct_read;
 pub mod direct_write;
 pub mod eof_check;
 pub mod fai;

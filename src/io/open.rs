@@ -119,6 +119,14 @@ pub fn open_streamed(path: &str, threads: usize, target: usize) -> Result<Opened
     open_input(path, Input::from_reader(path, Box::new(file)), threads, target)
 }
 
+/// As [`open_streamed`], for a temporary file written past the page cache
+/// ([`crate::io::output::PageCache::Bypass`]): read past it too, `target` bytes a read.
+pub fn open_streamed_direct(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
+    let file = crate::io::direct_read::DirectReader::open(std::path::Path::new(path), target)
+        .map_err(|e| Error::file(path, format!("could not open: {e}")))?;
+    open_input(path, Input::from_reader(path, Box::new(file)), threads, target)
+}
+
 /// Reads the header of an input already opened (for commands that report opening and reading
 /// the header as two failures, as samtools does).
 pub fn open_input(

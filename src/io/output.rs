@@ -31,7 +31,13 @@ pub enum PageCache {
     BypassLarge,
     /// Every byte through the page cache: a temporary file read back by the same command.
     Keep,
+    /// Past the page cache from the first byte ([`DirectWriter::temporary`]): a temporary file
+    /// this command reads back with [`crate::io::direct_read`].
+    Bypass,
 }
+
+/// Bytes a direct write of a temporary file gathers.
+const TEMPORARY_CHUNK: usize = 4 << 20;
 
 /// As [`create`], but without the background thread: for writers that already write large
 /// pieces from a thread of their own (the BGZF deflate stage), where it would only add a copy.
@@ -57,6 +63,7 @@ pub fn create_unbuffered(
     let writer: Box<dyn Write + Send> = match cache {
         PageCache::BypassLarge => Box::new(DirectWriter::new(file)),
         PageCache::Keep => Box::new(CappedWrite(file)),
+        PageCache::Bypass => Box::new(DirectWriter::temporary(file, TEMPORARY_CHUNK)),
     };
     Ok((writer, Some(guard)))
 }

@@ -12,6 +12,8 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::direct_read::{WholeFile, read_whole};
+use crate::io::direct_write::DirectWriter;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
 use crate::io::tempfiles::{TempFile, TempNamer};
@@ -22,7 +24,7 @@ use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, RecordIdx, RecordStore};
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 pub struct CollateOptions {
     pub input: String,
@@ -43,17 +45,20 @@ pub struct CollateOptions {
 
 /// The bins' temporary files, created at the first spill.
 pub struct BinFiles {
-    files: Vec<(TempFile, BufWriter<std::fs::File>)>,
+    files: Vec<(TempFile, DirectWriter)>,
 }
 
 impl BinFiles {
-    pub fn create(n: usize, namer: &mut TempNamer) -> Result<BinFiles, Error> {
+    /// `n` bins for a command with `budget` bytes: each gathers up to a sixteenth of the budget
+    /// shared out among the bins, at most 1 MiB, before a direct write.
+    pub fn create(n: usize, budget: u64, namer: &mut TempNamer) -> Result<BinFiles, Error> {
+        let chunk = (budget / 16 / n.max(1) as u64).min(1 << 20) as usize;
         let mut files = Vec::with_capacity(n);
         for _ in 0..n {
             let (t, f) = namer.create_next().map_err(|e| {
                 Error::file(namer.last_path(), format!("could not open for writing: {e}"))
             })?;
-            files.push((t, BufWriter::with_capacity(64 << 10, f)));
+            files.push((t, DirectWriter::temporary(f, chunk)));
         }
         Ok(BinFiles { files })
     }
@@ -71,7 +76,7 @@ impl BinFiles {
             .map(|b| (0..b.len()).map(|i| collate::name_hash(b.get(i).read_name()) % n).collect())
             .collect();
         let shares = rayon::current_num_threads().clamp(1, self.files.len().max(1));
-        let mut owned: Vec<Vec<&mut (TempFile, BufWriter<std::fs::File>)>> =
+        let mut owned: Vec<Vec<&mut (TempFile, DirectWriter)>> =
             (0..shares).map(|_| Vec::new()).collect();
         for (i, file) in self.files.iter_mut().enumerate() {
             owned[i % shares].push(file);
@@ -89,16 +94,20 @@ impl BinFiles {
             }
             Ok::<(), Error>(())
         })?;
-        *store = RecordStore::default();
+        // Handed back for the next reads (kept as far as the recycler's cap allows): freed,
+        // the next pieces faulted in fresh pages, each cleared by the kernel.
+        for batch in std::mem::take(store).batches {
+            crate::io::recycle::give(batch.data);
+        }
         Ok(())
     }
 
     /// Closes the bins' files; the bins in output order.
     pub fn finish(self) -> Result<Vec<TempFile>, Error> {
         let mut done = Vec::with_capacity(self.files.len());
-        for (t, w) in self.files {
-            let f = w.into_inner().map_err(|e| Error::io(t.path_str(), e.into_error()))?;
-            drop(f);
+        for (t, mut w) in self.files {
+            w.flush().map_err(|e| Error::io(t.path_str(), e))?;
+            drop(w);
             done.push(t);
         }
         Ok(done)
@@ -136,13 +145,16 @@ impl BinFiles {
 /// One bin's records (the file is removed once read) in samtools collate's order within the bin
 /// (`store.order`).
 pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
-    let path = t.path_str();
     // Sized from the file at once: grown by doubling, every bin was copied and faulted into
     // fresh pages several times.
-    let data = std::fs::read(t.path()).map_err(|e| Error::io(&path, e))?;
-    drop(t);
+    let whole = read_whole(t.path()).map_err(|e| Error::io(t.path_str(), e))?;
+    Ok(bin_store(whole))
+}
+
+/// A bin's bytes as read ([`read_bin`]), in samtools collate's order within the bin.
+pub fn bin_store(whole: WholeFile) -> RecordStore {
     let mut store = RecordStore::default();
-    store.push_batch(Batch::from_framed(data));
+    store.push_batch(Batch::from_framed_at(whole.data, whole.offset));
     let batch = &store.batches[0];
     let mut items: Vec<Item<'_>> = (0..batch.len())
         .map(|i| {
@@ -154,7 +166,7 @@ pub fn read_bin(t: TempFile) -> Result<RecordStore, Error> {
     let order: Vec<_> = items.iter().map(|it| it.id).collect();
     drop(items);
     store.order = order;
-    Ok(store)
+    store
 }
 
 pub fn run(opts: CollateOptions) -> Result<(), Error> {
@@ -197,7 +209,7 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
         }
         if can_spill && used > limit {
             if bin_files.is_none() {
-                bin_files = Some(BinFiles::create(opts.bins.max(1), &mut namer)?);
+                bin_files = Some(BinFiles::create(opts.bins.max(1), opts.memory, &mut namer)?);
             }
             if let Some(files) = bin_files.as_mut() {
                 let _phase = profile::phase(Phase::Spill);

@@ -45,7 +45,7 @@ use crate::pipeline::collate::{BinFiles, collated_order};
 use crate::pipeline::fixmate::fix_templates;
 use crate::pipeline::markdup::{MarkdupOptions, ReadGroups, create_output, mark, read_group_ids};
 use crate::pipeline::memory_limit;
-use crate::pipeline::sort::{batch_cost, sorted_order};
+use crate::pipeline::sort::{batch_cost, data_budget, sorted_order};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
 
@@ -362,13 +362,20 @@ pub fn run(mut opts: PipelineOptions) -> Result<(), Error> {
             if opts.verify {
                 input_sum = input_sum.merge(store_checksum(&store, hash));
             }
+            let budget = opts.memory.unwrap_or(0);
             let files = match bins.as_mut() {
                 Some(f) => f,
-                None => bins.insert(spill::bins(&mut namer)?),
+                None => bins.insert(spill::bins(budget, &mut namer)?),
             };
+            // The spilled store's pieces are kept for the next reads, as `sort` keeps them.
+            crate::io::recycle::keep_at_most(data_budget(budget, threads));
             files.spill(&mut store)?;
             parts += 1;
             used = 0;
+        } else if let (Some(budget), Some(_)) = (opts.memory, &bins) {
+            // Kept pieces and the store together stay within the data budget.
+            crate::io::recycle::keep_at_most(data_budget(budget, threads).saturating_sub(used));
+            crate::io::recycle::trim();
         }
     }
     drop(reader);

@@ -124,6 +124,18 @@ impl RecordSink {
         Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, cache))
     }
 
+    /// A temporary BAM stored uncompressed and past the page cache (markdup-pipeline's sorted
+    /// runs), read back with [`crate::io::open::open_streamed_direct`].
+    pub fn create_uncompressed_temporary(
+        path: &str,
+        threads: usize,
+        header: &Header,
+    ) -> Result<RecordSink, Error> {
+        let compression = (0, bgzf::codec::deflate_engine());
+        let cache = output::PageCache::Bypass;
+        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, cache))
+    }
+
     fn create_with(
         (path, format, (level, engine)): (&str, OutputFormat, (i32, bgzf::codec::Engine)),
         threads: usize,

@@ -243,7 +243,7 @@ fn apply_minhash(
 
 /// Sorts the store and writes it as the next run, compressed as a temporary file
 /// ([`RecordSink::create_temporary`], level 1 as samtools' runs) or stored (level 0: more disk,
-/// no deflate); empties the store.
+/// no deflate, and past the page cache); empties the store.
 pub fn spill(
     store: &mut RecordStore,
     header: &Header,
@@ -259,7 +259,7 @@ pub fn spill(
     let mut sink = if compressed {
         RecordSink::create_temporary(&path, threads, header)?
     } else {
-        RecordSink::create(&path, OutputFormat::Bam, 0, threads, header, true)?
+        RecordSink::create_uncompressed_temporary(&path, threads, header)?
     };
     write_in_order(store, header, &mut sink)?;
     sink.finish()?;

@@ -60,8 +60,14 @@ impl Batch {
     /// A batch of the records framed back to back in `data` (a run written to disk and read
     /// back): one start per `block_size` field, from the first byte to the last whole field.
     pub fn from_framed(data: Vec<u8>) -> Batch {
+        Self::from_framed_at(data, 0)
+    }
+
+    /// As [`Batch::from_framed`], for records framed from `data[offset..]` (a file read
+    /// directly into an aligned buffer, [`crate::io::direct_read`]).
+    pub fn from_framed_at(data: Vec<u8>, offset: usize) -> Batch {
         let mut starts = Vec::new();
-        let mut at = 0usize;
+        let mut at = offset;
         while at + 4 <= data.len() {
             starts.push(at as u32);
             at += 4 + block_size_at(&data, at);

@@ -3,33 +3,49 @@
 //!
 //! 1. *load + collate*: while reading, each time the records in memory pass the budget they are
 //!    appended to collate's 64 name-hash bin files ([`BinFiles`], as `collate` spills). Each bin is
-//!    then read back and ordered with samtools' introsort ([`read_bin`]): bin after bin, this is
+//!    then read back and ordered with samtools' introsort ([`bin_store`]): bin after bin, this is
 //!    collate's output order, which decides fixmate's pairs and the sort's ties.
 //! 2. *fixmate*: on each bin (a template's records share a name, so a bin) as it is read back.
 //! 3. *sort*: the fixed records gather in memory; past the budget they are sorted and written as
-//!    a run ([`sort::spill`], level-1 BAM). The runs hold consecutive stretches of the collated
-//!    stream, so merging them with ties to the earlier run ([`merge_runs`]) is the stable sort.
-//!    The last run is not written: it is sorted in memory and merged as the last source.
+//!    a run ([`sort::spill`], uncompressed BAM). The runs hold consecutive stretches of the
+//!    collated stream, so merging them with ties to the earlier run ([`merge_runs`]) is the
+//!    stable sort. The last run is not written: it is sorted in memory and merged as the last
+//!    source.
 //! 4. *markdup*: the merged stream feeds the streaming markdup ([`StreamMarker`], as `markdup`
 //!    itself runs), which holds only the records samtools' single pass can still look at.
 //!
-//! Memory: one bin (about 1/64 of the input, twice while fixmate copies it) plus the gathering
-//! run, which is cut short to leave room for them; then the last run, the merge's readers and
-//! the decider's window. A bin must fit in memory, as in `collate`: inputs up to about 8× the budget keep the
-//! bins within a quarter of it.
+//! Memory: one bin (about 1/64 of the input, twice while fixmate copies it), the next bin being
+//! read, and the gathering run, which is cut short to leave room for them; then the last run,
+//! the merge's readers and the decider's window. A bin must fit in memory, as in `collate`:
+//! inputs up to about 8× the budget keep the bins within a quarter of it.
+//!
+//! Every temporary file is written and read past the page cache (`O_DIRECT`,
+//! [`crate::io::direct_write`], [`crate::io::direct_read`]): through it, at 12 M reads under
+//! 1G, the kernel's copies into fresh cache pages took 28 of the run's 62 s of system time.
 
 use super::{
     Checksum, PipelineOptions, add_pg, create_output, fixmate_pass, markdup_read_groups,
     verify_hash,
 };
+use std::sync::mpsc::SyncSender;
+
 use crate::error::Error;
+use crate::io::direct_read::{read_whole_into, whole_file_buffer};
 use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::sort::SortOrder;
-use crate::pipeline::collate::{BinFiles, read_bin};
+use crate::pipeline::collate::{BinFiles, bin_store};
 use crate::pipeline::markdup::StreamMarker;
 use crate::pipeline::markdup::report;
+use crate::pipeline::prefetch::next_helping_pool;
 use crate::pipeline::sort::{self, batch_cost, data_budget, merge_runs};
 use crate::record::{Header, RecordStore};
+
+/// The smallest budget under which the merge keeps freed pages a while: under 160 MiB that
+/// retained memory raised the peak from 157 to 202 MiB.
+const MERGE_PURGE_LATER_FROM: u64 = 512 << 20;
+
+/// A bin for the reader thread, and the buffer to read it into.
+type BinRead = (TempFile, Vec<u8>);
 
 /// What the spilled run did, for `MDSAM_SPILL_REPORT` and `--verify`.
 pub struct Spilled {
@@ -66,8 +82,7 @@ pub fn run(
     let verify = opts.verify.then_some(verify_hash(&opts.markdup.md));
     let bin_files = bins.finish()?;
     let n_bins = bin_files.len();
-    for bin in bin_files {
-        let store = read_bin(bin)?;
+    let mut fix_bin = |store: RecordStore| -> Result<(), Error> {
         largest_bin = largest_bin.max(store.batches.iter().map(batch_cost).sum());
         let (fixed, removed) = fixmate_pass(store, &header, &opts.fix, verify);
         fix_removed = fix_removed.merge(removed);
@@ -76,12 +91,60 @@ pub fn run(
             used += batch_cost(b);
         }
         gathered.append(fixed);
-        // Room for the next bin and its fixed copy (bins are about the same size).
-        if used + 2 * largest_bin > limit {
+        // Room for the next bin, the one read ahead and the fixed copy (bins are about the
+        // same size).
+        // The bins and fixed copies to come are made from kept pieces (a spilled run's
+        // batches, the bins fixed): kept and gathered stay within the data budget.
+        if used + 3 * largest_bin > limit {
+            crate::io::recycle::keep_at_most(limit);
             runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, run)?);
             used = 0;
+        } else {
+            crate::io::recycle::keep_at_most(limit.saturating_sub(used));
+            crate::io::recycle::trim();
         }
-    }
+        Ok(())
+    };
+    // The next bin is read on a thread of its own while this one is fixed: the bins are read
+    // past the page cache, and each read waits on the disk. Its buffer comes from this thread
+    // ([`whole_file_buffer`]).
+    std::thread::scope(|scope| {
+        let (to_reader, requests) = std::sync::mpsc::sync_channel::<BinRead>(1);
+        let (to_main, read) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            for (bin, buf) in requests {
+                let whole = read_whole_into(bin.path(), buf);
+                if to_main.send((bin, whole)).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut to_read = bin_files.into_iter();
+        let mut to_reader = Some(to_reader);
+        let mut ask_next = |to_reader: &mut Option<SyncSender<BinRead>>| -> Result<(), Error> {
+            let Some(bin) = to_read.next() else {
+                // The reader stops once every bin is asked for.
+                *to_reader = None;
+                return Ok(());
+            };
+            let buf = whole_file_buffer(bin.path()).map_err(|e| Error::io(bin.path_str(), e))?;
+            if let Some(tx) = to_reader.as_ref() {
+                // A failed send means the reader is gone; its error comes with the bin before.
+                let _ = tx.send((bin, buf));
+            }
+            Ok(())
+        };
+        ask_next(&mut to_reader)?;
+        while let Some((bin, whole)) = next_helping_pool(&read) {
+            ask_next(&mut to_reader)?;
+            let whole = whole.map_err(|e| Error::io(bin.path_str(), e))?;
+            drop(bin);
+            fix_bin(bin_store(whole))?;
+        }
+        Ok::<(), Error>(())
+    })?;
+    crate::io::recycle::keep_at_most_for_budget(budget);
+    crate::io::recycle::trim();
     // The last run stays in memory, sorted, as the merge's last source (as in `sort`).
     gathered.order = sort::sorted_order(&gathered, &header, SortOrder::Coordinate, None)?;
     if std::env::var_os("MDSAM_SPILL_REPORT").is_some() {
@@ -110,7 +173,13 @@ pub fn run(
         &create_final,
     )?;
     let last = (!gathered.is_empty()).then_some(&gathered);
-    merge_runs(&runs, last, &run_header, SortOrder::Coordinate, budget, |framed| {
+    if budget >= MERGE_PURGE_LATER_FROM {
+        // The merge and markdup allocate every record anew (the decider's window), and pages
+        // purged at once were faulted in again: at 12 M reads under 1G, 70.0 s with 12.2 s of
+        // system time; purged after mimalloc's default 10 ms, 64.8 s with 8.1 s.
+        crate::alloc::purge_freed_memory_after(10);
+    }
+    merge_runs(&runs, last, &run_header, SortOrder::Coordinate, budget, !run.1, |framed| {
         marker.push(&framed[4..])
     })?;
     drop(runs);
@@ -126,7 +195,7 @@ pub fn over_budget(used: usize, budget: Option<u64>, threads: usize) -> bool {
     budget.is_some_and(|b| used > data_budget(b, threads))
 }
 
-/// Collate's bins for the load's spills (created at the first).
-pub fn bins(namer: &mut TempNamer) -> Result<BinFiles, Error> {
-    BinFiles::create(super::COLLATE_BINS, namer)
+/// Collate's bins for the load's spills (created at the first) under a `budget` of bytes.
+pub fn bins(budget: u64, namer: &mut TempNamer) -> Result<BinFiles, Error> {
+    BinFiles::create(super::COLLATE_BINS, budget, namer)
 }

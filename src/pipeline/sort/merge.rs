@@ -155,7 +155,7 @@ pub fn merge(
     // doubling into fresh pages, and those faults were 40 % of a 6 M-read sort's.
     let mut out = Encoded::default();
     out.data.reserve(flush_at + (1 << 20));
-    merge_runs(runs, last, input_header, order, budget, |framed| {
+    merge_runs(runs, last, input_header, order, budget, false, |framed| {
         if bam {
             out.data.extend_from_slice(framed);
         } else {
@@ -172,15 +172,17 @@ pub fn merge(
     sink.write(&out)
 }
 
-/// Merges the sorted runs (written by [`super::spill`] under `input_header`), then `last` (the
-/// records read after them, in sorted order) when given, handing each record, framed (its
-/// 4-byte length first), to `visit` in merged order; ties go to the earlier run.
+/// Merges the sorted runs (written by [`super::spill`] under `input_header`, `uncompressed` or
+/// not), then `last` (the records read after them, in sorted order) when given, handing each
+/// record, framed (its 4-byte length first), to `visit` in merged order; ties go to the earlier
+/// run.
 pub fn merge_runs(
     runs: &[TempFile],
     last: Option<&RecordStore>,
     input_header: &Header,
     order: SortOrder,
     budget: u64,
+    uncompressed: bool,
     mut visit: impl FnMut(&[u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let n_refs = input_header.refs().len();
@@ -195,7 +197,12 @@ pub fn merge_runs(
     let mut open_runs = Vec::with_capacity(runs.len() + 1);
     for f in runs {
         let path = f.path_str();
-        let opened = open::open_streamed(&path, 1, piece)?;
+        // Uncompressed runs were written past the page cache ([`super::spill`]).
+        let opened = if uncompressed {
+            open::open_streamed_direct(&path, 1, piece)?
+        } else {
+            open::open_streamed(&path, 1, piece)?
+        };
         let (pending, batch) = (Default::default(), Batch::default());
         let reader = ReadAhead::new(&path, opened.reader);
         let file = FileRun { reader, pending, batch };
