@@ -24,6 +24,7 @@ pub mod input;
 pub mod lists;
 pub mod open;
 pub mod output;
+pub mod pool_wait;
 pub mod recycle;
 pub mod sam;
 pub mod stats_targets;

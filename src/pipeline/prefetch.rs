@@ -4,11 +4,11 @@
 //! The caller runs on a pool worker; a separate thread asks the same pool to read. With a
 //! one-thread pool that worker would wait for itself, so a one-thread run reads in turn instead.
 
-use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
-use std::time::Duration;
+use std::sync::mpsc::sync_channel;
 
 use crate::error::Error;
 use crate::io::open::RecordReader;
+pub(crate) use crate::io::pool_wait::next_helping_pool;
 use crate::io::sam::reader::BatchesWithWarnings;
 use crate::record::Batch;
 
@@ -71,21 +71,5 @@ pub fn for_each_batches(
 pub fn recycle(batches: impl IntoIterator<Item = Batch>) {
     for b in batches {
         crate::io::recycle::give(b.data);
-    }
-}
-
-/// The next item from `rx`, `None` once the sender is gone. While nothing has arrived, this
-/// worker runs the pool's queued jobs (the reader's inflate and parse tasks, the writer's
-/// deflates) instead of sleeping in `recv`, which left them to the other workers.
-pub(crate) fn next_helping_pool<T>(rx: &Receiver<T>) -> Option<T> {
-    loop {
-        match rx.try_recv() {
-            Ok(item) => return Some(item),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) => {}
-        }
-        if rayon::yield_now() != Some(rayon::Yield::Executed) {
-            std::thread::sleep(Duration::from_micros(50));
-        }
     }
 }

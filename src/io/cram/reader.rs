@@ -1,8 +1,13 @@
 //! Reading CRAM 2.1/3.0/3.1 records into raw BAM batches: containers are read one after another from
 //! the input, then decoded side by side on the rayon pool (a container's slices depend on nothing
 //! but the container and the reference), each into its own [`Batch`], kept in file order.
+//!
+//! Decoding runs ahead of the caller: a window of containers is in flight, and each one handed
+//! over is replaced by the next, so no thread waits for the slowest container of a group while
+//! the caller formats what came before. (Decoded in groups of one container a thread, a 3.0
+//! file's 6 M reads kept 1.77 of 2 cores busy, samtools 1.89.)
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::io::{self, Read};
 use std::sync::Arc;
 
@@ -10,7 +15,6 @@ use noodles_cram as cram;
 use noodles_cram::io::reader::Container;
 use noodles_fasta as fasta;
 use noodles_sam as sam;
-use rayon::prelude::*;
 
 use super::container_in;
 use super::convert::{RecordEncoder, decoding_header};
@@ -20,6 +24,7 @@ use super::layout;
 use super::reference::{MissingReference, ReferenceFinder, chosen_reference, repository};
 use crate::io::cram_header;
 use crate::io::input::Input;
+use crate::io::pool_wait::next_helping_pool;
 use crate::record::header::line_field;
 use crate::record::{Batch, Header};
 
@@ -84,6 +89,25 @@ impl ReadContainer {
 pub struct Reader {
     /// noodles' reader: the header of a 3.x file, and the input the containers are read from.
     inner: Option<cram::io::Reader<InputRead>>,
+    /// What every container's decoding needs, shared with the decoding tasks.
+    shared: Arc<Shared>,
+    /// Containers being decoded, in file order.
+    in_flight: VecDeque<Pending>,
+    /// Containers in flight at most: two a thread.
+    window: usize,
+    containers_read: u64,
+    done: bool,
+}
+
+/// A container handed to the pool, or the error that ended reading there.
+enum Pending {
+    Decoding(std::sync::mpsc::Receiver<Result<Batch, CramError>>),
+    Failed(CramError),
+}
+
+/// The file's facts every container's decoding reads.
+#[derive(Clone)]
+struct Shared {
     /// The file's CRAM major version (2 or 3).
     major_version: u8,
     decoding_header: Arc<sam::Header>,
@@ -97,10 +121,6 @@ pub struct Reader {
     /// htslib's prefix for generated read names: the file's base name.
     name_prefix: Vec<u8>,
     needs: decode::Needs,
-    /// Containers read per call: enough to keep every thread busy.
-    containers_per_read: usize,
-    containers_read: u64,
-    done: bool,
 }
 
 /// One slice as the `.crai` places it: its container's offset, its landmark and size, and
@@ -147,17 +167,21 @@ impl Reader {
             .filter(|l| l.starts_with(b"@RG\t"))
             .filter_map(|l| line_field(l, b"ID").map(<[u8]>::to_vec))
             .collect();
-        let reader = Reader {
+        let shared = Shared {
             references,
             read_group_ids,
             name_prefix: b"-".to_vec(),
             needs: decode::Needs::Everything,
             major_version,
-            inner: Some(inner),
             decoding_header: Arc::new(decoding),
             repository,
             read_groups,
-            containers_per_read: rayon::current_num_threads().max(1),
+        };
+        let reader = Reader {
+            inner: Some(inner),
+            shared: Arc::new(shared),
+            in_flight: VecDeque::new(),
+            window: 2 * rayon::current_num_threads().max(1),
             containers_read: 0,
             done: false,
         };
@@ -167,19 +191,19 @@ impl Reader {
     /// Names the file, for the names htslib generates for reads stored without one.
     pub fn set_file_name(&mut self, path: &str) {
         let base = path.rsplit('/').next().unwrap_or(path);
-        self.name_prefix = base.as_bytes().to_vec();
+        Arc::make_mut(&mut self.shared).name_prefix = base.as_bytes().to_vec();
     }
 
     /// Tells the reader that no command will look at bases or qualities (htslib's required
     /// fields without `SAM_SEQ`): slices decode without fetching their reference.
     pub fn without_bases(&mut self) {
-        self.needs = decode::Needs::NoBases;
+        Arc::make_mut(&mut self.shared).needs = decode::Needs::NoBases;
     }
 
     /// Tells the reader that commands will look only at flags, reference, mapping quality and
     /// mate reference (htslib's `SAM_FLAG | SAM_RNAME | SAM_MAPQ | SAM_RNEXT`).
     pub fn flags_only(&mut self) {
-        self.needs = decode::Needs::FlagsOnly;
+        Arc::make_mut(&mut self.shared).needs = decode::Needs::FlagsOnly;
     }
 
     /// Bytes of the file consumed so far.
@@ -198,11 +222,12 @@ impl Reader {
                 return Ok(slices);
             }
             let offset = inner.get_ref().input.position();
-            let raw = match container_in::read(&mut inner.get_mut().input, self.major_version) {
-                Ok(None) => return Ok(slices),
-                Ok(Some(raw)) => raw,
-                Err(e) => return Err(read_error(number, e)),
-            };
+            let raw =
+                match container_in::read(&mut inner.get_mut().input, self.shared.major_version) {
+                    Ok(None) => return Ok(slices),
+                    Ok(Some(raw)) => raw,
+                    Err(e) => return Err(read_error(number, e)),
+                };
             self.containers_read += 1;
             let body = &raw.bytes[raw.body_start..];
             let mut records_before = 0;
@@ -210,7 +235,7 @@ impl Reader {
                 let end = raw.landmarks.get(i + 1).copied().unwrap_or(body.len());
                 let reference = body
                     .get(landmark..)
-                    .and_then(|slice| layout::slice_reference(slice, self.major_version));
+                    .and_then(|slice| layout::slice_reference(slice, self.shared.major_version));
                 let reference = reference.ok_or_else(|| CramError::Container {
                     container: number,
                     reason: format!("slice {i} has no valid header"),
@@ -233,40 +258,103 @@ impl Reader {
     pub fn read_container_at(&mut self, offset: u64) -> Result<Option<Batch>, CramError> {
         let Some(inner) = self.inner.as_mut() else { return Ok(None) };
         let number = self.containers_read;
+        // What was read ahead from the old position is dropped (its tasks finish unheard).
+        self.in_flight.clear();
         inner.get_mut().input.seek(offset).map_err(|e| container_error(number, &e))?;
         self.done = false;
-        let per_read = std::mem::replace(&mut self.containers_per_read, 1);
+        let window = std::mem::replace(&mut self.window, 1);
         let read = self.read_batches();
-        self.containers_per_read = per_read;
+        self.window = window;
+        self.in_flight.clear();
         Ok(read?.and_then(|mut batches| batches.pop()))
     }
 
-    /// The next containers' records, one batch a container, in file order; `None` at the end.
+    /// The next containers' records, one batch a container, in file order: at least one, and
+    /// every one after it that is already decoded; `None` at the end.
     pub fn read_batches(&mut self) -> Result<Option<Vec<Batch>>, CramError> {
-        let Some(inner) = self.inner.as_mut() else { return Ok(None) };
-        let mut containers = Vec::new();
-        while !self.done && containers.len() < self.containers_per_read {
-            let number = self.containers_read;
-            let at_end = inner.get_mut().at_end();
-            if at_end.map_err(|e| container_error(number, &e))? {
-                // htslib warns on opening; a CRAM cut at a container boundary still reads.
-                eprintln!("{EOF_MARKER_ABSENT}");
-                self.done = true;
-                break;
+        self.fill_window();
+        let Some(first) = self.in_flight.pop_front() else { return Ok(None) };
+        let mut batches = vec![first.wait()?];
+        while let Some(Pending::Decoding(rx)) = self.in_flight.front() {
+            match rx.try_recv() {
+                Ok(batch) => {
+                    self.in_flight.pop_front();
+                    batches.push(batch?);
+                }
+                Err(_) => break,
             }
-            match container_in::read(&mut inner.get_mut().input, self.major_version) {
+        }
+        // Decoding goes on while the caller works on these.
+        self.fill_window();
+        Ok(Some(batches))
+    }
+
+    /// Reads containers and hands them to the pool until the window is full or the file ends;
+    /// a read error takes its place in the queue, after the containers before it.
+    fn fill_window(&mut self) {
+        let Some(inner) = self.inner.as_mut() else { return };
+        while !self.done && self.in_flight.len() < self.window {
+            let number = self.containers_read;
+            let read = inner.get_mut().at_end().map_err(|e| container_error(number, &e));
+            let read = read.and_then(|at_end| {
+                if at_end {
+                    // htslib warns on opening; a CRAM cut at a container boundary still reads.
+                    eprintln!("{EOF_MARKER_ABSENT}");
+                    return Ok(None);
+                }
+                container_in::read(&mut inner.get_mut().input, self.shared.major_version)
+                    .map_err(|e| read_error(number, e))
+            });
+            match read {
                 Ok(None) => self.done = true,
                 Ok(Some(raw)) => {
                     self.containers_read += 1;
-                    containers.push(ReadContainer { number, raw });
+                    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+                    let shared = Arc::clone(&self.shared);
+                    rayon::spawn(move || {
+                        let container = ReadContainer { number, raw };
+                        // A panic in a spawned task would abort the process: it becomes this
+                        // container's error (noodles' are caught quietly in `decode_guarded`).
+                        let decoded =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                decode_guarded(&container, &shared.context())
+                            }));
+                        let decoded = decoded.unwrap_or_else(|_| {
+                            let reason = "its decoding failed".into();
+                            Err(CramError::Container { container: number, reason })
+                        });
+                        // A failed send: the reader moved on (a seek) or was dropped.
+                        let _ = tx.send(decoded);
+                        crate::io::recycle::give(container.raw.bytes);
+                    });
+                    self.in_flight.push_back(Pending::Decoding(rx));
                 }
-                Err(e) => return Err(read_error(number, e)),
+                Err(e) => {
+                    self.done = true;
+                    self.in_flight.push_back(Pending::Failed(e));
+                }
             }
         }
-        if containers.is_empty() {
-            return Ok(None);
+    }
+}
+
+impl Pending {
+    /// The container's records once decoded.
+    fn wait(self) -> Result<Batch, CramError> {
+        match self {
+            // On a pool worker, running the pool's jobs meanwhile: with one thread, the
+            // decode waited for is queued behind this very wait.
+            Pending::Decoding(rx) => next_helping_pool(&rx).unwrap_or_else(|| {
+                Err(CramError::Container { container: 0, reason: "its decoding failed".into() })
+            }),
+            Pending::Failed(e) => Err(e),
         }
-        let context = DecodeContext {
+    }
+}
+
+impl Shared {
+    fn context(&self) -> DecodeContext<'_> {
+        DecodeContext {
             header: &self.decoding_header,
             repository: &self.repository,
             read_groups: &self.read_groups,
@@ -279,16 +367,7 @@ impl Reader {
                 major_version: self.major_version,
             }),
             major_version: self.major_version,
-        };
-        let batches = containers
-            .par_iter()
-            .map(|c| decode_guarded(c, &context))
-            .collect::<Result<Vec<_>, _>>();
-        for c in containers {
-            crate::io::recycle::give(c.raw.bytes);
         }
-        let batches = batches?;
-        Ok(Some(batches))
     }
 }
 
