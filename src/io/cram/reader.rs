@@ -284,8 +284,11 @@ impl Reader {
                 Err(_) => break,
             }
         }
-        // Decoding goes on while the caller works on these.
-        self.fill_window();
+        // Decoding goes on while the caller works on these; not for one container at an
+        // index's offset (`read_container_at`), where the next one would be decoded for nothing.
+        if self.window > 1 {
+            self.fill_window();
+        }
         Ok(Some(batches))
     }
 
