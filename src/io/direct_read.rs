@@ -56,23 +56,9 @@ pub fn read_whole_into(path: &Path, mut data: Vec<u8>) -> std::io::Result<WholeF
         if at == end {
             break;
         }
-        match file.read(&mut data[at..end]) {
-            Ok(0) => break,
-            Ok(n) => {
-                got += n;
-                // Only the end of the file makes a direct read short of whole blocks.
-                if direct && !n.is_multiple_of(ALIGN) {
-                    direct = !set_direct(&file, false);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                direct = !set_direct(&file, false);
-                if direct {
-                    return Err(e);
-                }
-            }
-            Err(e) => return Err(e),
+        match read_once(&mut file, &mut data[at..end], &mut direct)? {
+            0 => break,
+            n => got += n,
         }
         if got >= len {
             break;
@@ -118,26 +104,31 @@ impl DirectReader {
         self.pos = 0;
         self.filled = 0;
         let window = self.start..self.start + self.chunk;
-        loop {
-            match self.file.read(&mut self.storage[window.clone()]) {
-                Ok(n) => {
-                    // A short direct read leaves the offset unaligned: only the end of the file
-                    // does that, and whatever follows is read buffered.
-                    if self.direct && !n.is_multiple_of(ALIGN) {
-                        self.direct = !set_direct(&self.file, false);
-                    }
-                    self.filled = n;
-                    return Ok(n);
+        self.filled = read_once(&mut self.file, &mut self.storage[window], &mut self.direct)?;
+        Ok(self.filled)
+    }
+}
+
+/// One `read` into `buf`, directly while `direct` holds. A read the filesystem refuses direct
+/// is retried buffered, and a short direct read (only the end of the file makes one) leaves the
+/// offset unaligned: either way the file is read buffered from then on.
+fn read_once(file: &mut File, buf: &mut [u8], direct: &mut bool) -> std::io::Result<usize> {
+    loop {
+        match file.read(buf) {
+            Ok(n) => {
+                if *direct && !n.is_multiple_of(ALIGN) {
+                    *direct = !set_direct(file, false);
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if self.direct && e.raw_os_error() == Some(libc::EINVAL) => {
-                    self.direct = !set_direct(&self.file, false);
-                    if self.direct {
-                        return Err(e);
-                    }
-                }
-                Err(e) => return Err(e),
+                return Ok(n);
             }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if *direct && e.raw_os_error() == Some(libc::EINVAL) => {
+                *direct = !set_direct(file, false);
+                if *direct {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
         }
     }
 }
