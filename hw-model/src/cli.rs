@@ -29,6 +29,8 @@ Commands:
         --drives LIST       computational storage drives for target csd [36]
         --reads N           project the profile to an input of N reads of the same shape
                             (peak RSS, spilling past the command's memory budget)
+        --page-us X         with --reads: µs a 4 KiB page costs the first time it is touched
+                            (page fault and clear) [8.5, this project's VM]
         --policy LIST       for csd: conduit, dm, bw, ideal, host-only, isp-only [all]
         --mc N              parameter samples for the intervals [200]
         --seed N            sampling seed [7]
@@ -223,18 +225,20 @@ fn predict_cmd(args: &[String]) -> Result<(), Error> {
             "--json",
             "--svg",
             "--reads",
+            "--page-us",
         ],
         &[],
     )?;
     let [path] = a.positionals.as_slice() else {
         return Err(Error::Usage("predict needs one PROFILE".into()));
     };
-    for k in ["--threads", "--fam-latency", "--drives", "--mc", "--seed", "--reads"] {
+    for k in ["--threads", "--fam-latency", "--drives", "--mc", "--seed", "--reads", "--page-us"] {
         a.numbers(k)?;
     }
     let mut profile = Profile::load(path)?;
     if a.get("--reads").is_some() {
-        let projection = crate::size::project(&profile, a.number("--reads", 0.0)?)?;
+        let page_s = a.number("--page-us", crate::size::FRESH_PAGE_S * 1e6)? * 1e-6;
+        let projection = crate::size::project(&profile, a.number("--reads", 0.0)?, page_s)?;
         for note in &projection.notes {
             println!("[size] {note}");
         }
