@@ -557,4 +557,39 @@ mod tests {
         dup[2] = dup[0].clone();
         assert_ne!(good, store_checksum_of(&store(&dup)));
     }
+
+    #[test]
+    fn fixmate_pass_keeps_the_collated_order_across_input_batches() {
+        // Mates in different input batches, and an order that is not the arena's.
+        let batches: [&[(&[u8], u16)]; 3] = [
+            &[(b"a", 0x4d), (b"b", 0x4d)],
+            &[(b"c", 0x4d), (b"d", 0x4d), (b"a", 0x8d)],
+            &[(b"b", 0x8d), (b"c", 0x8d), (b"d", 0x8d)],
+        ];
+        let mut s = RecordStore::default();
+        for records in batches {
+            let mut batch = Batch::default();
+            for &(name, flag) in records {
+                batch.push(&rec(name, flag, &[1, 2], &[30, 30]));
+            }
+            s.push_batch(batch);
+        }
+        let at = |batch, record| RecordIdx { batch, record };
+        s.order =
+            vec![at(1, 1), at(2, 2), at(0, 0), at(1, 2), at(1, 0), at(2, 1), at(0, 1), at(2, 0)];
+        let fix = Fix { mate_score: true, ..Fix::default() };
+        let (fixed, removed) = fixmate_pass(s, &Header::default(), &fix, None);
+        let seen: Vec<(Vec<u8>, u16)> = fixed
+            .order
+            .iter()
+            .map(|&h| (fixed.get(h).read_name().to_vec(), fixed.get(h).flag() & 0xc0))
+            .collect();
+        let want: Vec<(Vec<u8>, u16)> = [b"d", b"d", b"a", b"a", b"c", b"c", b"b", b"b"]
+            .iter()
+            .zip([0x40, 0x80].iter().cycle())
+            .map(|(n, &f)| (n.to_vec(), f))
+            .collect();
+        assert_eq!(seen, want);
+        assert_eq!(removed.count, 0);
+    }
 }
