@@ -156,13 +156,17 @@ pub fn bin_store(whole: WholeFile) -> RecordStore {
     let mut store = RecordStore::default();
     store.push_batch(Batch::from_framed_at(whole.data, whole.offset));
     let batch = &store.batches[0];
-    let mut items: Vec<Item<'_>> = (0..batch.len())
-        .map(|i| {
+    let name = |i: usize| batch.get(i).read_name();
+    let runs = collate::runs(batch.len(), |i| name(i) == name(i - 1));
+    let mut items: Vec<Item> = runs
+        .enumerate()
+        .map(|(i, run)| {
             let r = batch.get(i);
-            Item::new(r.read_name(), r.flag(), RecordIdx { batch: 0, record: i as u32 })
+            let id = RecordIdx { batch: 0, record: i as u32 };
+            Item::new(collate::name_hash(r.read_name()), run, r.flag(), id)
         })
         .collect();
-    collate::sort_bin(&mut items);
+    collate::sort_bin(&mut items, |id| batch.get(id.record as usize).read_name());
     let order: Vec<_> = items.iter().map(|it| it.id).collect();
     drop(items);
     store.order = order;
@@ -245,30 +249,42 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
 /// first (with `fast` = the read buffer size), then the `bins` name-hash bins, each sorted.
 pub fn collated_order(store: &RecordStore, bins: usize, fast: Option<usize>) -> Vec<RecordIdx> {
     let handles = &store.order;
+    let name = |i: usize| store.get(handles[i]).read_name();
     let (direct, mut bins) = match fast {
         Some(store_max) => {
-            let records = handles.iter().enumerate().map(|(i, &h)| {
-                let r = store.get(h);
-                (r.read_name(), r.flag(), i as u32)
-            });
+            let records =
+                (0..handles.len()).map(|i| (name(i), store.get(handles[i]).flag(), i as u32));
             let (pairs, rest) = collate::fast_plan(records, store_max);
-            let rest: Vec<Item<'_>> = rest
-                .into_iter()
-                .map(|(name, flag, i)| Item::new(name, flag, handles[i as usize]))
+            let runs = collate::runs(rest.len(), |k| rest[k].0 == rest[k - 1].0);
+            let rest: Vec<Item> = rest
+                .iter()
+                .zip(runs)
+                .map(|(&(name, flag, i), run)| {
+                    Item::new(collate::name_hash(name), run, flag, handles[i as usize])
+                })
                 .collect();
             let pairs: Vec<RecordIdx> = pairs.iter().map(|&i| handles[i as usize]).collect();
             (pairs, collate::into_bins(&rest, bins))
         }
         None => {
-            let hash_of = |i: usize| collate::name_hash(store.get(handles[i]).read_name());
+            let hash_of = |i: usize| collate::name_hash(name(i));
+            // A record's run starts at the first of the equal names right before it: mates of
+            // name-grouped input are neighbours, and that walk reads records already in cache.
+            // The walk stops after a few records (input where every name is `*` would make it
+            // quadratic); any position with the record's name is a valid run number.
+            const RUN_WALK: usize = 16;
             let item_of = |i: usize, hash: u32| {
-                let r = store.get(handles[i]);
-                Item::hashed(hash, r.read_name(), r.flag(), handles[i])
+                let mine = name(i);
+                let mut start = i;
+                while start > 0 && i - start < RUN_WALK && name(start - 1) == mine {
+                    start -= 1;
+                }
+                Item::new(hash, start as u32, store.get(handles[i]).flag(), handles[i])
             };
             (Vec::new(), collate::into_bins_on_pool(handles.len(), bins, hash_of, item_of))
         }
     };
-    bins.par_iter_mut().for_each(|b| collate::sort_bin(b));
+    bins.par_iter_mut().for_each(|b| collate::sort_bin(b, |id| store.get(id).read_name()));
     let mut order = direct;
     order.reserve(handles.len() - order.len());
     order.extend(bins.iter().flatten().map(|it| it.id));
