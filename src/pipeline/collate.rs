@@ -129,7 +129,7 @@ impl BinFiles {
             let mut result = Ok(());
             // While the next bin is read, this worker deflates queued groups instead of
             // blocking.
-            while let Some(store) = crate::pipeline::prefetch::next_helping_pool(&rx) {
+            while let Some(store) = crate::io::pool_wait::next_helping_pool(&rx) {
                 if let Err(e) = store.and_then(|s| write_in_order(&s, header, sink)) {
                     result = Err(e);
                     break;
@@ -252,8 +252,10 @@ pub fn collated_order(store: &RecordStore, bins: usize, fast: Option<usize>) -> 
     let name = |i: usize| store.get(handles[i]).read_name();
     let (direct, mut bins) = match fast {
         Some(store_max) => {
-            let records =
-                (0..handles.len()).map(|i| (name(i), store.get(handles[i]).flag(), i as u32));
+            let records = handles.iter().enumerate().map(|(i, &h)| {
+                let r = store.get(h);
+                (r.read_name(), r.flag(), i as u32)
+            });
             let (pairs, rest) = collate::fast_plan(records, store_max);
             let runs = collate::runs(rest.len(), |k| rest[k].0 == rest[k - 1].0);
             let rest: Vec<Item> = rest
@@ -274,12 +276,12 @@ pub fn collated_order(store: &RecordStore, bins: usize, fast: Option<usize>) -> 
             // quadratic); any position with the record's name is a valid run number.
             const RUN_WALK: usize = 16;
             let item_of = |i: usize, hash: u32| {
-                let mine = name(i);
+                let r = store.get(handles[i]);
                 let mut start = i;
-                while start > 0 && i - start < RUN_WALK && name(start - 1) == mine {
+                while start > 0 && i - start < RUN_WALK && name(start - 1) == r.read_name() {
                     start -= 1;
                 }
-                Item::new(hash, start as u32, store.get(handles[i]).flag(), handles[i])
+                Item::new(hash, start as u32, r.flag(), handles[i])
             };
             (Vec::new(), collate::into_bins_on_pool(handles.len(), bins, hash_of, item_of))
         }

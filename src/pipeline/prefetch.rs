@@ -8,7 +8,7 @@ use std::sync::mpsc::sync_channel;
 
 use crate::error::Error;
 use crate::io::open::RecordReader;
-pub(crate) use crate::io::pool_wait::next_helping_pool;
+use crate::io::pool_wait::next_helping_pool;
 use crate::io::sam::reader::BatchesWithWarnings;
 use crate::record::Batch;
 

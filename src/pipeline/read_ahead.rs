@@ -42,7 +42,7 @@ impl ReadAhead {
                 let read = reader.read_batches(&self.path);
                 (reader, read)
             }
-            State::Reading(rx) => match crate::pipeline::prefetch::next_helping_pool(&rx) {
+            State::Reading(rx) => match crate::io::pool_wait::next_helping_pool(&rx) {
                 Some(got) => got,
                 None => return Err(Error::Message("the read-ahead job failed".into())),
             },

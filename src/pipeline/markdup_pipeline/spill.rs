@@ -31,12 +31,12 @@ use std::sync::mpsc::SyncSender;
 
 use crate::error::Error;
 use crate::io::direct_read::{read_whole_into, whole_file_buffer};
+use crate::io::pool_wait::next_helping_pool;
 use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, bin_store};
 use crate::pipeline::markdup::StreamMarker;
 use crate::pipeline::markdup::report;
-use crate::pipeline::prefetch::next_helping_pool;
 use crate::pipeline::sort::{self, batch_cost, data_budget, merge_runs};
 use crate::record::{Header, RecordStore};
 
@@ -92,9 +92,8 @@ pub fn run(
         }
         gathered.append(fixed);
         // Room for the next bin, the one read ahead and the fixed copy (bins are about the
-        // same size).
-        // The bins and fixed copies to come are made from kept pieces (a spilled run's
-        // batches, the bins fixed): kept and gathered stay within the data budget.
+        // same size). The bins and fixed copies to come are made from kept pieces (a spilled
+        // run's batches, the bins fixed): kept and gathered stay within the data budget.
         if used + 3 * largest_bin > limit {
             crate::io::recycle::keep_at_most(limit);
             runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, run)?);
