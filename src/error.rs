@@ -6,6 +6,10 @@ pub enum Error {
     /// Bad input or output: names the file and what is wrong with it.
     #[error("{path}: {what}")]
     File { path: String, what: String },
+    /// An output file that cannot be opened for writing (`reason`: the C library's message);
+    /// the command line layer words it as the samtools command does.
+    #[error("{path}: could not open for writing: {reason}")]
+    CannotCreate { path: String, reason: String },
     /// A usage mistake; the command prints its usage after the message.
     #[error("{0}")]
     Usage(String),

@@ -24,7 +24,8 @@
 // - `io::output` (`Stdout::write`): whole `write(2)` calls to standard output.
 // - `io::direct_write` (`set_direct`): `fcntl` to set and clear `O_DIRECT` on a file.
 // - `tempfiles` (`on_signal`, `install_handler`, `lock`, `Drop for Locked`): the signal handler
-//   that removes temporary files (`signal`, `unlink`, `raise`, `pthread_sigmask`).
+//   that removes temporary files (`sigaction`, `signal`, `unlink`, `raise`, `pause`,
+//   `pthread_sigmask`).
 // - `profile` (`cpu_ns`, `peak_rss_bytes`): thread and process CPU clocks, and `getrusage`.
 // - `record::prefetch` (`prefetch_bytes`): the x86-64 prefetch intrinsic.
 // - `io::bgzf::isal_ffi` (`IsalDeflate`, `IsalInflate`): ISA-L's stateless deflate and inflate

@@ -88,7 +88,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         return Err(Error::ShowUsage(Some("collate: no input filename specified.".into())));
     };
     let prefix = positionals.next();
-    let tmp_prefix = tmp_prefix.or_else(|| prefix.clone());
+    // samtools takes the positional prefix over `-T`.
+    let tmp_prefix = prefix.clone().or(tmp_prefix);
     if prefix.is_none() && !to_stdout && output.is_none() {
         return Err(Error::ShowUsage(None));
     }

@@ -36,6 +36,7 @@ pub mod markdup_pipeline;
 pub mod merge;
 pub mod options;
 pub mod outfmt;
+pub mod output_errors;
 pub mod permuted;
 pub mod quickcheck;
 pub mod reheader;
@@ -461,6 +462,11 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         Err(Error::Bare(msg)) => {
             let _ = std::io::stdout().flush();
             eprintln!("{msg}");
+            1
+        }
+        Err(Error::CannotCreate { path, reason }) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("{}", output_errors::cannot_create(cmd, &path, &reason));
             1
         }
         Err(Error::ShowUsage(line)) => {

@@ -29,6 +29,7 @@ pub mod recycle;
 pub mod sam;
 pub mod stats_targets;
 pub mod stream;
+pub mod temp_names;
 pub mod tempfiles;
 #[cfg(test)]
 pub(crate) mod test_sink;

@@ -1,21 +1,40 @@
 //! Temporary files that must not outlive the command: a process-wide registry of paths, removed
-//! by their owners on success and on error (drop), and by a SIGINT/SIGTERM handler when the
-//! process is interrupted, which then dies of the same signal.
+//! by their owners on success and on error (drop), and by a signal handler when the process is
+//! interrupted (SIGHUP, SIGINT, SIGTERM) or its output pipe closes (SIGPIPE, as in `sort | head`),
+//! which then dies of the same signal, as samtools would.
 
 use std::ffi::{CString, c_char};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 
 static REGISTERED: Mutex<Vec<CString>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
+/// Set by the first handler to run: the files are removed once, and a second signal (SIGPIPE in
+/// another writing thread) waits for that first handler to end the process.
+static CLEANING: AtomicBool = AtomicBool::new(false);
+
+/// The signals whose default action ends the process and that the handler catches.
+#[cfg(unix)]
+const CAUGHT: [libc::c_int; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGTERM, libc::SIGPIPE];
 
 /// How many times the signal handler tries the registry's lock.
 #[cfg(unix)]
 const SIGNAL_LOCK_TRIES: usize = 1 << 20;
 
 #[cfg(unix)]
-#[allow(unsafe_code)] // unlink, signal and raise from the handler
+#[allow(unsafe_code)] // unlink, signal, raise and pause from the handler
 extern "C" fn on_signal(sig: libc::c_int) {
+    if CLEANING.swap(true, Ordering::SeqCst) {
+        // Another thread's handler is removing the files and will end the process: ending it
+        // here (the default action) would cut that short.
+        loop {
+            // SAFETY: `pause` is async-signal-safe; it only waits.
+            unsafe {
+                libc::pause();
+            }
+        }
+    }
     // `try_lock`, a bounded number of times: another thread holds the lock only for a push or
     // a removal, so it comes free at once; if the interrupted thread itself holds it, giving up
     // beats deadlocking. (Giving up at the first try left a sort's run files behind when the
@@ -50,16 +69,33 @@ extern "C" fn on_signal(sig: libc::c_int) {
     std::mem::forget(list);
 }
 
-/// Installs the handler once (SIGHUP, SIGINT and SIGTERM).
-#[allow(unsafe_code)] // signal
+/// Installs the handler once for each of [`CAUGHT`] whose action is not "ignore": a signal the
+/// parent ignored (`nohup`, `trap '' INT`, a background job of a script) stays ignored, as it
+/// does for samtools, which installs no handler.
+#[allow(unsafe_code)] // sigaction
 pub fn install_handler() {
     #[cfg(unix)]
     INSTALL.call_once(|| {
         let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        // SAFETY: the handler only unlinks registered paths and re-raises the signal.
-        unsafe {
-            for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
-                libc::signal(sig, handler);
+        for sig in CAUGHT {
+            // SAFETY: `sigaction` with a null new action only reads the current one into `old`,
+            // a zeroed plain C struct.
+            let ignored = unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction == libc::SIG_IGN
+            };
+            if ignored {
+                continue;
+            }
+            // SAFETY: the handler only unlinks registered paths and re-raises the signal; the
+            // struct is fully set (empty mask, restarted system calls).
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = handler;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(sig, &action, std::ptr::null_mut());
             }
         }
     });
@@ -77,7 +113,7 @@ fn c_path(path: &Path) -> Option<CString> {
     }
 }
 
-/// The registry, locked with this thread's SIGHUP/SIGINT/SIGTERM blocked: a signal delivered to
+/// The registry, locked with this thread's [`CAUGHT`] signals blocked: a signal delivered to
 /// the thread holding the lock found it taken by itself, gave up and left every file behind
 /// (seen as a sort run left by SIGTERM under load). Blocked here, it goes to another thread,
 /// whose handler waits for the lock.
@@ -120,7 +156,7 @@ fn lock() -> Locked {
         let mut block: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut block);
-        for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+        for sig in CAUGHT {
             libc::sigaddset(&mut block, sig);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &block, &mut old);
@@ -133,29 +169,41 @@ fn lock() -> Locked {
     }
 }
 
-/// Adds `path` to the files removed on SIGINT/SIGTERM (and installs the handler).
-pub fn register(path: &Path) {
-    install_handler();
-    if let Some(c) = c_path(path) {
-        lock().push(c);
-    }
-}
-
-/// Creates (truncates) the file at `path` and registers it, both under the registry's lock, so a
-/// signal cannot come between them: the handler waits for the lock, and keeps it until the
-/// process ends, so no file is created after it unlinked the registered ones.
-pub fn create_registered(path: &Path) -> std::io::Result<std::fs::File> {
+/// Creates the file at `path`, which must not exist (`O_EXCL`: an existing file or symlink of
+/// that name is left alone, as samtools' `wx` mode leaves it), and registers it, both under the
+/// registry's lock, so a signal cannot come between them: the handler waits for the lock, and
+/// keeps it until the process ends, so no file is created after it unlinked the registered ones.
+fn create_registered(path: &Path) -> std::io::Result<std::fs::File> {
     install_handler();
     let mut list = lock();
-    let file = std::fs::File::create(path)?;
+    let file = std::fs::File::create_new(path)?;
     if let Some(c) = c_path(path) {
         list.push(c);
     }
     Ok(file)
 }
 
+/// Creates a registered file under the first of `names` that does not exist yet (at most
+/// `tries` names): concurrent commands sharing one prefix, and files the user keeps there, are
+/// skipped, never overwritten. The error is the last name's.
+pub fn create_unique(
+    mut names: impl FnMut() -> PathBuf,
+    tries: usize,
+) -> std::io::Result<(TempFile, std::fs::File)> {
+    let mut last = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+    for _ in 0..tries.max(1) {
+        let path = names();
+        match create_registered(&path) {
+            Ok(file) => return Ok((TempFile { path }, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
 /// Forgets `path` (after it was removed or committed).
-pub fn unregister(path: &Path) {
+fn unregister(path: &Path) {
     if let Some(c) = c_path(path) {
         let mut list = lock();
         if let Some(i) = list.iter().rposition(|p| *p == c) {
@@ -171,12 +219,6 @@ pub struct TempFile {
 }
 
 impl TempFile {
-    /// Registers `path`; the file itself is created by the caller.
-    pub fn new(path: PathBuf) -> TempFile {
-        register(&path);
-        TempFile { path }
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -184,66 +226,21 @@ impl TempFile {
     pub fn path_str(&self) -> String {
         self.path.to_string_lossy().into_owned()
     }
+
+    /// Keeps the file (it was renamed into place): forgets it without removing anything.
+    pub fn keep(mut self) {
+        unregister(&self.path);
+        self.path = PathBuf::new();
+    }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
+        if self.path.as_os_str().is_empty() {
+            return; // kept
+        }
         let _ = std::fs::remove_file(&self.path);
         unregister(&self.path);
-    }
-}
-
-/// Names temporary files `PREFIX.NNNN.bam` as samtools does. `-T PREFIX` is used as given unless
-/// it names a directory (then `DIR/mdsam.PID.tmp`); without `-T`, `$TMPDIR` (or `/tmp`).
-#[derive(Debug, Clone)]
-pub struct TempNamer {
-    prefix: String,
-    next: usize,
-}
-
-impl TempNamer {
-    pub fn new(tmp_prefix: Option<&str>, what: &str) -> TempNamer {
-        let pid = std::process::id();
-        let prefix = match tmp_prefix {
-            Some(p) if !Path::new(p).is_dir() => p.to_string(),
-            Some(dir) => format!("{}/mdsam.{what}.{pid}.tmp", dir.trim_end_matches('/')),
-            None => {
-                let dir = std::env::var("TMPDIR")
-                    .ok()
-                    .filter(|d| !d.is_empty())
-                    .unwrap_or_else(|| "/tmp".to_string());
-                format!("{}/mdsam.{what}.{pid}.tmp", dir.trim_end_matches('/'))
-            }
-        };
-        TempNamer { prefix, next: 0 }
-    }
-
-    /// The next `PREFIX.NNNN.bam`, registered.
-    pub fn next_file(&mut self) -> TempFile {
-        TempFile::new(self.next_path())
-    }
-
-    /// The next `PREFIX.NNNN.bam`, created and registered at once (see [`create_registered`]).
-    pub fn create_next(&mut self) -> std::io::Result<(TempFile, std::fs::File)> {
-        let path = self.next_path();
-        let file = create_registered(&path)?;
-        Ok((TempFile { path }, file))
-    }
-
-    /// The name given last, for messages.
-    pub fn last_path(&self) -> String {
-        self.name(self.next.saturating_sub(1))
-    }
-
-    fn next_path(&mut self) -> PathBuf {
-        let path = PathBuf::from(self.name(self.next));
-        self.next += 1;
-        path
-    }
-
-    /// `PREFIX.NNNN.bam` for `n`.
-    fn name(&self, n: usize) -> String {
-        format!("{}.{:04}.bam", self.prefix, n)
     }
 }
 
@@ -255,38 +252,38 @@ mod tests {
         lock().iter().any(|c| c.as_bytes() == p.to_str().unwrap().as_bytes())
     }
 
-    /// The file exists and is registered together, or neither when it cannot be created.
+    /// The file exists and is registered together, or neither when it cannot be created; an
+    /// existing file is not created over.
     #[test]
     fn created_files_are_registered_and_failures_are_not() {
         let dir = std::env::temp_dir().join(format!("mdsam-create-reg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut namer = TempNamer::new(Some(&format!("{}/bin", dir.display())), "collate");
-        let (t, _file) = namer.create_next().unwrap();
+        let names = ["taken.bam", "bin.0000.bam"].map(|n| dir.join(n));
+        std::fs::write(&names[0], b"kept").unwrap();
+        let mut next = names.iter().cloned();
+        let (t, _file) = create_unique(|| next.next().unwrap(), 2).unwrap();
+        assert_eq!(t.path(), names[1]);
         assert!(t.path().exists() && registered(t.path()));
-        assert!(namer.last_path().ends_with("/bin.0000.bam"), "{}", namer.last_path());
-        let p = t.path().to_path_buf();
+        assert!(!registered(&names[0]));
         drop(t);
-        assert!(!p.exists() && !registered(&p));
+        assert!(!names[1].exists() && !registered(&names[1]));
+        assert_eq!(std::fs::read(&names[0]).unwrap(), b"kept");
         let missing = dir.join("no-such-dir").join("x.bam");
         assert!(create_registered(&missing).is_err());
         assert!(!registered(&missing));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A kept file stays and is forgotten.
     #[test]
-    fn temp_file_removed_on_drop_and_unregistered() {
+    fn kept_file_stays_and_is_unregistered() {
         let dir = std::env::temp_dir().join(format!("mdsam-tempfiles-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut namer = TempNamer::new(Some(&format!("{}/run", dir.display())), "sort");
-        let t = namer.next_file();
-        assert!(t.path_str().ends_with("/run.0000.bam"));
-        std::fs::write(t.path(), b"x").unwrap();
-        let p = t.path().to_path_buf();
-        assert!(lock().iter().any(|c| c.as_bytes() == p.to_str().unwrap().as_bytes()));
-        drop(t);
-        assert!(!p.exists());
-        assert!(!lock().iter().any(|c| c.as_bytes() == p.to_str().unwrap().as_bytes()));
-        assert!(namer.next_file().path_str().ends_with("/run.0001.bam"));
+        let path = dir.join("run.0000.bam");
+        let (t, _file) = create_unique(|| path.clone(), 1).unwrap();
+        assert!(registered(&path));
+        t.keep();
+        assert!(path.exists() && !registered(&path));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

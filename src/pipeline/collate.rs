@@ -16,7 +16,8 @@ use crate::io::direct_read::{WholeFile, read_whole};
 use crate::io::direct_write::DirectWriter;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
-use crate::io::tempfiles::{TempFile, TempNamer};
+use crate::io::temp_names::TempNamer;
+use crate::io::tempfiles::TempFile;
 use crate::ops::collate::{self, Item};
 use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::write_in_order;
@@ -55,8 +56,9 @@ impl BinFiles {
         let chunk = (budget / 16 / n.max(1) as u64).min(1 << 20) as usize;
         let mut files = Vec::with_capacity(n);
         for _ in 0..n {
-            let (t, f) = namer.create_next().map_err(|e| {
-                Error::file(namer.last_path(), format!("could not open for writing: {e}"))
+            let (t, f) = namer.create_next().map_err(|e| Error::CannotCreate {
+                path: namer.last_path(),
+                reason: crate::error::c_message(&e),
             })?;
             files.push((t, DirectWriter::temporary(f, chunk)));
         }
@@ -197,7 +199,7 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
         RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
     let mut store = RecordStore::default();
     let limit = data_budget(opts.memory, opts.threads);
-    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "collate");
+    let mut namer = TempNamer::for_collate(opts.tmp_prefix.as_deref(), &opts.output);
     let mut bin_files: Option<BinFiles> = None;
     // Bins are BAM files, which cannot hold positions beyond 32 bits: with references that long
     // everything stays in memory.
@@ -213,7 +215,14 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
         }
         if can_spill && used > limit {
             if bin_files.is_none() {
-                bin_files = Some(BinFiles::create(opts.bins.max(1), opts.memory, &mut namer)?);
+                let created = BinFiles::create(opts.bins.max(1), opts.memory, &mut namer);
+                bin_files = Some(created.map_err(|e| match e {
+                    Error::CannotCreate { path, reason } => Error::Bare(format!(
+                        "[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n\
+                         samtools collate: Cannot open intermediate file \"{path}\": {reason}"
+                    )),
+                    other => other,
+                })?);
             }
             if let Some(files) = bin_files.as_mut() {
                 let _phase = profile::phase(Phase::Spill);

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
-use crate::io::tempfiles::TempNamer;
+use crate::io::temp_names::TempNamer;
 use crate::ops::markdup::decide::{self, Outcome};
 use crate::ops::markdup::metrics;
 use crate::ops::markdup::stats::{self, Piece};
@@ -141,7 +141,7 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
         // marked in memory.
         return run_in_memory(&opts, reader, &header, groups.as_ref(), pool, create_final);
     }
-    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "markdup");
+    let mut namer = TempNamer::for_markdup(opts.tmp_prefix.as_deref(), &opts.output);
     let mut marker = StreamMarker::start(
         &opts.md,
         groups.as_ref(),

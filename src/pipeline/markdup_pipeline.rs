@@ -38,7 +38,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::open::{self, Opened};
-use crate::io::tempfiles::TempNamer;
+use crate::io::temp_names::TempNamer;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, collated_order};
@@ -339,7 +339,7 @@ pub fn run(mut opts: PipelineOptions) -> Result<(), Error> {
     );
     // Load: one inflate, one parse; past the budget, into collate's bins.
     let mut store = RecordStore::default();
-    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "markdup-pipeline");
+    let mut namer = TempNamer::for_sort(opts.tmp_prefix.as_deref(), &md.output);
     let mut bins: Option<BinFiles> = None;
     let (mut used, mut parts) = (0usize, 0usize);
     let mut input_sum = Checksum::default();

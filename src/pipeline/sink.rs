@@ -88,6 +88,9 @@ pub fn index_request(out: &str) -> (String, String, bool) {
     }
 }
 
+/// An opened destination: its writer and, for a file renamed into place, the guard to commit.
+type Opened = (Box<dyn Write + Send>, Option<output::OutputFile>);
+
 /// Compression of temporary BAM files, as samtools writes its sort runs (`wbx1`).
 pub const TEMPORARY_LEVEL: i32 = 1;
 
@@ -106,46 +109,51 @@ impl RecordSink {
             crate::progress::disable();
         }
         let engine = bgzf::codec::deflate_engine();
-        let cache = output::PageCache::BypassLarge;
-        Self::create_with((path, format, (level, engine)), threads, header, (write_header, cache))
+        let opened = output::create_unbuffered(path).map_err(|e| Error::CannotCreate {
+            path: path.to_string(),
+            reason: crate::error::c_message(&e),
+        })?;
+        Self::create_with((path, format, (level, engine)), threads, header, (write_header, opened))
     }
 
     /// A temporary BAM (sort runs, markdup's `-S` records) at level 1, deflated with ISA-L
     /// whatever engine the output uses: only mdsam reads it back, so only speed matters. On a
     /// 64 KiB block ISA-L's level 1 takes 0.11 ms against libdeflate's 0.25 ms (issue 22).
+    /// `file` is the temporary file at `path`, already created (`TempNamer::create_next`).
     pub fn create_temporary(
         path: &str,
+        file: std::fs::File,
         threads: usize,
         header: &Header,
     ) -> Result<RecordSink, Error> {
         let compression = (TEMPORARY_LEVEL, bgzf::codec::Engine::Isal);
         // Read back by this command: its pages are worth keeping in the cache.
-        let cache = output::PageCache::Keep;
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, cache))
+        let opened = (output::temporary_writer(file, output::PageCache::Keep), None);
+        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, opened))
     }
 
     /// A temporary BAM stored uncompressed and past the page cache (markdup-pipeline's sorted
     /// runs), read back with [`crate::io::open::open_streamed_direct`].
     pub fn create_uncompressed_temporary(
         path: &str,
+        file: std::fs::File,
         threads: usize,
         header: &Header,
     ) -> Result<RecordSink, Error> {
         let compression = (0, bgzf::codec::deflate_engine());
-        let cache = output::PageCache::Bypass;
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, cache))
+        let opened = (output::temporary_writer(file, output::PageCache::Bypass), None);
+        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, opened))
     }
 
+    /// `opened`: the destination at `path`. BGZF output is written by the deflate stage's own
+    /// thread, in whole blocks; text goes through a background writer that takes whole buffers
+    /// (`write_owned`).
     fn create_with(
         (path, format, (level, engine)): (&str, OutputFormat, (i32, bgzf::codec::Engine)),
         threads: usize,
         header: &Header,
-        (write_header, cache): (bool, output::PageCache),
+        (write_header, (w, file)): (bool, Opened),
     ) -> Result<RecordSink, Error> {
-        // BGZF output is written by the deflate stage's own thread, in whole blocks; text goes
-        // through a background writer that takes whole buffers (`write_owned`).
-        let (w, file) = output::create_unbuffered(path, cache)
-            .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);
         let kind = match format {
             OutputFormat::Bam => Kind::Bam(

@@ -23,7 +23,8 @@ use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
-use crate::io::tempfiles::{TempFile, TempNamer};
+use crate::io::temp_names::TempNamer;
+use crate::io::tempfiles::TempFile;
 use crate::ops::sort::keys::{self, TagValue, TemplateKey};
 use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
@@ -253,13 +254,17 @@ pub fn spill(
 ) -> Result<TempFile, Error> {
     let _phase = profile::phase(Phase::Spill);
     profile::add(Phase::Spill, Counter::Records, store.len() as u64);
-    let file = namer.next_file();
+    // samtools words a run it cannot create as its output.
+    let (file, created) = namer.create_next().map_err(|e| Error::CannotCreate {
+        path: namer.last_path(),
+        reason: crate::error::c_message(&e),
+    })?;
     store.order = sorted_order(store, header, order, None)?;
     let path = file.path_str();
     let mut sink = if compressed {
-        RecordSink::create_temporary(&path, threads, header)?
+        RecordSink::create_temporary(&path, created, threads, header)?
     } else {
-        RecordSink::create_uncompressed_temporary(&path, threads, header)?
+        RecordSink::create_uncompressed_temporary(&path, created, threads, header)?
     };
     write_in_order(store, header, &mut sink)?;
     sink.finish()?;
@@ -309,7 +314,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     // Runs are BAM files, which cannot hold positions beyond 32 bits (samtools writes SAM runs
     // then): with such references everything stays in memory.
     let can_spill = !matches!(opts.order, SortOrder::MinHash(_)) && !large_refs;
-    let mut namer = TempNamer::new(opts.tmp_prefix.as_deref(), "sort");
+    let mut namer = TempNamer::for_sort(opts.tmp_prefix.as_deref(), &opts.output);
     let spill_run = |store: &mut RecordStore, namer: &mut TempNamer| {
         spill(store, &input_header, opts.order, namer, (opts.threads, true))
     };

@@ -16,7 +16,8 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open;
-use crate::io::tempfiles::{TempFile, TempNamer};
+use crate::io::temp_names::TempNamer;
+use crate::io::tempfiles::TempFile;
 use crate::ops::markdup::decide::stream::{Finished, Released, Streamer};
 use crate::ops::markdup::decide::{Failure, Outcome};
 use crate::ops::markdup::{self as md, Barcode, ReadInfo};
@@ -111,10 +112,15 @@ impl<'a> StreamMarker<'a> {
         namer: &mut TempNamer,
         create_final: &dyn Fn() -> Result<RecordSink, Error>,
     ) -> Result<Self, Error> {
-        let first_file = m.supp.then(|| namer.next_file());
-        let sink = match &first_file {
-            Some(t) => RecordSink::create_temporary(&t.path_str(), threads, header)?,
-            None => create_final()?,
+        let (first_file, sink) = if m.supp {
+            let (t, created) = namer.create_next().map_err(|e| {
+                let reason = crate::error::c_message(&e);
+                Error::file(namer.last_path(), format!("could not open for writing: {reason}"))
+            })?;
+            let sink = RecordSink::create_temporary(&t.path_str(), created, threads, header)?;
+            (Some(t), sink)
+        } else {
+            (None, create_final()?)
         };
         let n_groups = groups.map_or(0, |g| g.1.len());
         let opts = md::MarkdupOptions { supp: false, ..m.clone() };
