@@ -104,3 +104,6 @@ mod cram_decoder;
 
 /// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
 mod split_clip;
+
+/// Spill files and outputs as samtools places, names, removes and opens them (issue 43).
+mod temp_outputs;
