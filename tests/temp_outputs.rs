@@ -202,6 +202,15 @@ fn spill_files_go_beside_the_output() {
     assert!(child.wait().unwrap().success());
     assert!(seen, "no bin beside the output");
     assert_eq!(names_in(&out_dir), ["collated.bam", "sorted.bam"]);
+    // collate's prefix argument wins over `-T` (here a missing directory), as in samtools.
+    let bad = dir.join("missing").join("bins");
+    let prefix = out_dir.join("by-prefix");
+    let args = ["collate", "--no-PG", "--max-memory", "400K", "-T", s(&bad), s(&input), s(&prefix)];
+    let mut child = spawn(&args, &dir);
+    let seen = watch(&mut child, &out_dir, |n| n.starts_with("by-prefix.0"));
+    assert!(child.wait().unwrap().success());
+    assert!(seen, "no bin under the prefix argument");
+    std::fs::remove_file(out_dir.join("by-prefix.bam")).unwrap();
     // markdup -S: `OUT.mdsam.PID.N.tmp.0000.bam` beside the output.
     let fixed = dir.join("fixed.bam");
     let sorted = dir.join("fixed-sorted.bam");
