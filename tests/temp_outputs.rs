@@ -393,3 +393,47 @@ fn long_output_name_works() {
     assert_same_sam(&as_sam(&oracle, &out), &as_sam(&oracle, &input), "view");
     assert_eq!(names_in(&dir).len(), 2, "temporary files left: {:?}", names_in(&dir));
 }
+
+/// A writable output in a directory where no file can be created is written in place, as
+/// samtools writes it (its temporary could not be created). As root, mdsam runs as `nobody`,
+/// for whom the scratch directory is closed; otherwise the directory is made read-only.
+#[test]
+fn writable_output_in_a_closed_directory_is_written_in_place() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("temp_outputs_closed_dir");
+    let input = input(&dir, 11);
+    let closed = dir.join("closed");
+    std::fs::create_dir_all(&closed).unwrap();
+    let out = closed.join("out.sam");
+    std::fs::write(&out, b"old").unwrap();
+    let is_root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    let mut cmd = Command::new(mdsam_bin());
+    cmd.args(["view", "-h", "--no-PG", "-o", s(&out), s(&input)]);
+    let set_mode = |mode: u32| {
+        let mut perms = std::fs::metadata(&closed).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, mode);
+        std::fs::set_permissions(&closed, perms).unwrap();
+    };
+    const NOBODY: u32 = 65534;
+    if is_root {
+        std::os::unix::fs::chown(&out, Some(NOBODY), Some(NOBODY)).unwrap();
+        #[allow(unsafe_code)]
+        // SAFETY: between fork and exec only `setgid` and `setuid`, async-signal-safe calls.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setgid(NOBODY) != 0 || libc::setuid(NOBODY) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    } else {
+        set_mode(0o555);
+    }
+    let result = cmd.output().unwrap();
+    set_mode(0o755);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let expected = oracle_ok(&oracle, &["view", "-h", "--no-PG", s(&input)]).stdout;
+    assert_same_sam(&std::fs::read(&out).unwrap(), &expected, "view -o");
+    assert_eq!(names_in(&closed), ["out.sam"]);
+}

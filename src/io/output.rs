@@ -62,8 +62,8 @@ pub fn create_unbuffered(
         return Ok((Box::new(Stdout), None));
     }
     let existing = std::fs::metadata(path).ok();
-    let target = match &existing {
-        None => resolve_links(Path::new(path))?,
+    let (target, opened) = match &existing {
+        None => (resolve_links(Path::new(path))?, None),
         Some(meta) => {
             // Opening the file refuses what samtools' open refuses (read-only file or file
             // system, immutable file), up front with its error, not by a rename at the end.
@@ -80,29 +80,45 @@ pub fn create_unbuffered(
             // reached through a link that names no path of it (`/proc/self/fd/N`). That write is
             // not atomic: a failed command leaves it partial, as samtools does.
             if hard_links(meta) > 1 || !same_file(&target, meta) {
-                file.set_len(0)?;
-                return Ok((writer(file, cache), None));
+                return in_place(file, cache);
             }
-            target
+            (target, Some((file, meta.permissions())))
         }
     };
     // The temporary goes beside the file a symlink points at, and is renamed onto that file:
     // renamed onto the link, it replaced the link with a regular file.
     let temp_name = temp_namer(&target);
     let mut n = 0;
-    let (temp, file) = tempfiles::create_unique(
-        || {
-            n += 1;
-            temp_name(n - 1)
-        },
-        TEMP_TRIES,
-    )?;
-    if let Some(meta) = existing {
-        // Renamed into place, the new file keeps the old one's permissions, as a file
-        // truncated in place would.
-        file.set_permissions(meta.permissions())?;
-    }
+    let next_name = || {
+        n += 1;
+        temp_name(n - 1)
+    };
+    let (temp, file) = match (tempfiles::create_unique(next_name, TEMP_TRIES), opened) {
+        (Ok(created), opened) => {
+            if let Some((_, permissions)) = opened {
+                // Renamed into place, the new file keeps the old one's permissions, as a file
+                // truncated in place would.
+                created.1.set_permissions(permissions)?;
+            }
+            created
+        }
+        // A writable file in a directory that takes no new file: written in place, as
+        // samtools writes it.
+        (Err(e), Some((file, _))) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return in_place(file, cache);
+        }
+        (Err(e), _) => return Err(e),
+    };
     Ok((writer(file, cache), Some(OutputFile { target, temp })))
+}
+
+/// Truncates an existing regular `file` and writes it in place: no guard to commit.
+fn in_place(
+    file: std::fs::File,
+    cache: PageCache,
+) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
+    file.set_len(0)?;
+    Ok((writer(file, cache), None))
 }
 
 fn writer(file: std::fs::File, cache: PageCache) -> Box<dyn Write + Send> {
