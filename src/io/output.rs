@@ -19,7 +19,7 @@ pub struct OutputFile {
 /// writer is finished; a file guard that is dropped removes the temporary file. Writes go
 /// through a [`BackgroundWriter`], so copying them into the kernel overlaps the caller's work.
 pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
-    let (w, guard) = create_unbuffered(path, PageCache::BypassLarge)?;
+    let (w, guard) = create_unbuffered(Path::new(path), PageCache::BypassLarge)?;
     Ok((Box::new(BackgroundWriter::new(w)), guard))
 }
 
@@ -41,14 +41,15 @@ const TEMPORARY_CHUNK: usize = 4 << 20;
 
 /// As [`create`], but without the background thread: for writers that already write large
 /// pieces from a thread of their own (the BGZF deflate stage), where it would only add a copy.
+/// A `Path`, as names made from record data (`split -f %!`) need not be UTF-8.
 pub fn create_unbuffered(
-    path: &str,
+    path: &Path,
     cache: PageCache,
 ) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
-    if path == "-" {
+    if path.as_os_str() == "-" {
         return Ok((Box::new(Stdout), None));
     }
-    let target = PathBuf::from(path);
+    let target = path.to_path_buf();
     // Devices, FIFOs and other special files (`-o /dev/null`, `-o /dev/stdout`, a named pipe)
     // are written in place: renaming a temporary file over them would replace the device.
     if std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
@@ -56,8 +57,12 @@ pub fn create_unbuffered(
         return Ok((Box::new(CappedWrite(file)), None));
     }
     let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temp = dir.join(format!(".{name}.mdsam-{}.tmp", std::process::id()));
+    // Built from the raw name: a lossy one would give names differing only in invalid UTF-8
+    // the same temporary file.
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(target.file_name().unwrap_or_default());
+    temp_name.push(format!(".mdsam-{}.tmp", std::process::id()));
+    let temp = dir.join(temp_name);
     let file = crate::io::tempfiles::create_registered(&temp)?;
     let guard = OutputFile { target, temp, committed: false };
     let writer: Box<dyn Write + Send> = match cache {

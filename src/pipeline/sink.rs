@@ -5,6 +5,7 @@
 //! parallel, or copies text.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 use crate::error::Error;
 use crate::io::background::BackgroundWriter;
@@ -105,6 +106,18 @@ impl RecordSink {
             // Records on the screen: a progress bar would be drawn over them.
             crate::progress::disable();
         }
+        Self::create_at(Path::new(path), format, level, threads, header, write_header)
+    }
+
+    /// [`Self::create`] at a path that need not be UTF-8 (`split -f %!` names from record data).
+    pub fn create_at(
+        path: &Path,
+        format: OutputFormat,
+        level: i32,
+        threads: usize,
+        header: &Header,
+        write_header: bool,
+    ) -> Result<RecordSink, Error> {
         let engine = bgzf::codec::deflate_engine();
         let cache = output::PageCache::BypassLarge;
         Self::create_with((path, format, (level, engine)), threads, header, (write_header, cache))
@@ -121,7 +134,12 @@ impl RecordSink {
         let compression = (TEMPORARY_LEVEL, bgzf::codec::Engine::Isal);
         // Read back by this command: its pages are worth keeping in the cache.
         let cache = output::PageCache::Keep;
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, cache))
+        Self::create_with(
+            (Path::new(path), OutputFormat::Bam, compression),
+            threads,
+            header,
+            (true, cache),
+        )
     }
 
     /// A temporary BAM stored uncompressed and past the page cache (markdup-pipeline's sorted
@@ -133,18 +151,25 @@ impl RecordSink {
     ) -> Result<RecordSink, Error> {
         let compression = (0, bgzf::codec::deflate_engine());
         let cache = output::PageCache::Bypass;
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, cache))
+        Self::create_with(
+            (Path::new(path), OutputFormat::Bam, compression),
+            threads,
+            header,
+            (true, cache),
+        )
     }
 
     fn create_with(
-        (path, format, (level, engine)): (&str, OutputFormat, (i32, bgzf::codec::Engine)),
+        (os_path, format, (level, engine)): (&Path, OutputFormat, (i32, bgzf::codec::Engine)),
         threads: usize,
         header: &Header,
         (write_header, cache): (bool, output::PageCache),
     ) -> Result<RecordSink, Error> {
+        let shown = os_path.to_string_lossy();
+        let path = shown.as_ref();
         // BGZF output is written by the deflate stage's own thread, in whole blocks; text goes
         // through a background writer that takes whole buffers (`write_owned`).
-        let (w, file) = output::create_unbuffered(path, cache)
+        let (w, file) = output::create_unbuffered(os_path, cache)
             .map_err(|e| Error::file(path, format!("could not open for writing: {e}")))?;
         let io = |e| Error::io(path, e);
         let kind = match format {
