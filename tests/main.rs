@@ -104,3 +104,6 @@ mod cram_decoder;
 
 /// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
 mod split_clip;
+
+/// Strict input and command-line details against the oracle (issue 43 items 15-18, 45 items 3, 5, 6).
+mod strict_input;
