@@ -144,7 +144,7 @@ fn split_names_keep_invalid_utf8() {
 /// The `CL` of the last `@PG` line of a SAM header, without its first word (the program).
 fn last_cl(header: &[u8]) -> String {
     let text = String::from_utf8_lossy(header);
-    let line = text.lines().filter(|l| l.starts_with("@PG\t")).last().unwrap_or_default();
+    let line = text.lines().rfind(|l| l.starts_with("@PG\t")).unwrap_or_default();
     let cl = line.split('\t').find_map(|f| f.strip_prefix("CL:")).unwrap_or_default();
     cl.split_once(' ').map_or("", |(_, rest)| rest).to_string()
 }
@@ -309,7 +309,7 @@ fn aux_fields_without_a_value() {
             args.push(&name);
             let (mine, theirs) = (run_in(&dir, &mdsam_bin(), &args), run_in(&dir, &oracle, &args));
             let what = format!("{} on {field:?}", command.join(" "));
-            if command == &["stats"] {
+            if command == ["stats"] {
                 // samtools stats exits 254 on every read failure, mdsam's 1 (as for any other
                 // unreadable input: one line naming the file).
                 assert_eq!(code(&mine) == 0, code(&theirs) == 0, "{what}: {}", stderr(&mine));
@@ -320,10 +320,10 @@ fn aux_fields_without_a_value() {
             let htslib = said.lines().find(|l| l.starts_with("[E::aux_parse] ")).unwrap_or("");
             let message = htslib.trim_start_matches("[E::aux_parse] ");
             // (flagstat says only samtools' own last line, "error reading from".)
-            if command != &["flagstat"] {
+            if command != ["flagstat"] {
                 assert!(stderr(&mine).contains(message), "{what}: {}", stderr(&mine));
             }
-            if theirs.status.success() && command == &["view"] {
+            if theirs.status.success() && command == ["view"] {
                 assert_eq!(mine.stdout, theirs.stdout, "{what}");
             }
         }
