@@ -107,3 +107,6 @@ mod split_clip;
 
 /// Spill files and outputs as samtools places, names, removes and opens them (issue 43).
 mod temp_outputs;
+
+/// Strict input and command-line details against the oracle (issue 43 items 15-18, 45 items 3, 5, 6).
+mod strict_input;

@@ -73,7 +73,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
             "output-fmt" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
             "input-fmt-option" => filter = super::global::parse_input_fmt_option(v)?.or(filter),
-            "reference" => reference = Some(v.to_string()),
+            "reference" => {
+                // samtools' global option: the FASTA CRAM input decodes against, as well as
+                // the one calmd compares with when no positional FASTA is given.
+                super::global::choose_reference(v);
+                reference = Some(v.to_string());
+            }
             key => {
                 if !common.take(key, o.value.as_deref())? {
                     return Err(Error::ShowUsage(None));

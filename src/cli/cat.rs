@@ -58,7 +58,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CatOptions, Error> {
             _ => {}
         }
     }
-    parsed.pg = (!no_pg).then(|| inv.pg_fields(args));
+    parsed.pg = (!no_pg).then(|| inv.pg_fields(&super::permuted::permuted(&OPTIONS, args)));
     Ok(parsed)
 }
 

@@ -119,7 +119,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         threads: common.threads + 1,
         bins: bins.max(1) as usize,
         fast: fast.then_some(store.max(2) as usize),
-        pg: common.pg(inv, args),
+        pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         // As sort's default: 768M for each thread.
         memory: memory.unwrap_or((768u64 << 20) * common.threads.max(1) as u64),
         tmp_prefix,

@@ -75,7 +75,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
                 level = Some(if opt.key == "u" { 0 } else { 1 });
                 out.explicit.get_or_insert(OutputFormat::Bam);
             }
-            "T" => reference = Some(v.to_string()),
+            "T" => {
+                // samtools' global `--reference` under its short name: CRAM input decodes
+                // against it too.
+                super::global::choose_reference(v);
+                reference = Some(v.to_string());
+            }
             "?" => long_help = true,
             "output-fmt" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),

@@ -70,7 +70,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
         level,
         threads: common.threads + 1,
         // fixmate writes no index: samtools takes --write-index and ignores it.
-        pg: common.pg(inv, args),
+        pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         fix,
     })
 }

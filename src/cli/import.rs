@@ -163,7 +163,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
         rg,
         rg_line,
         order,
-        pg: common.pg(inv, args),
+        pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         threads: common.threads + 1,
     })))
 }

@@ -170,7 +170,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         None if uncompressed => 0,
         None => -1,
     };
-    let pg_fields = inv.pg_fields(args);
+    let pg_fields = inv.pg_fields(&super::permuted::permuted(&OPTIONS, args));
     let command =
         pg_fields.iter().find(|(k, _)| k == "CL").map(|(_, v)| v.clone()).unwrap_or_default();
     Ok(MarkdupOptions {

@@ -138,7 +138,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MergeOptions, Error> {
     parsed.lists = lists;
     parsed.inputs = positionals;
     parsed.with_indexes = with_indexes;
-    parsed.pg = common.pg(inv, args);
+    parsed.pg = common.pg(inv, &super::permuted::permuted(&OPTIONS, args));
     Ok(parsed)
 }
 

@@ -192,7 +192,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         tmp_prefix,
         minimiser_ref: minimiser_ref.map(|r| (r, window)),
         order,
-        pg: common.pg(inv, args),
+        pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         index,
     })
 }

@@ -188,8 +188,9 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, E
             super::MDSAM_VERSION,
             super::SAMTOOLS_VERSION
         ),
-        command_line: std::iter::once("stats")
-            .chain(args.iter().map(String::as_str))
+        // samtools stringifies argv after getopt has permuted it.
+        command_line: std::iter::once("stats".to_string())
+            .chain(super::permuted::permuted(&OPTIONS, args))
             .collect::<Vec<_>>()
             .join(" "),
     };

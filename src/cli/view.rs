@@ -470,7 +470,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> ViewRequest {
     let taken = view.take_all(args);
     let lists = std::mem::take(&mut view.lists);
     let checked = taken.and_then(|positionals| {
-        let pg = view.common.pg(inv, args);
+        let pg = view.common.pg(inv, &super::permuted::permuted(&OPTIONS, args));
         view.into_options(positionals, pg)
     });
     match checked {

@@ -23,7 +23,7 @@ pub struct OutputFile {
 /// writer is finished; a file guard that is dropped removes the temporary file. Writes go
 /// through a [`BackgroundWriter`], so copying them into the kernel overlaps the caller's work.
 pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
-    let (w, guard) = create_unbuffered(path)?;
+    let (w, guard) = create_unbuffered(Path::new(path))?;
     Ok((Box::new(BackgroundWriter::new(w)), guard))
 }
 
@@ -54,16 +54,17 @@ const TEMP_TRIES: usize = 100;
 
 /// As [`create`], but without the background thread: for writers that already write large
 /// pieces from a thread of their own (the BGZF deflate stage), where it would only add a copy.
+/// A `Path`, as names made from record data (`split -f %!`) need not be UTF-8.
 pub fn create_unbuffered(
-    path: &str,
+    path: &Path,
 ) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
     let cache = PageCache::BypassLarge;
-    if path == "-" {
+    if path.as_os_str() == "-" {
         return Ok((Box::new(Stdout), None));
     }
     let existing = std::fs::metadata(path).ok();
     let (target, opened) = match &existing {
-        None => (resolve_links(Path::new(path))?, None),
+        None => (resolve_links(path)?, None),
         Some(meta) => {
             // Opening the file refuses what samtools' open refuses (read-only file or file
             // system, immutable file), up front with its error, not by a rename at the end.
@@ -74,7 +75,7 @@ pub fn create_unbuffered(
             if !meta.is_file() {
                 return Ok((Box::new(CappedWrite(file)), None));
             }
-            let target = resolve_links(Path::new(path))?;
+            let target = resolve_links(path)?;
             // A file with other hard links is truncated and written in place, as samtools
             // writes it: a rename would leave the other names on the old contents. So is one
             // reached through a link that names no path of it (`/proc/self/fd/N`). That write is

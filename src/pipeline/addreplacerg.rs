@@ -15,6 +15,7 @@ use crate::pipeline::rewrite::{Edited, Source, rewrite};
 use crate::pipeline::sink::{RecordSink, index_request};
 use crate::record::Header;
 use crate::record::header::line_field;
+use crate::record::header_checks::added_line_error;
 
 pub struct AddReplaceRgOptions {
     pub input: String,
@@ -52,6 +53,14 @@ fn prepare_header(header: &mut Header, opts: &AddReplaceRgOptions) -> Result<Vec
                     )));
                 }
                 header.retain_read_groups(|other| other != id.as_slice());
+            }
+            // htslib parses the line as it adds it (`sam_hdr_add_lines`): a malformed one would
+            // give a header no reader accepts.
+            if let Some(why) = added_line_error(line) {
+                return Err(bare(&format!(
+                    "[E::sam_hrecs_error] {why}\n[init] Error adding RG line with ID:{} to the output header.",
+                    String::from_utf8_lossy(id)
+                )));
             }
             header.append_lines([line.clone()]);
             if opts.mode == ReadGroupMode::OverwriteAll {

@@ -86,10 +86,17 @@ fn convert(options: &Bam2fqOptions, pool: &rayon::ThreadPool) -> Result<(), Erro
     let mut opened = open::open_input(path, input, options.threads, piece)
         .map_err(|e| Error::Bare(format!("{e}\nFailed to read header for \"{path}\"")))?;
     let mut outputs = Outputs::open(&options.outputs, options.level, options.threads)?;
-    let coordinate_sorted = opened
-        .header
-        .lines()
-        .any(|l| l.starts_with(b"@HD\t") && line_field(l, b"SO") == Some(&b"coordinate"[..]));
+    // htslib parses a BAM's header text when samtools looks up `SO`; a header it cannot parse
+    // is reported and has no `SO`.
+    let sq_error = opened.header.sq_error();
+    if let Some(why) = &sq_error {
+        eprintln!("{why}");
+    }
+    let coordinate_sorted = sq_error.is_none()
+        && opened
+            .header
+            .lines()
+            .any(|l| l.starts_with(b"@HD\t") && line_field(l, b"SO") == Some(&b"coordinate"[..]));
     if coordinate_sorted {
         let command = if options.fasta { "fasta" } else { "fastq" };
         eprintln!("samtools {command}: Coordinate sorted file.  Read pairs may be out of order");

@@ -188,6 +188,12 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
         )
         .budgeted(Some(opts.memory)),
     );
+    if let Some(why) = input_header.sq_error() {
+        // htslib parses a BAM's header text only now, when `@HD` changes (and twice).
+        return Err(Error::Bare(format!(
+            "{why}\n{why}\nsamtools collate: failed to update HD line\n"
+        )));
+    }
     let mut header = input_header;
     header.update_hd(&[("SO", "unsorted"), ("GO", "query")], &[]);
     if let Some(pg) = &opts.pg {

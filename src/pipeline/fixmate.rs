@@ -132,7 +132,16 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         (&opts.input, &opts.output),
         (reader.format_name(), opts.format.name()),
     ));
-    if sort_order(&input_header).as_deref() == Some(b"coordinate") {
+    let sq_error = input_header.sq_error();
+    if let Some(why) = sq_error.clone() {
+        // htslib parses a BAM's header text when fixmate looks up `SO` (and goes on without
+        // one), then again when it adds `@PG`, which fails.
+        eprintln!("{why}");
+        if opts.pg.is_some() {
+            return Err(Error::Bare(why));
+        }
+    }
+    if sq_error.is_none() && sort_order(&input_header).as_deref() == Some(b"coordinate") {
         return Err(Error::Bare(
             "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."
                 .into(),

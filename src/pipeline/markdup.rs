@@ -117,11 +117,20 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
             };
             say(&format!("error, failed to open \"{}\" for input: {why}", opts.input))
         })?;
-    if sort_order(&input_header).as_deref() == Some(b"queryname") {
+    // htslib parses a BAM's header text when markdup looks up `SO` (and goes on without one),
+    // then again when it adds `@PG`, which it then leaves out.
+    let sq_error = input_header.sq_error();
+    if let Some(why) = &sq_error {
+        eprintln!("{why}");
+    }
+    if sq_error.is_none() && sort_order(&input_header).as_deref() == Some(b"queryname") {
         return Err(say("error, queryname sorted, must be sorted by coordinate.\n"));
     }
     let mut header = input_header.clone();
-    if let Some(pg) = &opts.pg {
+    if let Some(why) = sq_error.as_ref().filter(|_| opts.pg.is_some()) {
+        eprintln!("{why}\nsamtools markdup: warning, unable to add @PG line to header.\n");
+    }
+    if let Some(pg) = opts.pg.as_ref().filter(|_| sq_error.is_none()) {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         header.add_pg("samtools", &fields);
     }

@@ -5,6 +5,7 @@
 //! parallel, or copies text.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 use crate::error::Error;
 use crate::io::background::BackgroundWriter;
@@ -108,8 +109,22 @@ impl RecordSink {
             // Records on the screen: a progress bar would be drawn over them.
             crate::progress::disable();
         }
+        Self::create_at(Path::new(path), format, level, threads, header, write_header)
+    }
+
+    /// [`Self::create`] at a path that need not be UTF-8 (`split -f %!` names from record data).
+    pub fn create_at(
+        os_path: &Path,
+        format: OutputFormat,
+        level: i32,
+        threads: usize,
+        header: &Header,
+        write_header: bool,
+    ) -> Result<RecordSink, Error> {
+        let shown = os_path.to_string_lossy();
+        let path = shown.as_ref();
         let engine = bgzf::codec::deflate_engine();
-        let opened = output::create_unbuffered(path).map_err(|e| Error::CannotCreate {
+        let opened = output::create_unbuffered(os_path).map_err(|e| Error::CannotCreate {
             path: path.to_string(),
             reason: crate::error::c_message(&e),
         })?;

@@ -361,6 +361,13 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     };
     store.order = sorted_order(&store, &input_header, opts.order, min_keys.as_deref())?;
     drop(sort_phase);
+    if let Some(why) = input_header.sq_error() {
+        // htslib parses a BAM's header text only now, when `@HD` changes (and twice).
+        return Err(Error::Bare(format!(
+            "{why}\n{why}\nsamtools sort: failed to change sort order header to '{}'\n",
+            opts.order.hd_description(placed)
+        )));
+    }
     let mut header = input_header.clone();
     opts.order.update_header(&mut header, placed);
     if let Some(pg) = &opts.pg {

@@ -10,6 +10,9 @@
 //! deflate running on the shared pool.
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 use rayon::prelude::*;
 
@@ -69,14 +72,20 @@ struct Routed<'b> {
 const TEXT_CHUNK_RECORDS: usize = 4096;
 
 impl Output {
-    fn create(name: &str, header: Header, opts: &SplitOptions) -> Result<Output, Error> {
+    /// Opens the output `name`: bytes, as record data may put invalid UTF-8 in it.
+    fn create(name: &[u8], header: Header, opts: &SplitOptions) -> Result<Output, Error> {
         let format = format_of(name, opts.explicit_format);
         let (path, index, bai) = if opts.write_index {
-            index_request(name)
+            // `##idx##` is split on text; such names are taken as UTF-8 (lossily).
+            let (path, index, bai) = index_request(&String::from_utf8_lossy(name));
+            (path.into_bytes(), index, bai)
         } else {
-            (name.to_string(), String::new(), false)
+            (name.to_vec(), String::new(), false)
         };
-        let mut sink = RecordSink::create(&path, format, opts.level, opts.threads, &header, true)?;
+        let path = Path::new(OsStr::from_bytes(&path));
+        let mut sink =
+            RecordSink::create_at(path, format, opts.level, opts.threads, &header, true)?;
+        let name = String::from_utf8_lossy(name);
         if opts.write_index {
             sink.write_index(&index, bai, &header).map_err(|_| {
                 Error::Bare(format!(
@@ -166,11 +175,10 @@ impl<'a> Splitter<'a> {
             eprintln!("@RG's found {}", ids.len());
         }
         for (i, id) in ids.iter().enumerate() {
-            let value = String::from_utf8_lossy(id);
             let name = expand(
                 &self.opts.format_string,
                 &self.base,
-                &value,
+                id,
                 (i, self.opts.zero_pad),
                 self.opts.explicit_format,
             )?;
@@ -186,12 +194,11 @@ impl<'a> Splitter<'a> {
     /// A new output for `value` met in a record (`prep_sam_file`); in grouped mode the previous
     /// value's output is complete: its routed records are written and it is closed.
     fn open_value_output(&mut self, value: &[u8], routed: &mut Routed<'_>) -> Result<usize, Error> {
-        let text = String::from_utf8_lossy(value);
         let index = if self.grouped { self.made } else { self.by_value.len() };
         let name = expand(
             &self.opts.format_string,
             &self.base,
-            &text,
+            value,
             (index, self.opts.zero_pad),
             self.opts.explicit_format,
         )?;
@@ -347,7 +354,9 @@ pub fn run(opts: &SplitOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let is_rg = tag_name == "RG";
     let grouped = grouped_by(&header, tag_name);
     let unaccounted = match &opts.unaccounted {
-        Some(name) => Some(Output::create(name, unaccounted_header(opts, &header)?, opts)?),
+        Some(name) => {
+            Some(Output::create(name.as_bytes(), unaccounted_header(opts, &header)?, opts)?)
+        }
         None => None,
     };
     let mut splitter = Splitter {

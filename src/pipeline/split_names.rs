@@ -11,30 +11,31 @@ pub fn input_base_name(input: &str) -> &str {
 }
 
 /// Expands `format` for one output: `index` is its number (`%#`, zero-padded to `zero_pad`),
-/// `value` its read group or tag value (`%!`), `explicit` the `--output-fmt` (`%.`).
+/// `value` its read group or tag value (`%!`), `explicit` the `--output-fmt` (`%.`). Bytes, not
+/// text: values that differ only in invalid UTF-8 must still name different files.
 pub fn expand(
     format: &str,
     base: &str,
-    value: &str,
+    value: &[u8],
     (index, zero_pad): (usize, usize),
     explicit: Option<OutputFormat>,
-) -> Result<String, Error> {
-    let mut out = String::with_capacity(format.len() + value.len() + base.len());
+) -> Result<Vec<u8>, Error> {
+    let mut out = Vec::with_capacity(format.len() + value.len() + base.len());
     let mut chars = format.chars();
     while let Some(c) = chars.next() {
         if c != '%' {
-            out.push(c);
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
             continue;
         }
         match chars.next() {
-            Some('%') => out.push('%'),
-            Some('*') => out.push_str(base),
-            Some('#') => out.push_str(&format!("{index:0zero_pad$}")),
-            Some('!') => out.push_str(value),
-            Some('.') => out.push_str(match explicit {
-                Some(OutputFormat::Cram) => "cram",
-                Some(OutputFormat::Sam | OutputFormat::SamGz) => "sam",
-                Some(OutputFormat::Bam) | None => "bam",
+            Some('%') => out.push(b'%'),
+            Some('*') => out.extend_from_slice(base.as_bytes()),
+            Some('#') => out.extend_from_slice(format!("{index:0zero_pad$}").as_bytes()),
+            Some('!') => out.extend_from_slice(value),
+            Some('.') => out.extend_from_slice(match explicit {
+                Some(OutputFormat::Cram) => b"cram",
+                Some(OutputFormat::Sam | OutputFormat::SamGz) => b"sam",
+                Some(OutputFormat::Bam) | None => b"bam",
             }),
             None => {
                 return Err(Error::Bare(
@@ -53,17 +54,17 @@ pub fn expand(
 
 /// The format `name` is written in: `--output-fmt`, else its extension as `sam_open_mode` reads
 /// it (`bam` or `cram` after the last dot), else SAM text.
-pub fn format_of(name: &str, explicit: Option<OutputFormat>) -> OutputFormat {
+pub fn format_of(name: &[u8], explicit: Option<OutputFormat>) -> OutputFormat {
     if let Some(f) = explicit {
         return f;
     }
-    let ext = match name.rfind('.') {
-        Some(dot) if !name[dot..].contains('/') => name[dot + 1..].to_ascii_lowercase(),
+    let ext = match memchr::memrchr(b'.', name) {
+        Some(dot) if !name[dot..].contains(&b'/') => name[dot + 1..].to_ascii_lowercase(),
         _ => return OutputFormat::Sam,
     };
-    match ext.as_str() {
-        "bam" => OutputFormat::Bam,
-        "cram" => OutputFormat::Cram,
+    match ext.as_slice() {
+        b"bam" => OutputFormat::Bam,
+        b"cram" => OutputFormat::Cram,
         _ => OutputFormat::Sam,
     }
 }
@@ -76,19 +77,20 @@ mod tests {
     fn format_strings_expand_like_samtools() {
         let base = input_base_name("dir/in.sorted.bam");
         assert_eq!(base, "in.sorted");
-        let name = expand("%*_%#.%.", base, "grp1", (3, 0), None).unwrap();
-        assert_eq!(name, "in.sorted_3.bam");
-        let name = expand("x.%!.%#%%.%.", base, "g", (7, 4), Some(OutputFormat::Sam)).unwrap();
-        assert_eq!(name, "x.g.0007%.sam");
-        assert!(expand("a%", base, "g", (0, 0), None).is_err());
-        assert!(expand("a%q", base, "g", (0, 0), None).is_err());
+        let name = expand("%*_%#.%.", base, b"grp1", (3, 0), None).unwrap();
+        assert_eq!(name, b"in.sorted_3.bam");
+        let name = expand("x.%!.%#%%.%.", base, b"g", (7, 4), Some(OutputFormat::Sam)).unwrap();
+        assert_eq!(name, b"x.g.0007%.sam");
+        assert_eq!(expand("é%!", base, b"\xff", (0, 0), None).unwrap(), b"\xc3\xa9\xff");
+        assert!(expand("a%", base, b"g", (0, 0), None).is_err());
+        assert!(expand("a%q", base, b"g", (0, 0), None).is_err());
     }
 
     #[test]
     fn names_without_a_known_extension_are_sam() {
-        assert_eq!(format_of("a.bam", None), OutputFormat::Bam);
-        assert_eq!(format_of("a.sam.gz", None), OutputFormat::Sam);
-        assert_eq!(format_of("a.d/x", None), OutputFormat::Sam);
-        assert_eq!(format_of("a.sam", Some(OutputFormat::Bam)), OutputFormat::Bam);
+        assert_eq!(format_of(b"a.bam", None), OutputFormat::Bam);
+        assert_eq!(format_of(b"a.sam.gz", None), OutputFormat::Sam);
+        assert_eq!(format_of(b"a.d/x", None), OutputFormat::Sam);
+        assert_eq!(format_of(b"a.sam", Some(OutputFormat::Bam)), OutputFormat::Bam);
     }
 }

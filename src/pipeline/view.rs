@@ -460,6 +460,12 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         (&opts.input, &opts.output),
         (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
     ));
+    if let Some(why) = input_header.sq_error().filter(|_| !opts.count && opts.pg.is_some()) {
+        // htslib parses a BAM's header text only when it adds the `@PG` line.
+        return Err(Error::Bare(format!(
+            "{why}\nsamtools view: failed to add PG line to the header"
+        )));
+    }
     let (header, seed) = output_header(&opts, &input_header);
     if opts.fai_refs.is_some() {
         reader.set_header(&header);

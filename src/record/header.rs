@@ -126,6 +126,13 @@ impl Header {
         self.modified
     }
 
+    /// htslib's error for an `@SQ` line it cannot index (no `SN`, a missing or non-positive
+    /// `LN`), printed wherever samtools edits such a header: a BAM's text is only parsed then.
+    pub fn sq_error(&self) -> Option<String> {
+        let why = super::header_checks::sq_line_error(self.lines())?;
+        Some(format!("[E::sam_hrecs_update_hashes] {why}"))
+    }
+
     /// True when some reference is longer than BAM's 32-bit positions reach (samtools sort's
     /// "very large references"): its records may hold positions only SAM can carry.
     pub fn has_very_large_references(&self) -> bool {

@@ -8,6 +8,7 @@ pub mod cigar;
 pub mod edit;
 pub mod find;
 pub mod header;
+pub mod header_checks;
 pub mod layout;
 pub mod prefetch;
 pub mod store;

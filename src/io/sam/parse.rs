@@ -37,6 +37,10 @@ pub enum ParseError {
     BadQual,
     #[error("invalid aux field '{0}'")]
     BadAux(String),
+    /// htslib's `aux_parse`: `TAG:TYPE:` without the value its type needs (only `Z` and `H`
+    /// may be empty).
+    #[error("incomplete aux field")]
+    IncompleteAux,
     /// A position beyond 32 bits needs the name extension (`layout::NAME_EXT_LEN` bytes), for
     /// which a name this long leaves no room in the u8 `l_read_name`.
     #[error("query name is too long for a position beyond 32 bits")]
@@ -586,10 +590,13 @@ mod tests {
             parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tII").err(),
             Some(ParseError::SeqQualMismatch)
         );
-        assert!(matches!(
-            parse("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\tNM:i"),
-            Err(ParseError::BadAux(_))
-        ));
+        let with_aux =
+            |aux: &str| parse(&format!("r\t0\tchr1\t1\t0\t4M\t*\t0\t0\tACGT\tIIII\t{aux}"));
+        assert!(matches!(with_aux("NM:i").err(), Some(ParseError::BadAux(_))));
+        for empty in ["NM:i:", "XA:A:", "XF:f:", "XB:B:", "XQ:Q:", "NM:i:\x01"] {
+            assert_eq!(with_aux(empty).err(), Some(ParseError::IncompleteAux), "{empty}");
+        }
+        assert!(with_aux("XZ:Z:").is_ok() && with_aux("XH:H:").is_ok());
     }
 
     /// What samtools 1.24 reads leniently (checked with the oracle): an empty QNAME (with a

@@ -54,32 +54,51 @@ impl SortOrder {
         matches!(self, SortOrder::Coordinate | SortOrder::MinHash(_))
     }
 
-    /// Updates `@HD` as `set_sort_order`: `placed` says whether any record had `tid >= 0`.
-    pub fn update_header(&self, header: &mut Header, placed: bool) {
-        let ss_tag;
-        let (so, go, ss): (&str, Option<&str>, Option<&str>) = match self {
+    /// The `@HD` tags the order sets: `SO`, `GO` and `SS`.
+    fn hd_tags(&self, placed: bool) -> (&'static str, Option<&'static str>, Option<String>) {
+        match self {
             SortOrder::Coordinate => ("coordinate", None, None),
-            SortOrder::Name(n) => ("queryname", None, Some(n.label())),
+            SortOrder::Name(n) => ("queryname", None, Some(n.label().to_string())),
             SortOrder::MinHash(_) => {
                 if placed {
-                    ("coordinate", None, Some("coordinate:minhash"))
+                    ("coordinate", None, Some("coordinate:minhash".into()))
                 } else {
-                    ("unsorted", None, Some("unsorted:minhash"))
+                    ("unsorted", None, Some("unsorted:minhash".into()))
                 }
             }
             SortOrder::Tag { tag, then } => {
-                ss_tag = format!(
+                let ss = format!(
                     "unsorted:{}{}:{}",
                     tag[0] as char,
                     tag[1] as char,
                     then.map_or("coordinate", NameOrder::label)
                 );
-                ("unsorted", None, Some(ss_tag.as_str()))
+                ("unsorted", None, Some(ss))
             }
             SortOrder::TemplateCoordinate => {
-                ("unsorted", Some("query"), Some("unsorted:template-coordinate"))
+                ("unsorted", Some("query"), Some("unsorted:template-coordinate".into()))
             }
-        };
+        }
+    }
+
+    /// The tags as samtools' `set_sort_order` names them when it cannot set them
+    /// (`SO:x GO:y SS:z`).
+    pub fn hd_description(&self, placed: bool) -> String {
+        let (so, go, ss) = self.hd_tags(placed);
+        let mut text = format!("SO:{so}");
+        if let Some(go) = go {
+            text.push_str(&format!(" GO:{go}"));
+        }
+        if let Some(ss) = ss {
+            text.push_str(&format!(" SS:{ss}"));
+        }
+        text
+    }
+
+    /// Updates `@HD` as `set_sort_order`: `placed` says whether any record had `tid >= 0`.
+    pub fn update_header(&self, header: &mut Header, placed: bool) {
+        let (so, go, ss) = self.hd_tags(placed);
+        let ss = ss.as_deref();
         let mut set = vec![("SO", so)];
         set.extend(go.map(|g| ("GO", g)));
         set.extend(ss.map(|s| ("SS", s)));

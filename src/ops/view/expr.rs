@@ -43,20 +43,33 @@
 mod eval;
 mod fields;
 pub mod number;
+mod program;
 mod syntax;
 #[cfg(test)]
 mod test_records;
 mod value;
 
 use crate::record::{Header, RecordRef};
-use eval::{Context, eval_into};
-use syntax::Node;
-use value::Value;
+use eval::{Context, run};
+use program::Program;
 
-/// A parsed filter expression.
+/// A parsed filter expression, flattened so that evaluating it needs no recursion.
 #[derive(Clone, Debug)]
 pub struct Expr {
-    root: Node,
+    program: Program,
+}
+
+/// Stack the parser needs per `(` (a parenthesis or a call: the only nesting it reads by
+/// recursion), with room to spare: each descends through the dozen functions of the grammar's
+/// levels. Measured in a debug build, where frames are largest: 10-12 KiB a level (65,000
+/// nested parentheses, the most one argument holds, took 0.7 GB and 2.7 s there).
+const STACK_PER_PAREN: usize = 16 << 10;
+const PARSER_STACK_BASE: usize = 1 << 20;
+
+/// Stack enough to parse `text`.
+fn parser_stack(text: &str) -> usize {
+    let parens = memchr::memchr_iter(b'(', text.as_bytes()).count();
+    PARSER_STACK_BASE + parens.min(syntax::MAX_DEPTH) * STACK_PER_PAREN
 }
 
 impl Expr {
@@ -67,15 +80,25 @@ impl Expr {
     /// regex literal that does not compile is reported by [`Expr::eval`], when first used, as
     /// in htslib.
     pub fn parse(text: &str) -> Result<Expr, String> {
-        syntax::parse(text).map(|root| Expr { root })
+        // Nesting is bounded by the text's length and by the limit, and needs stack in
+        // proportion: the parser (and the flattening, which drops the tree) runs on a thread
+        // whose stack is sized for it, so no text can overflow the caller's.
+        let stack = parser_stack(text);
+        let text = text.to_owned();
+        let parser = std::thread::Builder::new()
+            .name("mdsam-expr-parse".into())
+            .stack_size(stack)
+            .spawn(move || syntax::parse(&text).map(Program::compile))
+            .map_err(|e| format!("cannot start the filter expression parser: {e}"))?;
+        let program = parser.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        Ok(Expr { program })
     }
 
     /// Evaluates on one record: Ok(true) keeps it. Err on evaluation errors samtools 1.24 treats
     /// as errors (arithmetic on strings, `=~` on non-strings, B-array tags, ...).
     pub fn eval(&self, record: &RecordRef<'_>, header: &Header) -> Result<bool, String> {
         let cx = Context { record: *record, header };
-        let mut res = Value::fresh();
-        eval_into(&self.root, &cx, &mut res)?;
+        let mut res = run(&self.program, &cx)?;
         // hts_filter_eval: a string result is true unless NULL; a number when non-zero.
         if res.is_str {
             res.is_true |= res.text.is_some();
@@ -478,5 +501,35 @@ mod tests {
     fn expr_is_send_and_sync() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Expr>();
+    }
+
+    #[test]
+    fn nesting_counts_against_one_limit() {
+        let too_deep = Some("Filter expression is nested too deeply".to_string());
+        // The whole expression is the first level. (`.err()`: a parsed program is too long to
+        // print in a failure message.)
+        let nots = format!("{}1", "!".repeat(syntax::MAX_DEPTH - 1));
+        assert_eq!(Expr::parse(&nots).err(), None);
+        assert_eq!(Expr::parse(&format!("!{nots}")).err(), too_deep);
+        let equalities = vec!["1"; syntax::MAX_DEPTH + 1].join("==");
+        assert_eq!(Expr::parse(&equalities).err(), too_deep);
+        // Parentheses and the operators inside them add up.
+        let mixed = format!("(({}1 < 2))", "~".repeat(syntax::MAX_DEPTH - 2));
+        assert_eq!(Expr::parse(&mixed).err(), too_deep);
+        let fits = format!("(({}1 < 2))", "~".repeat(syntax::MAX_DEPTH - 3));
+        assert_eq!(Expr::parse(&fits).err(), None);
+    }
+
+    #[test]
+    fn long_chains_evaluate_without_recursion() {
+        let bytes = Sam::mapped().bytes();
+        // 1 < (1 < (... (1 < 1))) is 0; 1 == (1 == ...) is 1; !!...!1 with an even count is 1.
+        assert_eq!(eval_on(&bytes, &vec!["1"; 50_000].join("<")), Ok(false));
+        assert_eq!(eval_on(&bytes, &vec!["1"; 50_000].join("==")), Ok(true));
+        assert_eq!(eval_on(&bytes, &format!("{}1", "!".repeat(100_000))), Ok(true));
+        let negations = format!("{}5{}", "-(".repeat(20_000), ")".repeat(20_000));
+        assert_eq!(eval_on(&bytes, &format!("{negations} == 5")), Ok(true));
+        let nested_sums = format!("{}1{}", "1+(".repeat(20_000), ")".repeat(20_000));
+        assert_eq!(eval_on(&bytes, &format!("{nested_sums} == 20001")), Ok(true));
     }
 }

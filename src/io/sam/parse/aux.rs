@@ -38,6 +38,10 @@ pub(crate) fn encode_aux(field: &[u8], buf: &mut Vec<u8>) -> Result<(), ParseErr
         return Err(bad());
     }
     let value = &field[5..];
+    // htslib tests the value's first byte against '\t', so control bytes below it count as none.
+    if !matches!(field[3], b'Z' | b'H') && value.first().is_none_or(|&b| b <= b'\t') {
+        return Err(ParseError::IncompleteAux);
+    }
     buf.extend_from_slice(&tag);
     match field[3] {
         b'A' | b'c' | b'C' => {

@@ -57,18 +57,40 @@ pub enum LogicOp {
     Or,
 }
 
-/// The right-hand side of `=~`: compiled once when it is a string literal.
+/// A string-literal right-hand side of `=~`, compiled once.
 #[derive(Clone, Debug)]
 pub enum Pattern {
     Compiled(Regex),
     /// A literal that does not compile. htslib only compiles (and so only fails) when it first
     /// matches two non-NULL strings, so the error waits for evaluation.
     Invalid(String),
-    Dynamic(Box<Node>),
 }
 
-/// An expression tree. Chains of one precedence level keep their operands in order because
-/// htslib reuses one value slot across a chain.
+/// `!` and `~`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefixOp {
+    Not,
+    BitNot,
+}
+
+/// `==` / `!=` and `=~` / `!~`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EqualOp {
+    Equal { negate: bool },
+    Match { negate: bool },
+}
+
+/// An operand of an `==`-level chain: an expression, or the compiled literal of a final `=~`.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Node(Node),
+    Pattern(Pattern),
+}
+
+/// An expression tree. Chains of one precedence level are flat lists, which keeps the tree (and
+/// the recursion that walks it) shallow however long they are: left-associative chains keep
+/// their operands in order because htslib reuses one value slot across a chain, and the
+/// comparison and equality chains nest to the right (`a < b < c` is `a < (b < c)`).
 #[derive(Clone, Debug)]
 pub enum Node {
     Number(f64),
@@ -83,34 +105,28 @@ pub enum Node {
         negate: bool,
         operand: Box<Node>,
     },
-    Not(Box<Node>),
-    BitNot(Box<Node>),
+    /// A run of `!` and `~`, in text order (the last applies first).
+    Prefix(Vec<PrefixOp>, Box<Node>),
     Mul(Box<Node>, Vec<(MulOp, Node)>),
     /// `+` / `-` chain: `true` marks subtraction.
     Add(Box<Node>, Vec<(bool, Node)>),
     Bits(BitOp, Box<Node>, Vec<Node>),
-    /// One comparison; `a < b < c` nests to the right as `a < (b < c)`.
-    Compare(CmpOp, Box<Node>, Box<Node>),
-    /// `==` (or `!=` when `negate`), nesting to the right.
-    Equal {
-        negate: bool,
-        lhs: Box<Node>,
-        rhs: Box<Node>,
-    },
-    /// `=~` (or `!~` when `negate`).
-    Match {
-        negate: bool,
-        lhs: Box<Node>,
-        pattern: Pattern,
-    },
+    /// `>= > <= <`, nesting to the right.
+    Comparison(Box<Node>, Vec<(CmpOp, Node)>),
+    /// `== != =~ !~`, nesting to the right; only the last operand can be a [`Operand::Pattern`].
+    Equality(Box<Node>, Vec<(EqualOp, Operand)>),
     Logic(Box<Node>, Vec<(LogicOp, Node)>),
 }
 
 /// htslib's message when it has nothing more specific to say.
 pub const GENERIC_ERROR: &str = "Couldn't process filter expression";
 const MISSING_PAREN: &str = "Missing ')'";
-/// Deeper nesting than any sensible filter; keeps the recursion off the end of the stack.
-const MAX_DEPTH: usize = 64;
+/// The deepest nesting of parentheses, function calls, unary operators and right-nested `==` or
+/// `<` chains, counted together. samtools takes 130,000 `!`s (its unary operators loop), so the
+/// limit is above anything one command-line argument can hold (Linux's `MAX_ARG_STRLEN`, 128
+/// KiB); [`super::Expr::parse`] runs the parser on a stack sized for its text.
+pub const MAX_DEPTH: usize = 1 << 17;
+const TOO_DEEP: &str = "Filter expression is nested too deeply";
 
 type Parsed = Result<(Node, usize), String>;
 
@@ -144,11 +160,19 @@ impl Parser<'_> {
         self.text.get(i).copied().unwrap_or(0)
     }
 
-    fn expression(&mut self, start: usize) -> Parsed {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err("Filter expression is nested too deeply".to_string());
+    /// One level deeper: a parenthesis or call, a prefix operator or a right-nesting operator.
+    /// The caller steps back up once the level is read.
+    fn descend(&mut self) -> Result<(), String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(TOO_DEEP.to_string());
         }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// A whole expression, the one place the parser recurses (`(`, function arguments).
+    fn expression(&mut self, start: usize) -> Parsed {
+        self.descend()?;
         let parsed = self.logic(start);
         self.depth -= 1;
         parsed
@@ -172,46 +196,58 @@ impl Parser<'_> {
         Ok((chain(first, rest, Node::Logic), end))
     }
 
-    /// `== != =~ !~`: at most one here, the right side parsed at this same level.
+    /// `== != =~ !~`: a chain nesting to the right, read in a loop.
     fn equality(&mut self, start: usize) -> Parsed {
-        let (lhs, end) = self.comparison(start)?;
-        let op_at = skip_blanks(self.text, end);
-        let (negate, is_match) = match (self.at(op_at), self.at(op_at + 1)) {
-            (b'=', b'=') => (false, false),
-            (b'!', b'=') => (true, false),
-            (b'=', b'~') => (false, true),
-            (b'!', b'~') => (true, true),
-            _ => return Ok((lhs, end)),
-        };
-        let (rhs, end) = self.equality(op_at + 2)?;
-        let lhs = Box::new(lhs);
-        let node = if !is_match {
-            Node::Equal { negate, lhs, rhs: Box::new(rhs) }
-        } else if let Node::Text(pattern) = &rhs {
-            let pattern = match posix_regex::compile(pattern) {
+        let (first, mut end) = self.comparison(start)?;
+        let mut rest = Vec::new();
+        loop {
+            let op_at = skip_blanks(self.text, end);
+            let op = match (self.at(op_at), self.at(op_at + 1)) {
+                (b'=', b'=') => EqualOp::Equal { negate: false },
+                (b'!', b'=') => EqualOp::Equal { negate: true },
+                (b'=', b'~') => EqualOp::Match { negate: false },
+                (b'!', b'~') => EqualOp::Match { negate: true },
+                _ => break,
+            };
+            self.descend()?;
+            let (operand, operand_end) = self.comparison(op_at + 2)?;
+            rest.push((op, Operand::Node(operand)));
+            end = operand_end;
+        }
+        self.depth -= rest.len();
+        // `=~` compiles its right side once when that is a string literal, and only the last
+        // operand stands alone on the right.
+        if let Some((EqualOp::Match { .. }, operand)) = rest.last_mut()
+            && let Operand::Node(Node::Text(pattern)) = operand
+        {
+            *operand = Operand::Pattern(match posix_regex::compile(pattern) {
                 Ok(regex) => Pattern::Compiled(regex),
                 Err(message) => Pattern::Invalid(message),
-            };
-            Node::Match { negate, lhs, pattern }
-        } else {
-            Node::Match { negate, lhs, pattern: Pattern::Dynamic(Box::new(rhs)) }
-        };
-        Ok((node, end))
+            });
+        }
+        Ok((chain(first, rest, Node::Equality), end))
     }
 
-    /// `>= > <= <`: at most one here, the right side parsed at this same level.
+    /// `>= > <= <`: a chain nesting to the right, read in a loop.
     fn comparison(&mut self, start: usize) -> Parsed {
-        let (lhs, end) = self.bits(BitOp::Or, start)?;
-        let op_at = skip_blanks(self.text, end);
-        let (op, width) = match (self.at(op_at), self.at(op_at + 1)) {
-            (b'>', b'=') => (CmpOp::Ge, 2),
-            (b'>', _) => (CmpOp::Gt, 1),
-            (b'<', b'=') => (CmpOp::Le, 2),
-            (b'<', _) => (CmpOp::Lt, 1),
-            _ => return Ok((lhs, end)),
-        };
-        let (rhs, end) = self.comparison(op_at + width)?;
-        Ok((Node::Compare(op, Box::new(lhs), Box::new(rhs)), end))
+        let (first, mut end) = self.bits(BitOp::Or, start)?;
+        let mut rest = Vec::new();
+        loop {
+            let op_at = skip_blanks(self.text, end);
+            let (op, width) = match (self.at(op_at), self.at(op_at + 1)) {
+                (b'>', b'=') => (CmpOp::Ge, 2),
+                (b'>', _) => (CmpOp::Gt, 1),
+                (b'<', b'=') => (CmpOp::Le, 2),
+                (b'<', _) => (CmpOp::Lt, 1),
+                _ => break,
+            };
+            self.descend()?;
+            let (operand, operand_end) = self.bits(BitOp::Or, op_at + width)?;
+            rest.push((op, operand));
+            end = operand_end;
+        }
+        self.depth -= rest.len();
+        Ok((chain(first, rest, Node::Comparison), end))
     }
 
     /// `|`, then `^`, then `&` (three levels, tighter in that order; never `||` or `&&`).
@@ -274,26 +310,28 @@ impl Parser<'_> {
         Ok((chain(first, rest, Node::Mul), end))
     }
 
-    /// `+x` and `-x` take a primary; `!x` and `~x` take another unary expression.
+    /// `+x` and `-x` take a primary; `!x` and `~x` take another unary expression (read in a
+    /// loop: samtools takes 130,000 of them).
     fn unary(&mut self, start: usize) -> Parsed {
-        let at = skip_blanks(self.text, start);
-        match self.at(at) {
+        let mut at = skip_blanks(self.text, start);
+        let mut prefix = Vec::new();
+        while let op @ (b'!' | b'~') = self.at(at) {
+            self.descend()?;
+            prefix.push(if op == b'!' { PrefixOp::Not } else { PrefixOp::BitNot });
+            at = skip_blanks(self.text, at + 1);
+        }
+        let (operand, end) = match self.at(at) {
             sign @ (b'+' | b'-') => {
                 let (operand, end) = self.primary(at + 1)?;
-                Ok((Node::Sign { negate: sign == b'-', operand: Box::new(operand) }, end))
+                (Node::Sign { negate: sign == b'-', operand: Box::new(operand) }, end)
             }
-            op @ (b'!' | b'~') => {
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    return Err("Filter expression is nested too deeply".to_string());
-                }
-                let (operand, end) = self.unary(at + 1)?;
-                self.depth -= 1;
-                let operand = Box::new(operand);
-                Ok((if op == b'!' { Node::Not(operand) } else { Node::BitNot(operand) }, end))
-            }
-            _ => self.primary(at),
+            _ => self.primary(at)?,
+        };
+        self.depth -= prefix.len();
+        if prefix.is_empty() {
+            return Ok((operand, end));
         }
+        Ok((Node::Prefix(prefix, Box::new(operand)), end))
     }
 
     /// `( expr )`, a number, a string, a variable or aux tag, or a function call — tried in that
@@ -412,8 +450,11 @@ mod tests {
                 Node::Sign { negate, operand } => {
                     format!("{}{}", if *negate { "-" } else { "+" }, show(operand))
                 }
-                Node::Not(a) => format!("!{}", show(a)),
-                Node::BitNot(a) => format!("~{}", show(a)),
+                Node::Prefix(ops, a) => {
+                    let ops: String =
+                        ops.iter().map(|op| if *op == PrefixOp::Not { '!' } else { '~' }).collect();
+                    format!("{ops}{}", show(a))
+                }
                 Node::Mul(a, rest) => {
                     rest.iter().fold(show(a), |acc, (op, b)| format!("({acc} {op:?} {})", show(b)))
                 }
@@ -423,17 +464,40 @@ mod tests {
                 Node::Bits(op, a, rest) => {
                     rest.iter().fold(show(a), |acc, b| format!("({acc} {op:?} {})", show(b)))
                 }
-                Node::Compare(op, a, b) => format!("({} {op:?} {})", show(a), show(b)),
-                Node::Equal { negate, lhs, rhs } => {
-                    format!("({} {} {})", show(lhs), if *negate { "!=" } else { "==" }, show(rhs))
-                }
-                Node::Match { negate, lhs, .. } => {
-                    format!("({} {} re)", show(lhs), if *negate { "!~" } else { "=~" })
+                Node::Comparison(a, rest) => right_nested(a, rest, |op| format!("{op:?}")),
+                Node::Equality(a, rest) => {
+                    let operands: Vec<(EqualOp, Node)> = rest
+                        .iter()
+                        .map(|(op, o)| match o {
+                            Operand::Node(n) => (*op, n.clone()),
+                            Operand::Pattern(_) => (*op, Node::Text(b"re".to_vec().into())),
+                        })
+                        .collect();
+                    right_nested(a, &operands, |op| match op {
+                        EqualOp::Equal { negate: false } => "==".into(),
+                        EqualOp::Equal { negate: true } => "!=".into(),
+                        EqualOp::Match { negate: false } => "=~".into(),
+                        EqualOp::Match { negate: true } => "!~".into(),
+                    })
                 }
                 Node::Logic(a, rest) => {
                     rest.iter().fold(show(a), |acc, (op, b)| format!("({acc} {op:?} {})", show(b)))
                 }
             }
+        }
+        /// `a op1 (b op2 c)` for a chain nesting to the right.
+        fn right_nested<Op: Copy>(
+            first: &Node,
+            rest: &[(Op, Node)],
+            name: impl Fn(Op) -> String,
+        ) -> String {
+            let mut operands: Vec<&Node> = vec![first];
+            operands.extend(rest.iter().map(|(_, n)| n));
+            let mut shown = show(operands[rest.len()]);
+            for (i, (op, _)) in rest.iter().enumerate().rev() {
+                shown = format!("({} {} {shown})", show(operands[i]), name(*op));
+            }
+            shown
         }
         show(&parse(text).unwrap())
     }
@@ -501,9 +565,10 @@ mod tests {
         }
         assert!(matches!(
             parse(r#"qname =~ "a{""#),
-            Ok(Node::Match { pattern: Pattern::Invalid(message), .. }) if message.starts_with("Failed regex")
+            Ok(Node::Equality(_, rest))
+                if matches!(&rest[0].1, Operand::Pattern(Pattern::Invalid(m)) if m.starts_with("Failed regex"))
         ));
-        assert!(parse(&"(".repeat(1000)).is_err());
+        // Deep nesting is tested through `Expr::parse`, which gives the parser the stack it needs.
         let deep = format!("{}1{}", "(".repeat(60), ")".repeat(60));
         assert_eq!(shape(&deep), "1");
     }
