@@ -104,3 +104,6 @@ mod cram_decoder;
 
 /// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
 mod split_clip;
+
+/// CRAM shapes other writers produce (htsjdk, the spec's examples), patched from oracle CRAMs.
+mod cram_foreign;
