@@ -14,7 +14,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(sam_line sam_header bam_header bam_record bam_stream bgzf_block)
+  targets=(sam_line sam_header bam_header bam_record bam_stream bgzf_block cram_file)
 fi
 
 # cargo-fuzz passes nightly-only flags (-Zsanitizer, -Cpasses=sancov-module) to rustc; on a
@@ -23,13 +23,14 @@ export RUSTC_BOOTSTRAP=1
 # One rayon thread: the readers' parallel paths run inline and libFuzzer measures one thread.
 export RAYON_NUM_THREADS=1
 
-# The stream targets read through io::input, which takes 1 MiB at a time from a reader: under
-# ASan every such buffer is a fresh mmap, which held them to ~100 runs/s. Without a sanitizer
-# (the Rust code is memory-safe; libdeflate's C code is not instrumented either way) they run
-# ~10x faster. Their own target directory keeps the two builds from replacing each other.
+# The stream targets (BAM, BGZF, CRAM) read through io::input, which takes 1 MiB at a time
+# from a reader: under ASan every such buffer is a fresh mmap, which held them to ~100 runs/s.
+# Without a sanitizer (the Rust code is memory-safe; libdeflate's C code is not instrumented
+# either way) they run ~10x faster. Their own target directory keeps the two builds from
+# replacing each other.
 sanitizer_args() {
   case $1 in
-    bam_stream | bgzf_block) echo "--sanitizer none --target-dir target/no-sanitizer" ;;
+    bam_stream | bgzf_block | cram_file) echo "--sanitizer none --target-dir target/no-sanitizer" ;;
     *) echo "" ;;
   esac
 }

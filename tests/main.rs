@@ -110,3 +110,6 @@ mod temp_outputs;
 
 /// Strict input and command-line details against the oracle (issue 43 items 15-18, 45 items 3, 5, 6).
 mod strict_input;
+
+/// CRAM shapes other writers produce (htsjdk, the spec's examples), patched from oracle CRAMs.
+mod cram_foreign;

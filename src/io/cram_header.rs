@@ -89,6 +89,13 @@ pub fn read_with_end(bytes: &[u8]) -> Result<((u8, u8), Header, usize), CramHead
         .and_then(|l| at.at.checked_add(l))
         .ok_or_else(|| CramHeaderError::Bad("negative container length".into()))?;
     let data = at.block(major)?;
+    // htslib reads every block of the header container, then skips to the container's stated
+    // end only when that lies further: htsjdk's CRAM 2.1 header containers state a length a
+    // byte or two short of their blocks.
+    for _ in 1..blocks {
+        at.skip_block(major)?;
+    }
+    let end = end.max(at.at);
     let text = header_text(&data)?;
     let header = Header::from_sam_text(text).map_err(|e| CramHeaderError::Bad(e.to_string()))?;
     Ok(((major, minor), header, end))
@@ -169,6 +176,18 @@ impl Cursor<'_> {
         let expected = libdeflater::crc32(covered);
         let stored = self.int32()? as u32;
         if stored == expected { Ok(()) } else { Err(CramHeaderError::Crc) }
+    }
+
+    /// Steps over one block.
+    fn skip_block(&mut self, major: u8) -> Result<(), CramHeaderError> {
+        self.take(2)?; // method, content type
+        self.itf8()?; // content id
+        let compressed = self.itf8()?;
+        self.itf8()?; // raw size
+        let compressed = usize::try_from(compressed)
+            .map_err(|_| CramHeaderError::Bad("negative block size".into()))?;
+        self.take(compressed + if major >= 3 { 4 } else { 0 })?;
+        Ok(())
     }
 
     /// One block's uncompressed content (raw or gzip, the methods headers are written with).

@@ -85,8 +85,10 @@ impl TrialSizes {
     pub fn add(&mut self, other: &TrialSizes) {
         for (&content_id, sizes) in &other.sizes {
             let total = self.sizes.entry(content_id).or_insert([0; 4]);
+            // An untried method's size is `u64::MAX`: the totals saturate (a plain sum
+            // overflowed, a panic in debug builds, once two containers' trials were added).
             for (t, s) in total.iter_mut().zip(sizes) {
-                *t += s;
+                *t = t.saturating_add(*s);
             }
         }
     }
@@ -179,6 +181,21 @@ mod tests {
         let again = Choice::Learned(&learned).compress(&data, id::RN);
         assert_eq!(tried, again);
         assert!(tried.1.len() < data.len() / 2, "text did not compress");
+    }
+
+    #[test]
+    fn trials_of_several_containers_add_up_without_overflow() {
+        // Qualities are not tried with gzip or rANS order 0: those sizes are `u64::MAX`.
+        let data = text_block();
+        let mut totals = TrialSizes::default();
+        let mut tried = (RAW, Vec::new());
+        for _ in 0..3 {
+            let mut trials = TrialSizes::default();
+            tried = Choice::Trial(&mut trials).compress(&data, id::QS);
+            totals.add(&trials);
+        }
+        let learned = totals.choose();
+        assert_eq!(Choice::Learned(&learned).compress(&data, id::QS), tried);
     }
 
     #[test]

@@ -159,23 +159,29 @@ fn md_and_nm(view: &RecordRef<'_>, reference: ReferenceWindow<'_>) -> (Vec<u8>, 
         }
         query.truncate(view.l_seq());
         let mut md = Vec::new();
-        let nm = md_and_nm_into(view.pos(), view.cigar(), reference, query, &mut md);
+        let nm = md_and_nm_into(view.pos(), view.cigar(), reference, i64::MAX, query, &mut md);
         (md, nm)
     })
 }
 
 /// [`md_and_nm`] of a mapped read at 0-based `pos` with `cigar` and bases `query` (as letters of
-/// [`SEQ_CODES`]), the MD string into `md` (cleared first); returns NM.
+/// [`SEQ_CODES`]), the MD string into `md` (cleared first); returns NM. `ref_len` is the
+/// reference's length in the header: as htslib's decoder (`cram_decode_seq`), the MD string ends
+/// at the first base aligned past it (a read running off a circular contig's end), and bases
+/// there are no mismatches.
 pub fn md_and_nm_into(
     pos: i64,
     cigar: impl Iterator<Item = u32>,
     reference: ReferenceWindow<'_>,
+    ref_len: i64,
     query: &[u8],
     md: &mut Vec<u8>,
 ) -> u32 {
     md.clear();
     let (mut run, mut nm) = (0u32, 0u32);
     let (mut rpos, mut qpos) = (pos, 0usize);
+    // Set once the alignment has passed `ref_len`: nothing more goes into MD.
+    let mut md_ended = false;
     let push_run = |md: &mut Vec<u8>, run: u32| {
         md.extend_from_slice(itoa::Buffer::new().format(run).as_bytes());
     };
@@ -186,15 +192,24 @@ pub fn md_and_nm_into(
             0 | 7 | 8 => {
                 let mut i = 0;
                 while i < len {
+                    let in_reference = usize::try_from(ref_len - rpos).unwrap_or(0).min(len - i);
+                    if in_reference == 0 {
+                        if !md_ended {
+                            push_run(md, run);
+                            md_ended = true;
+                        }
+                        (rpos, qpos) = (rpos + (len - i) as i64, qpos + (len - i));
+                        break;
+                    }
                     // The matching stretch, compared in one pass where the window holds it.
                     let matched = reference
-                        .slice(rpos, len - i)
-                        .zip(query.get(qpos..qpos + (len - i)))
+                        .slice(rpos, in_reference)
+                        .zip(query.get(qpos..qpos + in_reference))
                         .map_or(0, |(r, q)| matching_prefix(r, q));
                     run += matched as u32;
                     (i, rpos, qpos) = (i + matched, rpos + matched as i64, qpos + matched);
-                    if i == len {
-                        break;
+                    if i == len || matched == in_reference {
+                        continue;
                     }
                     let r = reference.base(rpos);
                     let q = query.get(qpos).copied();
@@ -214,16 +229,23 @@ pub fn md_and_nm_into(
                 nm += len as u32;
                 qpos += len;
             }
-            // D
+            // D: what lies past the reference's end is no deletion (htslib)
             2 => {
-                push_run(md, run);
-                md.push(b'^');
-                for _ in 0..len {
-                    md.push(reference.base(rpos));
-                    rpos += 1;
+                let in_reference = usize::try_from(ref_len - rpos).unwrap_or(0).min(len);
+                if !md_ended {
+                    push_run(md, run);
+                    md.push(b'^');
+                    for i in 0..in_reference {
+                        md.push(reference.base(rpos + i as i64));
+                    }
+                    if in_reference < len {
+                        push_run(md, 0);
+                        md_ended = true;
+                    }
                 }
+                rpos += len as i64;
                 run = 0;
-                nm += len as u32;
+                nm += in_reference as u32;
             }
             // N
             3 => rpos += len as i64,
@@ -232,7 +254,9 @@ pub fn md_and_nm_into(
             _ => {}
         }
     }
-    push_run(md, run);
+    if !md_ended {
+        push_run(md, run);
+    }
     nm
 }
 

@@ -49,27 +49,52 @@ pub fn reference_required(compression: &[u8]) -> bool {
     parse(compression).unwrap_or(true)
 }
 
+/// htslib's message for a slice header with a negative start or span (`cram_decode_slice_header`),
+/// which every command refuses.
+pub const NEGATIVE_SLICE_RANGE: &str =
+    "Negative values not permitted for header sequence start or span fields";
+
 /// The reference fields of a slice header (`slice` = the slice's bytes, header block first) of a
-/// CRAM `major`.x file.
-pub fn slice_reference(slice: &[u8], major: u8) -> Option<SliceReference> {
-    let (_, data) = Cursor::new(slice).block()?;
+/// CRAM `major`.x file; `Err` says why it is refused.
+pub fn slice_reference(slice: &[u8], major: u8) -> Result<SliceReference, String> {
+    let invalid = || "a slice has no valid header".to_string();
+    let (_, data) = Cursor::new(slice).block().ok_or_else(invalid)?;
     let mut h = Cursor::new(&data);
-    let reference_id = h.itf8()?;
-    let alignment_start = i64::from(h.itf8()?);
-    let alignment_span = i64::from(h.itf8()?);
-    let records = h.itf8()?;
-    if major >= 3 {
-        h.ltf8()?;
-    } else {
-        h.itf8()?;
+    let mut fields = || -> Option<SliceReference> {
+        let reference_id = h.itf8()?;
+        let alignment_start = i64::from(h.itf8()?);
+        let alignment_span = i64::from(h.itf8()?);
+        let records = h.itf8()?;
+        if major >= 3 {
+            h.ltf8()?;
+        } else {
+            h.itf8()?;
+        }
+        let _blocks = h.itf8()?;
+        let ids = h.itf8()?;
+        for _ in 0..ids {
+            h.itf8()?;
+        }
+        let embedded_block = h.itf8()?;
+        Some(SliceReference {
+            reference_id,
+            alignment_start,
+            alignment_span,
+            records,
+            embedded_block,
+        })
+    };
+    let r = fields().ok_or_else(invalid)?;
+    check_slice_range(r.alignment_start, r.alignment_span)?;
+    Ok(r)
+}
+
+/// A slice header's start and span, refused when negative as htslib refuses them.
+pub fn check_slice_range(start: i64, span: i64) -> Result<(), String> {
+    if start < 0 || span < 0 {
+        return Err(NEGATIVE_SLICE_RANGE.to_string());
     }
-    let _blocks = h.itf8()?;
-    let ids = h.itf8()?;
-    for _ in 0..ids {
-        h.itf8()?;
-    }
-    let embedded_block = h.itf8()?;
-    Some(SliceReference { reference_id, alignment_start, alignment_span, records, embedded_block })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -84,6 +109,7 @@ mod tests {
         let mut slice = vec![0u8, 2, 0, data.len() as u8, data.len() as u8];
         slice.extend_from_slice(&data);
         let r = slice_reference(&slice, 3).unwrap();
+        assert!(check_slice_range(-1, 5).is_err() && check_slice_range(1, -5).is_err());
         assert_eq!(
             r,
             SliceReference {

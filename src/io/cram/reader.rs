@@ -151,8 +151,20 @@ impl Reader {
                 input.consume(end);
                 (cram::io::Reader::new(InputRead { input }), header, major)
             } else {
+                // Where htslib starts reading data containers: after the header container's
+                // blocks when its stated length falls short of them (see `cram_header`); noodles
+                // goes by the length.
+                let blocks_end = cram_header::read_input_with_end(&mut input).ok().map(|r| r.2);
                 let mut inner = cram::io::Reader::new(InputRead { input });
                 let text = read_header_text(&mut inner)?;
+                let at = inner.get_ref().input.position();
+                if let Some(end) = blocks_end.map(|end| end as u64).filter(|&end| end > at) {
+                    let input = &mut inner.get_mut().input;
+                    let skip = (end - at) as usize;
+                    if input.peek(skip).is_ok_and(|b| b.len() == skip) {
+                        input.consume(skip);
+                    }
+                }
                 let header =
                     Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
                 (inner, header, 3)
@@ -231,19 +243,26 @@ impl Reader {
             self.containers_read += 1;
             let body = &raw.bytes[raw.body_start..];
             let mut records_before = 0;
-            for (i, &landmark) in raw.landmarks.iter().enumerate() {
-                let end = raw.landmarks.get(i + 1).copied().unwrap_or(body.len());
-                let reference = body
-                    .get(landmark..)
-                    .and_then(|slice| layout::slice_reference(slice, self.shared.major_version));
-                let reference = reference.ok_or_else(|| CramError::Container {
-                    container: number,
-                    reason: format!("slice {i} has no valid header"),
-                })?;
+            for (i, range) in raw.slices.iter().enumerate() {
+                // As htslib's `cram_index_container`: the index holds landmarks, so they must be
+                // where the slices are.
+                if raw.landmarks.get(i).is_none_or(|&l| l as i64 != range.start as i64) {
+                    return Err(CramError::Container {
+                        container: number,
+                        reason: format!(
+                            "CRAM slice offset {} does not match landmark {i} in container header ({})",
+                            range.start,
+                            raw.landmarks.get(i).copied().unwrap_or(-1)
+                        ),
+                    });
+                }
+                let reference =
+                    layout::slice_reference(&body[range.clone()], self.shared.major_version)
+                        .map_err(|reason| CramError::Container { container: number, reason })?;
                 slices.push(SliceEntry {
                     container_offset: offset,
-                    landmark: landmark as u64,
-                    size: end.saturating_sub(landmark) as u64,
+                    landmark: range.start as u64,
+                    size: range.len() as u64,
                     reference,
                     records_before,
                 });
@@ -447,7 +466,7 @@ fn own_only() -> bool {
 /// panics on malformed input turned into errors.
 fn decode_guarded(read: &ReadContainer, context: &DecodeContext<'_>) -> Result<Batch, CramError> {
     if let Some(own) = &context.own {
-        match decode::decode_container(read.body(), &read.raw.landmarks, read.raw.records, own) {
+        match decode::decode_container(read.body(), &read.raw.slices, read.raw.records, own) {
             Ok(batch) => return Ok(batch),
             // noodles reads no CRAM 2.x container.
             Err(decode::DecodeError::Unsupported(what))
@@ -492,7 +511,8 @@ fn decode_container(read: &ReadContainer, context: &DecodeContext<'_>) -> Result
     let reference_required = layout::reference_required(
         &body[..landmarks.first().copied().unwrap_or(0).min(body.len())],
     );
-    let records = container.header().record_count();
+    // The count as far as the container's bytes could hold (see `decode::decode_container`).
+    let records = container.header().record_count().min(body.len());
     let mut batch = Batch::with_capacity(records * 400, records);
     let mut encoder = RecordEncoder::default();
     let mut external: Option<(usize, Arc<fasta::record::Sequence>)> = None;
@@ -502,7 +522,7 @@ fn decode_container(read: &ReadContainer, context: &DecodeContext<'_>) -> Result
         let slice_bytes = landmarks.get(i).and_then(|&start| {
             body.get(start..landmarks.get(i + 1).copied().unwrap_or(body.len()))
         });
-        let slice_reference = slice_bytes.and_then(|slice| layout::slice_reference(slice, 3));
+        let slice_reference = slice_bytes.and_then(|slice| layout::slice_reference(slice, 3).ok());
         let bases = match slice_reference {
             Some(r) if r.reference_id != -1 && r.embedded_block >= 0 => blocks
                 .iter()

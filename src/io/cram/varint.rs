@@ -56,25 +56,16 @@ impl<'a> Cursor<'a> {
         self.take(extra).map(|_| ())
     }
 
-    /// One block (CRAM 3.x §8.1): its content id and decompressed data (raw or gzip only;
-    /// `None` for any other method).
+    /// One block (CRAM 3.x §8.1): its content id and decompressed data; `None` when it cannot
+    /// be decompressed.
     pub fn block(&mut self) -> Option<(i32, Vec<u8>)> {
         let method = self.byte()?;
         let _content_type = self.byte()?;
         let content_id = self.itf8()?;
         let compressed = usize::try_from(self.itf8()?).ok()?;
-        let _raw = self.itf8()?;
+        let raw = usize::try_from(self.itf8()?).ok()?;
         let data = self.take(compressed)?;
-        let data = match method {
-            0 => data.to_vec(),
-            1 => {
-                let mut out = Vec::new();
-                std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(data), &mut out)
-                    .ok()?;
-                out
-            }
-            _ => return None,
-        };
+        let data = super::block_codecs::decompress(method, data, raw).ok()?;
         Some((content_id, data))
     }
 }

@@ -288,8 +288,9 @@ fn write_record(
     if let (true, Some(window)) = (mapped && r.len > 0 && !(r.keep_md && r.keep_nm), window) {
         scratch.query.clear();
         scratch.query.extend(bases.iter().map(|&b| LETTERS[usize::from(b)]));
-        let nm =
-            md_and_nm_into(pos, cigar.iter().copied(), window, &scratch.query, &mut scratch.md);
+        let ref_len = file.references.get(r.ref_id as usize).map_or(i64::MAX, |(_, len)| *len);
+        let (cigar, query, md) = (cigar.iter().copied(), &scratch.query, &mut scratch.md);
+        let nm = md_and_nm_into(pos, cigar, window, ref_len, query, md);
         push_generated(out, &scratch.md, nm, r.keep_md, r.keep_nm);
     }
     if let Some(at) = trailing {

@@ -30,8 +30,13 @@ pub struct Huffman {
 
 impl Huffman {
     fn new(symbols: Vec<i32>, lengths: Vec<i32>) -> Result<Huffman, DecodeError> {
-        if symbols.len() != lengths.len() || symbols.is_empty() {
-            return Err(DecodeError::corrupt("Huffman code without symbols"));
+        if symbols.len() != lengths.len() {
+            return Err(DecodeError::corrupt("Huffman code lengths do not match its symbols"));
+        }
+        // htsjdk declares codes without symbols for series that hold no values: an error only
+        // when a value is read through one (htslib `cram_huffman_decode_null0`).
+        if symbols.is_empty() {
+            return Ok(Huffman { codes: Vec::new() });
         }
         let mut codes = Vec::with_capacity(symbols.len());
         for (&s, &l) in symbols.iter().zip(&lengths) {
@@ -58,8 +63,14 @@ impl Huffman {
     }
 
     fn decode(&self, core: &mut BitReader<'_>) -> Result<i32, DecodeError> {
-        if let [(0, _, symbol)] = self.codes[..] {
-            return Ok(symbol);
+        match self.codes[..] {
+            [(0, _, symbol)] => return Ok(symbol),
+            [] => {
+                return Err(DecodeError::corrupt(
+                    "a value read through a Huffman code without symbols",
+                ));
+            }
+            _ => {}
         }
         let (mut code, mut len) = (0u32, 0u32);
         for &(l, c, symbol) in &self.codes {
@@ -368,6 +379,13 @@ mod tests {
         let e: Encoding<usize> = Encoding::Huffman(Huffman::new(vec![7], vec![0]).unwrap());
         let mut src = sources(&[], &[]);
         assert_eq!(e.int(&mut src).unwrap(), 7);
+    }
+
+    #[test]
+    fn huffman_without_symbols_fails_only_when_read() {
+        let e: Encoding<usize> = Encoding::Huffman(Huffman::new(vec![], vec![]).unwrap());
+        assert!(e.int(&mut sources(&[0xff], &[])).is_err());
+        assert!(Huffman::new(vec![1], vec![]).is_err());
     }
 
     #[test]

@@ -70,20 +70,23 @@ thread_local! {
     static DECODED: std::cell::RefCell<records::Decoded> = std::cell::RefCell::default();
 }
 
-/// Decodes one container (`body`: its bytes after the container header; `landmarks`: where its
-/// slices start in `body`) into a batch of raw BAM records.
+/// Decodes one container (`body`: its bytes after the container header; `slices`: where its
+/// slices lie in `body`) into a batch of raw BAM records.
 pub fn decode_container<'a>(
     body: &[u8],
-    landmarks: &[usize],
+    slices: &[std::ops::Range<usize>],
     records: usize,
     file: &'a FileContext<'a>,
 ) -> Result<Batch, DecodeError> {
-    let first = landmarks.first().copied().unwrap_or(body.len()).min(body.len());
+    let first = slices.first().map_or(body.len(), |s| s.start).min(body.len());
     let mut c = Cursor::new(&body[..first]);
     let (_, _, data) = slice::read_block(&mut c, file.major_version)?;
     let header = compression_header::parse(&data)?;
     // A kept buffer: the batch is freed on the writer's thread, and a fresh one per container
-    // faulted in (and cleared) new pages (`io::recycle`).
+    // faulted in (and cleared) new pages (`io::recycle`). The header's record count is only
+    // trusted as far as the container's bytes could hold that many records (one a byte); the
+    // batch grows past that if it must.
+    let records = records.min(body.len());
     let mut batch = Batch {
         data: crate::io::recycle::take(records * 400),
         starts: Vec::with_capacity(records),
@@ -108,10 +111,9 @@ pub fn decode_container<'a>(
         (None, Some(id)) => slice::Wanted::AllBut(id),
         (None, None) => slice::Wanted::All,
     };
-    for (i, &start) in landmarks.iter().enumerate() {
-        let end = landmarks.get(i + 1).copied().unwrap_or(body.len());
+    for range in slices {
         let bytes = body
-            .get(start..end.max(start))
+            .get(range.clone())
             .ok_or_else(|| DecodeError::corrupt("a slice lies outside its container"))?;
         let (slice_header, blocks) = slice::read_slice(bytes, wanted, file.major_version)?;
         let mut reference = slice_reference(&slice_header, &header, &blocks, file)?;

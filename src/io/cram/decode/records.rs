@@ -181,7 +181,8 @@ pub fn decode_flags_only(
     out.clear();
     out.without_names = true;
     for index in 0..input.slice.records {
-        let mut r = Record { mate_line: -1, mate_ref_id: -1, ..Default::default() };
+        // The read-group series is not read: no read group (-1), as htslib without `SAM_AUX`.
+        let mut r = Record { mate_line: -1, mate_ref_id: -1, read_group: -1, ..Default::default() };
         r.flag = u32::try_from(series(Series::BF).int(&mut src)?)
             .ok()
             .filter(|&f| f < 0x1000)
@@ -267,6 +268,11 @@ impl RecordDecoder<'_> {
         r.read_group = self.int(Series::RG, src)?;
         if r.read_group == self.input.unknown_read_group {
             r.read_group = -1;
+        }
+        // -1 is no read group; an index past the header's `@RG` lines fails when the record is
+        // written (htslib `cram_to_bam`).
+        if r.read_group < -1 {
+            return Err(DecodeError::corrupt("read group index out of range"));
         }
         let name_start = out.names.len();
         if header.names_included {

@@ -122,6 +122,8 @@ pub fn read_slice(
         h.itf8().ok_or_else(bad)?;
     }
     let embedded_reference = h.itf8().ok_or_else(bad)?;
+    crate::io::cram::layout::check_slice_range(alignment_start, alignment_span)
+        .map_err(DecodeError::Corrupt)?;
     let mut reference_md5 = [0u8; 16];
     reference_md5.copy_from_slice(h.take(16).ok_or_else(bad)?);
     let header = SliceHeader {
@@ -134,7 +136,8 @@ pub fn read_slice(
         reference_md5,
     };
 
-    let mut out = SliceBlocks { core: Vec::new(), external: Vec::with_capacity(blocks) };
+    let mut out =
+        SliceBlocks { core: Vec::new(), external: Vec::with_capacity(blocks.min(bytes.len())) };
     for _ in 0..blocks {
         let (content_type, id, data) = read_block_if(&mut c, wanted, major)?;
         if content_type == CORE {
