@@ -9,6 +9,7 @@ pub mod edit;
 pub mod find;
 pub mod header;
 pub mod layout;
+pub mod long_cigar;
 pub mod prefetch;
 pub mod store;
 pub mod view;
