@@ -9,6 +9,7 @@
 use super::cigar;
 use super::edit::find_tag;
 use super::layout::{self, FIXED_LEN, L_READ_NAME, N_CIGAR_OP, NAME_EXT_LEN, read_u16, read_u32};
+use super::{Batch, RecordRef};
 
 /// A long CIGAR needs the name extension, but the read name leaves it no room in the u8
 /// `l_read_name` (names of more than [`layout::MAX_EXTENDED_NAME_LEN`] characters).
@@ -118,6 +119,32 @@ pub fn from_cg_tag(b: &[u8]) -> Result<Option<Vec<u8>>, NameTooLongForCigar> {
     let bin = layout::reg2bin(r.pos(), r.end_pos());
     out[layout::BIN..layout::BIN + 2].copy_from_slice(&bin.to_le_bytes());
     Ok(Some(out))
+}
+
+/// `batch` with [`from_cg_tag`] applied to every record; such records grow, so the batch is
+/// rebuilt. `converted` sees each record converted. The error gives the index of a record whose
+/// name leaves no room for its long CIGAR's count.
+pub fn convert_batch(
+    batch: Batch,
+    mut converted: impl FnMut(RecordRef<'_>),
+) -> Result<Batch, (usize, NameTooLongForCigar)> {
+    let mut out = Batch::with_capacity(batch.data.len(), batch.len());
+    for i in 0..batch.len() {
+        let record = &batch.framed(i)[4..];
+        match from_cg_tag(record).map_err(|e| (i, e))? {
+            Some(new) => {
+                converted(RecordRef::new(&new));
+                out.push(&new);
+            }
+            None => out.push(record),
+        }
+    }
+    Ok(out)
+}
+
+/// True when some record of `batch` passes [`may_hold_cg_cigar`].
+pub fn batch_may_hold_cg_cigars(batch: &Batch) -> bool {
+    (0..batch.len()).any(|i| may_hold_cg_cigar(&batch.framed(i)[4..]))
 }
 
 /// Appends record `b` (which [`layout::has_long_cigar`], and no value beyond 32 bits) to `out`
@@ -233,6 +260,24 @@ mod tests {
         assert_eq!(tags, [*b"NM", *b"CG"]);
         assert!(may_hold_cg_cigar(bam));
         assert!(from_cg_tag(bam).unwrap() == Some(b), "read back differs");
+    }
+
+    #[test]
+    fn a_batch_gets_each_cg_cigar_back_in_place() {
+        let long = record(b"long", 66_000);
+        let mut framed = Vec::new();
+        to_bam(&long, &mut framed).unwrap();
+        let mut batch = Batch::default();
+        for r in [&record(b"a", 5)[..], &framed[4..], &record(b"b", 7)] {
+            batch.push(r);
+        }
+        assert!(batch_may_hold_cg_cigars(&batch));
+        let mut seen = Vec::new();
+        let out = convert_batch(batch, |r| seen.push(r.read_name().to_vec())).unwrap();
+        assert_eq!(seen, [b"long".to_vec()]);
+        let counts: Vec<usize> = out.iter().map(|r| r.n_cigar_op()).collect();
+        assert_eq!(counts, [5, 66_000, 7]);
+        assert!(!batch_may_hold_cg_cigars(&out));
     }
 
     #[test]

@@ -171,7 +171,7 @@ pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), Re
 }
 
 /// Validates every record of a batch in parallel; the error names the first bad record. True when
-/// some record may hold its CIGAR in a `CG` tag (see [`with_cg_cigars`]).
+/// some record may hold its CIGAR in a `CG` tag (`long_cigar::may_hold_cg_cigar`).
 fn validate_batch(batch: &Batch, first_record: u64, n_ref: usize) -> Result<bool, ReadError> {
     (0..batch.len())
         .into_par_iter()
@@ -184,25 +184,6 @@ fn validate_batch(batch: &Batch, first_record: u64, n_ref: usize) -> Result<bool
             Ok(long_cigar::may_hold_cg_cigar(record))
         })
         .try_reduce(|| false, |a, b| Ok(a || b))
-}
-
-/// The batch with every CIGAR stored in a `CG` tag (more than 65,535 operations) put back in
-/// place, as htslib's `bam_read1` does; such records grow, so the batch is rebuilt.
-#[cold]
-fn with_cg_cigars(batch: Batch, first_record: u64) -> Result<Batch, ReadError> {
-    let mut out = Batch::with_capacity(batch.data.len(), batch.len());
-    for i in 0..batch.len() {
-        let record = &batch.framed(i)[4..];
-        match long_cigar::from_cg_tag(record) {
-            Ok(Some(converted)) => out.push(&converted),
-            Ok(None) => out.push(record),
-            Err(_) => {
-                let source = view::RecordError::NameTooLongForLongCigar;
-                return Err(ReadError::BadRecord { record: first_record + i as u64 + 1, source });
-            }
-        }
-    }
-    Ok(out)
 }
 
 impl Reader {
@@ -279,7 +260,12 @@ impl Reader {
             data.truncate(used);
             let mut batch = Batch { data, starts };
             if validate_batch(&batch, self.records_read, self.n_ref)? {
-                batch = with_cg_cigars(batch, self.records_read)?;
+                // CIGARs held in `CG` tags go back in place, as htslib's `bam_read1` does.
+                let first = self.records_read;
+                batch = long_cigar::convert_batch(batch, |_| {}).map_err(|(i, _)| {
+                    let source = view::RecordError::NameTooLongForLongCigar;
+                    ReadError::BadRecord { record: first + i as u64 + 1, source }
+                })?;
             }
             self.records_read += batch.len() as u64;
             return Ok(Some((batch, located)));
