@@ -102,6 +102,8 @@ mod snakemake;
 /// CRAM decoding by mdsam's own decoder against the oracle, and commands that need no reference.
 mod cram_decoder;
 
+/// CIGARs of more than 65,535 operations (BAM placeholder + CG tag) against the oracle.
+mod long_cigar;
 /// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
 mod split_clip;
 

@@ -225,7 +225,8 @@ impl Depadder<'_> {
             self.tid = tid;
             self.posmap = position_map(&seq);
             self.reference = seq;
-            edit::set_cigar(b, &[(r.l_seq() as u32) << 4]);
+            edit::set_cigar(b, &[(r.l_seq() as u32) << 4])
+                .map_err(|e| fail(format!("[depad] ERROR: Read '{name}': {e}")))?;
         } else if !cigar.is_empty() {
             if tid < 0 {
                 return Err(fail(format!("[depad] ERROR: Read '{name}' has CIGAR but no RNAME")));
@@ -250,7 +251,8 @@ impl Depadder<'_> {
                     ))
                 })?;
             self.read = read;
-            edit::set_cigar(b, &new);
+            edit::set_cigar(b, &new)
+                .map_err(|e| fail(format!("[depad] ERROR: Read '{name}': {e}")))?;
         }
         let r = RecordRef::new(b);
         let (mtid, mpos) = (r.next_ref_id(), r.next_pos());

@@ -353,6 +353,9 @@ fn write_error(path: &str, e: std::io::Error) -> Error {
     if bam::PositionTooLarge::is(&e) {
         return Error::Bare(format!("[E::bam_write1] {}", bam::PositionTooLarge));
     }
+    if let Some(span) = bam::writer::is_span_too_long(&e) {
+        return Error::Bare(format!("[E::bam_write1] {span}"));
+    }
     Error::io(path, e)
 }
 

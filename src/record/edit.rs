@@ -4,6 +4,7 @@
 
 use super::aux::field_len;
 use super::layout::{self, WideField, read_i32, read_u16};
+use super::long_cigar::{self, NameTooLongForCigar};
 use super::view::RecordRef;
 
 #[inline]
@@ -45,7 +46,7 @@ pub fn set_wide(b: &mut Vec<u8>, field: WideField, v: i64) -> Result<(), NameToo
         None => add_name_ext(b, field, high),
         Some(at) => {
             set_i32(b, at + field.high, high);
-            if !layout::has_wide_values(b) {
+            if !layout::uses_name_ext(b) {
                 remove_name_ext(b, at);
             }
             Ok(())
@@ -253,15 +254,22 @@ pub fn update_int(b: &mut Vec<u8>, tag: [u8; 2], v: i64) -> Result<(), AuxUpdate
     Ok(())
 }
 
-/// Replaces the CIGAR with `ops` (moving everything after it).
-pub fn set_cigar(b: &mut Vec<u8>, ops: &[u32]) {
+/// Replaces the CIGAR with `ops` (moving everything after it). More than 65,535 operations need
+/// the name extension, for which a name of over [`layout::MAX_EXTENDED_NAME_LEN`] characters
+/// leaves no room: then the record is left as it was.
+pub fn set_cigar(b: &mut Vec<u8>, ops: &[u32]) -> Result<(), NameTooLongForCigar> {
     let r = RecordRef::new(b);
+    if ops.len() > layout::MAX_SHORT_CIGAR
+        && layout::name_ext_start(b).is_none()
+        && b[layout::L_READ_NAME] as usize + layout::NAME_EXT_LEN > 255
+    {
+        return Err(NameTooLongForCigar);
+    }
     let start = layout::FIXED_LEN + b[layout::L_READ_NAME] as usize;
     let end = start + 4 * r.n_cigar_op();
     let bytes: Vec<u8> = ops.iter().flat_map(|o| o.to_le_bytes()).collect();
     b.splice(start..end, bytes);
-    b[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2]
-        .copy_from_slice(&(ops.len() as u16).to_le_bytes());
+    long_cigar::set_n_cigar(b, ops.len())
 }
 
 /// Replaces the read name (without NUL), keeping a name extension.
@@ -363,7 +371,7 @@ mod tests {
     fn name_and_cigar() {
         let mut b = rec(b"");
         set_read_name(&mut b, b"abc");
-        set_cigar(&mut b, &[0x50]);
+        set_cigar(&mut b, &[0x50]).unwrap();
         let r = RecordRef::new(&b);
         assert_eq!(r.read_name(), b"abc");
         assert_eq!(r.cigar().collect::<Vec<_>>(), vec![0x50]);

@@ -28,7 +28,14 @@
 //! | 0                           | 4    | high part of `pos` i32 |
 //! | 4                           | 4    | high part of `next_pos` i32 |
 //! | 8                           | 4    | high part of `tlen` i32 |
-//! | 12                          | 4    | zero (the name region stays NUL-terminated, and its second-last byte NUL) |
+//! | 12                          | 2    | high 16 bits of `n_cigar_op` (CIGARs of more than 65,535 operations) |
+//! | 14                          | 2    | zero (the name region stays NUL-terminated, and its second-last byte NUL) |
+//!
+//! **CIGARs of more than 65,535 operations.** BAM stores them as a placeholder CIGAR
+//! `<l_seq>S<ref_len>N` plus a `CG:B:I` tag holding the real operations (SAMv1 §4.2.2). As
+//! htslib, a record in memory holds the real CIGAR in place; the operation count's high half
+//! lives in the extension ([`n_cigar`]). The BAM reader and writer convert between the two forms
+//! (`record::long_cigar`).
 //!
 //! A value is `low as i64 + (high as i64) << 32`, `low` being the i32 in the fixed part. The
 //! extension is found by its position alone: the byte [`NAME_EXT_LEN`] + 1 before the end of the
@@ -57,6 +64,11 @@ pub const NAME_EXT_LEN: usize = 16;
 pub const EXT_POS_HIGH: usize = 0;
 pub const EXT_NEXT_POS_HIGH: usize = 4;
 pub const EXT_TLEN_HIGH: usize = 8;
+/// Offset inside the name extension of the high 16 bits of the CIGAR operation count.
+pub const EXT_N_CIGAR_HIGH: usize = 12;
+/// The most CIGAR operations the fixed part's u16 holds; more need the extension in memory and
+/// the `CG` tag in BAM.
+pub const MAX_SHORT_CIGAR: usize = 0xffff;
 /// The longest read name (without NUL) that still leaves room for the extension in the u8
 /// `l_read_name`.
 pub const MAX_EXTENDED_NAME_LEN: usize = 255 - 1 - NAME_EXT_LEN;
@@ -129,6 +141,42 @@ pub fn has_wide_values(b: &[u8]) -> bool {
         None => false,
         Some(at) => has_nonzero_high_halves(b, at),
     }
+}
+
+/// The number of CIGAR operations: `n_cigar_op` plus, past 65,535, its high half from the name
+/// extension. Ordinary records pay one byte load and one branch, as for [`read_wide`].
+#[inline(always)]
+pub fn n_cigar(b: &[u8]) -> usize {
+    let low = read_u16(b, N_CIGAR_OP) as usize;
+    match name_ext_start(b) {
+        None => low,
+        Some(at) => low | (read_u16(b, at + EXT_N_CIGAR_HIGH) as usize) << 16,
+    }
+}
+
+/// True when the CIGAR has more than 65,535 operations (BAM holds it in a `CG` tag).
+#[inline(always)]
+pub fn has_long_cigar(b: &[u8]) -> bool {
+    match name_ext_start(b) {
+        None => false,
+        Some(at) => read_u16(b, at + EXT_N_CIGAR_HIGH) != 0,
+    }
+}
+
+/// True when the name extension holds anything: a value beyond 32 bits or a long CIGAR's count.
+/// A BAM file's record never does (bytes there are NUL padding to htslib).
+#[inline(always)]
+pub fn uses_name_ext(b: &[u8]) -> bool {
+    match name_ext_start(b) {
+        None => false,
+        Some(at) => has_nonzero_ext(b, at),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn has_nonzero_ext(b: &[u8], at: usize) -> bool {
+    b[at..at + EXT_N_CIGAR_HIGH + 2].iter().any(|&x| x != 0)
 }
 
 #[cold]

@@ -10,6 +10,7 @@ pub mod find;
 pub mod header;
 pub mod header_checks;
 pub mod layout;
+pub mod long_cigar;
 pub mod prefetch;
 pub mod store;
 pub mod view;

@@ -29,6 +29,10 @@ pub enum RecordError {
     /// halves of 64-bit positions, which no BAM can hold (htslib ignores such bytes).
     #[error("read name is padded with non-NUL bytes")]
     NameGarbage,
+    /// A CIGAR of more than 65,535 operations (from a `CG` tag) needs the name extension, for
+    /// which the read name leaves no room.
+    #[error("read name too long for a CIGAR of more than 65535 operations")]
+    NameTooLongForLongCigar,
 }
 
 /// Checks every length field against the record's size, and the aux block's structure.
@@ -44,7 +48,10 @@ pub fn validate(b: &[u8]) -> Result<(), RecordError> {
     if l_seq < 0 {
         return Err(RecordError::NegativeSeqLength);
     }
-    let n_cigar = read_u16(b, layout::N_CIGAR_OP) as usize;
+    if layout::FIXED_LEN + l_name > b.len() {
+        return Err(RecordError::FieldsPastEnd);
+    }
+    let n_cigar = layout::n_cigar(b);
     let aux_start =
         layout::FIXED_LEN + l_name + 4 * n_cigar + (l_seq as usize).div_ceil(2) + l_seq as usize;
     if aux_start > b.len() {
@@ -110,9 +117,15 @@ impl<'a> RecordRef<'a> {
     fn l_read_name(&self) -> usize {
         self.bytes[layout::L_READ_NAME] as usize
     }
+    /// CIGAR operations, more than 65,535 included (see [`layout::n_cigar`]).
     #[inline]
     pub fn n_cigar_op(&self) -> usize {
-        read_u16(self.bytes, layout::N_CIGAR_OP) as usize
+        layout::n_cigar(self.bytes)
+    }
+    /// True when the CIGAR has more than 65,535 operations.
+    #[inline]
+    pub fn has_long_cigar(&self) -> bool {
+        layout::has_long_cigar(self.bytes)
     }
     #[inline]
     pub fn l_seq(&self) -> usize {

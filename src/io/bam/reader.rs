@@ -12,7 +12,7 @@ use crate::io::bgzf;
 use crate::io::bgzf::spans::Spans;
 use crate::record::header::Reference;
 use crate::record::prefetch::{PREFETCH_AHEAD, prefetch_bytes};
-use crate::record::{Batch, Header, layout, view};
+use crate::record::{Batch, Header, layout, long_cigar, view};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -156,9 +156,9 @@ fn frame_records(data: &[u8], first_record: u64) -> Result<(Vec<u32>, usize), Re
 /// RNEXT ids, which must be -1 or name a header reference (htslib fails with `ERANGE`).
 pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), ReadError> {
     view::validate(bytes).map_err(|source| ReadError::BadRecord { record, source })?;
-    // A BAM record's values are 32-bit: bytes that would read as the name extension's high
-    // halves are refused rather than taken as positions.
-    if layout::has_wide_values(bytes) {
+    // A BAM record's values are 32-bit and its CIGAR count 16-bit: bytes that would read as the
+    // name extension's high halves are refused rather than taken as positions or counts.
+    if layout::uses_name_ext(bytes) {
         return Err(ReadError::BadRecord { record, source: view::RecordError::NameGarbage });
     }
     for at in [layout::REF_ID, layout::NEXT_REF_ID] {
@@ -170,13 +170,20 @@ pub fn validate_record(bytes: &[u8], n_ref: usize, record: u64) -> Result<(), Re
     Ok(())
 }
 
-/// Validates every record of a batch in parallel; the error names the first bad record.
-fn validate_batch(batch: &Batch, first_record: u64, n_ref: usize) -> Result<(), ReadError> {
-    (0..batch.len()).into_par_iter().with_min_len(2048).try_for_each(|i| {
-        // Each task walks its records in order: ask for one a few ahead.
-        batch.prefetch(i + PREFETCH_AHEAD);
-        validate_record(&batch.framed(i)[4..], n_ref, first_record + i as u64 + 1)
-    })
+/// Validates every record of a batch in parallel; the error names the first bad record. True when
+/// some record may hold its CIGAR in a `CG` tag (`long_cigar::may_hold_cg_cigar`).
+fn validate_batch(batch: &Batch, first_record: u64, n_ref: usize) -> Result<bool, ReadError> {
+    (0..batch.len())
+        .into_par_iter()
+        .with_min_len(2048)
+        .map(|i| {
+            // Each task walks its records in order: ask for one a few ahead.
+            batch.prefetch(i + PREFETCH_AHEAD);
+            let record = &batch.framed(i)[4..];
+            validate_record(record, n_ref, first_record + i as u64 + 1)?;
+            Ok(long_cigar::may_hold_cg_cigar(record))
+        })
+        .try_reduce(|| false, |a, b| Ok(a || b))
 }
 
 impl Reader {
@@ -251,8 +258,15 @@ impl Reader {
             self.carry = data[used..].to_vec();
             self.carry_spans = spans.carried_past(used);
             data.truncate(used);
-            let batch = Batch { data, starts };
-            validate_batch(&batch, self.records_read, self.n_ref)?;
+            let mut batch = Batch { data, starts };
+            if validate_batch(&batch, self.records_read, self.n_ref)? {
+                // CIGARs held in `CG` tags go back in place, as htslib's `bam_read1` does.
+                let first = self.records_read;
+                batch = long_cigar::convert_batch(batch, |_| {}).map_err(|(i, _)| {
+                    let source = view::RecordError::NameTooLongForLongCigar;
+                    ReadError::BadRecord { record: first + i as u64 + 1, source }
+                })?;
+            }
             self.records_read += batch.len() as u64;
             return Ok(Some((batch, located)));
         }
@@ -309,7 +323,14 @@ impl Reader {
             }
             let record = &data[at + 4..at + 4 + size];
             validate_record(record, self.n_ref, 0)?;
-            batch.push(record);
+            match long_cigar::from_cg_tag(record) {
+                Ok(Some(converted)) => batch.push(&converted),
+                Ok(None) => batch.push(record),
+                Err(_) => {
+                    let source = view::RecordError::NameTooLongForLongCigar;
+                    return Err(ReadError::BadRecord { record: 0, source });
+                }
+            }
             at += 4 + size;
         }
         Ok(batch)

@@ -1,12 +1,14 @@
 //! BAM writing: the header in its own BGZF block(s), then records, through `bgzf::Writer`.
 //!
 //! A record holding a POS, PNEXT or TLEN beyond 32 bits (from SAM, see `record::layout`) is
-//! refused as htslib's `bam_write1` refuses it, so the name extension never reaches a BAM file.
+//! refused as htslib's `bam_write1` refuses it; one with a CIGAR of more than 65,535 operations is
+//! written in BAM's placeholder + `CG` tag form (`record::long_cigar`). So the name extension
+//! never reaches a BAM file.
 
 use std::io::Write;
 
 use crate::io::bgzf;
-use crate::record::{Batch, Header, layout};
+use crate::record::{Batch, Header, layout, long_cigar};
 
 /// htslib's `bam_write1` error for a record whose values do not fit BAM's 32-bit fields; carried
 /// inside the `std::io::Error` the writer returns.
@@ -28,6 +30,12 @@ fn check_fits_bam(framed: &[u8]) -> std::io::Result<()> {
         return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, PositionTooLarge));
     }
     Ok(())
+}
+
+/// htslib's `bam_write1` refusal of a long CIGAR whose reference span BAM cannot hold; carried
+/// inside the `std::io::Error` the writer returns.
+pub fn is_span_too_long(e: &std::io::Error) -> Option<&long_cigar::SpanTooLongForBam> {
+    e.get_ref()?.downcast_ref::<long_cigar::SpanTooLongForBam>()
 }
 
 pub struct Writer {
@@ -61,14 +69,37 @@ impl Writer {
     /// Writes one record given with its `block_size` prefix.
     #[inline]
     pub fn write_framed(&mut self, framed: &[u8]) -> std::io::Result<()> {
-        check_fits_bam(framed)?;
+        if layout::uses_name_ext(&framed[4..]) {
+            return self.write_extended(framed);
+        }
         self.bgzf.write_unit(framed)
+    }
+
+    /// A record with a name extension: refused if a value does not fit 32 bits, else it holds a
+    /// long CIGAR, written as BAM stores one.
+    #[cold]
+    fn write_extended(&mut self, framed: &[u8]) -> std::io::Result<()> {
+        check_fits_bam(framed)?;
+        let mut bam = Vec::new();
+        long_cigar::to_bam(&framed[4..], &mut bam)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        self.bgzf.write_unit(&bam)
     }
 
     /// Writes many framed records; same bytes as one [`Writer::write_framed`] per record.
     pub fn write_framed_all(&mut self, framed: &[&[u8]]) -> std::io::Result<()> {
         // All or nothing, as one call: records before a refused one are not written either.
-        framed.iter().try_for_each(|f| check_fits_bam(f))?;
+        let mut extended = false;
+        for f in framed {
+            if layout::uses_name_ext(&f[4..]) {
+                check_fits_bam(f)?;
+                extended = true;
+            }
+        }
+        if extended {
+            // Long CIGARs change size on the way out: one record at a time.
+            return framed.iter().try_for_each(|f| self.write_framed(f));
+        }
         self.bgzf.write_units(framed)
     }
 

@@ -25,8 +25,9 @@ use super::reference::{MissingReference, ReferenceFinder, chosen_reference, repo
 use crate::io::cram_header;
 use crate::io::input::Input;
 use crate::io::pool_wait::next_helping_pool;
+use crate::io::sam::parse::Warning::CigarFromCgTag;
 use crate::record::header::line_field;
-use crate::record::{Batch, Header};
+use crate::record::{Batch, Header, RecordRef, long_cigar};
 
 /// Why a CRAM could not be read; the caller puts the file name in front.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +42,9 @@ pub enum CramError {
     Container { container: u64, reason: String },
     #[error("{0}")]
     Reference(String),
+    /// A CIGAR from a `CG` tag needs the name extension, for which the name leaves no room.
+    #[error("{0}")]
+    LongCigar(#[from] long_cigar::NameTooLongForCigar),
 }
 
 /// The input as a `Read` for noodles' header reader (containers are read by
@@ -133,6 +137,21 @@ pub struct SliceEntry {
     pub reference: layout::SliceReference,
     /// Records in the container's slices before this one.
     pub records_before: usize,
+}
+
+/// A container's records with any CIGAR held in a `CG` tag put back in place, with htslib's
+/// warning for each (`cram_readrec` calls `bam_tag2cigar`). CRAM stores real CIGARs, so only a
+/// file written from unconverted records holds such a tag.
+fn with_cg_cigars(batch: Batch) -> Result<Batch, CramError> {
+    if !long_cigar::batch_may_hold_cg_cigars(&batch) {
+        return Ok(batch);
+    }
+    let warn = |r: RecordRef<'_>| {
+        // The same words as SAM input's warning.
+        let warning = CigarFromCgTag(r.read_name().to_vec(), r.n_cigar_op());
+        eprintln!("{warning}");
+    };
+    long_cigar::convert_batch(batch, warn).map_err(|(_, e)| CramError::LongCigar(e))
 }
 
 /// The warning htslib gives for a CRAM without its end-of-file container.
@@ -293,12 +312,12 @@ impl Reader {
     pub fn read_batches(&mut self) -> Result<Option<Vec<Batch>>, CramError> {
         self.fill_window();
         let Some(first) = self.in_flight.pop_front() else { return Ok(None) };
-        let mut batches = vec![first.wait()?];
+        let mut batches = vec![with_cg_cigars(first.wait()?)?];
         while let Some(Pending::Decoding(rx)) = self.in_flight.front() {
             match rx.try_recv() {
                 Ok(batch) => {
                     self.in_flight.pop_front();
-                    batches.push(batch?);
+                    batches.push(with_cg_cigars(batch?)?);
                 }
                 Err(_) => break,
             }

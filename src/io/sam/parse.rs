@@ -10,7 +10,7 @@
 //!   RNAME other than `*` is an error when the header has no `@SQ` line at all.
 
 use crate::record::layout::{self, SEQ_NT16, flags};
-use crate::record::{Batch, Header, cigar};
+use crate::record::{Batch, Header, cigar, long_cigar};
 
 mod array;
 pub(crate) mod aux;
@@ -45,6 +45,9 @@ pub enum ParseError {
     /// which a name this long leaves no room in the u8 `l_read_name`.
     #[error("query name is too long for a position beyond 32 bits")]
     LongNameForWidePosition,
+    /// A CIGAR of more than 65,535 operations needs the name extension too.
+    #[error("query name is too long for a CIGAR of more than 65535 operations")]
+    LongNameForLongCigar,
     /// RNAME names a reference but the header has none (htslib fails here; RNEXT only warns).
     #[error("no SQ lines present in the header")]
     NoReferences,
@@ -64,6 +67,8 @@ pub enum Warning {
     MappedAtZero,
     MateAtZero,
     EmptyQueryName,
+    /// A placeholder CIGAR replaced by the one in the `CG` tag: read name, operations.
+    CigarFromCgTag(Vec<u8>, usize),
 }
 
 impl std::fmt::Display for Warning {
@@ -84,6 +89,11 @@ impl std::fmt::Display for Warning {
                 write!(f, "[W::sam_parse1] mapped query must have a CIGAR; treated as unmapped")
             }
             Warning::EmptyQueryName => write!(f, "[W::sam_parse1] empty query name"),
+            Warning::CigarFromCgTag(name, n) => write!(
+                f,
+                "[W::bam_tag2cigar] {} encodes a CIGAR with {n} operators at the CG tag",
+                String::from_utf8_lossy(name)
+            ),
             Warning::MateAtZero => {
                 write!(
                     f,
@@ -304,10 +314,14 @@ impl LineParser<'_> {
         if wide && text.qname.len() > layout::MAX_EXTENDED_NAME_LEN {
             return Err(ParseError::LongNameForWidePosition);
         }
+        let long_cigar = is_long_cigar(text.cigar);
+        if long_cigar && text.qname.len() > layout::MAX_EXTENDED_NAME_LEN {
+            return Err(ParseError::LongNameForLongCigar);
+        }
 
         // Fixed part; filled in by `write_fixed` once the sizes are known.
         buf.resize(rec + layout::FIXED_LEN, 0);
-        push_read_name(text.qname, wide.then_some(high_halves), buf);
+        push_read_name(text.qname, (wide || long_cigar).then_some(high_halves), buf);
         let l_read_name = buf.len() - rec - layout::FIXED_LEN;
         let cigar_at = buf.len();
         let n_cigar = push_cigar(text.cigar, buf)?;
@@ -334,6 +348,13 @@ impl LineParser<'_> {
         }
         let sizes = FixedSizes { l_read_name, bin, n_cigar, l_seq };
         write_fixed(&mut buf[rec..rec + layout::FIXED_LEN], &core, sizes);
+        if long_cigar {
+            let at = rec + layout::FIXED_LEN + text.qname.len() + 1 + layout::EXT_N_CIGAR_HIGH;
+            buf[at..at + 2].copy_from_slice(&((n_cigar >> 16) as u16).to_le_bytes());
+        }
+        if long_cigar::may_hold_cg_cigar(&buf[rec..]) {
+            cigar_from_cg_tag(buf, rec, warnings)?;
+        }
         Ok(())
     }
 
@@ -376,6 +397,39 @@ impl LineParser<'_> {
         let tlen = numbers::field_int(text.tlen, 63).map_err(bad("TLEN"))?;
         Ok(CoreFields { flag, tid, pos, mapq, next_tid, next_pos, tlen })
     }
+}
+
+/// True when CIGAR text holds more than 65,535 operations (a CIGAR that long is at least two
+/// characters an operation, so ordinary CIGARs are not scanned). An invalid CIGAR may be counted
+/// wrong: [`push_cigar`] then refuses it.
+#[inline]
+fn is_long_cigar(text: &[u8]) -> bool {
+    text.len() > 2 * layout::MAX_SHORT_CIGAR && count_cigar_ops(text) > layout::MAX_SHORT_CIGAR
+}
+
+#[cold]
+fn count_cigar_ops(text: &[u8]) -> usize {
+    text.iter().filter(|c| !c.is_ascii_digit()).count()
+}
+
+/// A record written with BAM's placeholder CIGAR and a `CG:B:I` tag (SAM converted from BAM by
+/// a tool that does not convert back) gets its real CIGAR in place, with htslib's warning
+/// (`sam_parse1` calls `bam_tag2cigar`).
+#[cold]
+fn cigar_from_cg_tag(
+    buf: &mut Vec<u8>,
+    rec: usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<(), ParseError> {
+    let converted =
+        long_cigar::from_cg_tag(&buf[rec..]).map_err(|_| ParseError::LongNameForLongCigar)?;
+    if let Some(new) = converted {
+        let r = crate::record::RecordRef::new(&new);
+        warnings.push(Warning::CigarFromCgTag(r.read_name().to_vec(), r.n_cigar_op()));
+        buf.truncate(rec);
+        buf.extend_from_slice(&new);
+    }
+    Ok(())
 }
 
 /// Appends the read name and its NUL, then the name extension when some value needs its high
@@ -422,9 +476,6 @@ fn push_cigar(text: &[u8], buf: &mut Vec<u8>) -> Result<u32, ParseError> {
     }
     if have_digit || n_cigar == 0 {
         return Err(ParseError::BadField("CIGAR"));
-    }
-    if n_cigar > 0xffff {
-        return Err(ParseError::BadField("CIGAR (more than 65535 operations)"));
     }
     Ok(n_cigar)
 }

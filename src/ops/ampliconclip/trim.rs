@@ -39,8 +39,9 @@ pub fn assemble(
     out.extend_from_slice(seq.0);
     out.extend_from_slice(qual);
     out.extend_from_slice(aux);
-    out[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2]
-        .copy_from_slice(&(cigar.len() as u16).to_le_bytes());
+    // Trimming never adds operations, and a long count came with its name extension.
+    let fits = crate::record::long_cigar::set_n_cigar(&mut out, cigar.len());
+    debug_assert!(fits.is_ok());
     out[layout::L_SEQ..layout::L_SEQ + 4].copy_from_slice(&(seq.1 as i32).to_le_bytes());
     crate::record::edit::set_narrow(&mut out, layout::WIDE_POS, pos as i32);
     out

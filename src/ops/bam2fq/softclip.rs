@@ -40,7 +40,8 @@ pub fn remove(bytes: &[u8], backup: Option<[u8; 2]>) -> Option<Vec<u8>> {
     }
     let merged = merge_without_clips(&ops);
     let mut out = Vec::with_capacity(bytes.len());
-    out.extend_from_slice(&bytes[..layout::FIXED_LEN + r.read_name().len() + 1]);
+    // The whole name region: its padding or extension is counted in `l_read_name`.
+    out.extend_from_slice(&bytes[..layout::FIXED_LEN + bytes[layout::L_READ_NAME] as usize]);
     for c in &merged {
         out.extend_from_slice(&c.to_le_bytes());
     }
@@ -49,8 +50,10 @@ pub fn remove(bytes: &[u8], backup: Option<[u8; 2]>) -> Option<Vec<u8>> {
     }
     out.extend_from_slice(&kept_qual);
     out.extend_from_slice(r.aux_bytes());
-    out[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2]
-        .copy_from_slice(&(merged.len() as u16).to_le_bytes());
+    // Dropping clips never adds operations; a long count gets an extension back (the name
+    // had room for one).
+    let fits = crate::record::long_cigar::set_n_cigar(&mut out, merged.len());
+    debug_assert!(fits.is_ok());
     out[layout::L_SEQ..layout::L_SEQ + 4].copy_from_slice(&(kept_codes.len() as i32).to_le_bytes());
     if let Some(tag) = backup {
         edit::delete_tag(&mut out, tag);

@@ -93,7 +93,9 @@ fn trim(b: &mut Vec<u8>, end: i64) {
     }
     let mut new = cig[..kept].to_vec();
     new.extend_from_slice(&tail);
-    edit::set_cigar(b, &new);
+    // Never more operations than before: a long count already has its name extension.
+    let fits = edit::set_cigar(b, &new);
+    debug_assert!(fits.is_ok());
 }
 
 /// Whether the CIGAR has an empty operation or two of one kind in a row, which `cigdup`
@@ -138,7 +140,9 @@ pub fn sanitize(b: &mut Vec<u8>, opts: u32, ref_len: impl Fn(i32) -> i64) {
     let f = edit::flag(b);
     if f & flags::UNMAP != 0 {
         if opts & FIX_CIGAR != 0 && RecordRef::new(b).n_cigar_op() > 0 {
-            edit::set_cigar(b, &[]);
+            // Never more operations than before: a long count already has its name extension.
+            let fits = edit::set_cigar(b, &[]);
+            debug_assert!(fits.is_ok());
         }
         if opts & FIX_MQUAL != 0 {
             b[layout::MAPQ] = 0;
@@ -157,7 +161,9 @@ pub fn sanitize(b: &mut Vec<u8>, opts: u32, ref_len: impl Fn(i32) -> i64) {
                 _ => c,
             })
             .collect();
-        edit::set_cigar(b, &cig);
+        // Never more operations than before: a long count already has its name extension.
+        let fits = edit::set_cigar(b, &cig);
+        debug_assert!(fits.is_ok());
     }
     if opts & FIX_CIGDUP != 0 && f & flags::UNMAP == 0 && has_cigar_dups(&RecordRef::new(b)) {
         let cig = cigar_of(b);
@@ -186,7 +192,9 @@ pub fn sanitize(b: &mut Vec<u8>, opts: u32, ref_len: impl Fn(i32) -> i64) {
             }
         }
         if out.len() != cig.len() {
-            edit::set_cigar(b, &out);
+            // Never more operations than before: a long count already has its name extension.
+            let fits = edit::set_cigar(b, &out);
+            debug_assert!(fits.is_ok());
         }
     }
 }

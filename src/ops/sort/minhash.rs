@@ -299,7 +299,7 @@ pub fn apply(rec: &mut [u8], m: Minimiser, index: Option<&KmerIndex>) -> Option<
         return None;
     }
     let l_name = rec[layout::L_READ_NAME] as usize;
-    let n_cigar = layout::read_u16(rec, layout::N_CIGAR_OP) as usize;
+    let n_cigar = layout::n_cigar(rec);
     let len = layout::read_i32(rec, layout::L_SEQ).max(0) as usize;
     let seq_at = layout::FIXED_LEN + l_name + 4 * n_cigar;
     let seq = &rec[seq_at..seq_at + len.div_ceil(2)];

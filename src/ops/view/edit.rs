@@ -1,7 +1,7 @@
 //! Edits `view` makes to records it writes: flag changes, tag removal, and `-p` unmapping.
 
 use crate::record::layout;
-use crate::record::{RecordRef, cigar};
+use crate::record::{RecordRef, cigar, long_cigar};
 
 /// Which aux tags to drop: `-x` names them, `--keep-tag`/`-x ^` names the only ones to keep.
 #[derive(Clone, Debug, Default)]
@@ -59,7 +59,9 @@ pub fn unmap(r: &RecordRef<'_>, out: &mut Vec<u8>) {
     rec[layout::FLAG..layout::FLAG + 2].copy_from_slice(&flag.to_le_bytes());
     rec[layout::MAPQ] = 0;
     crate::record::edit::set_narrow(rec, layout::WIDE_TLEN, 0);
-    rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2].copy_from_slice(&0u16.to_le_bytes());
+    // No CIGAR needs no room: this drops a long CIGAR's count from the name extension too.
+    let none = long_cigar::set_n_cigar_of_last(out, start, 0);
+    debug_assert!(none.is_ok());
 }
 
 /// Removes CIGAR `B` (back) operations as samtools' `bam_remove_B` does, appending the whole
@@ -168,7 +170,8 @@ pub fn remove_back_ops(r: &RecordRef<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(&qual[..j]);
     out.extend_from_slice(r.aux_bytes());
     let rec = &mut out[start..];
-    rec[layout::N_CIGAR_OP..layout::N_CIGAR_OP + 2]
-        .copy_from_slice(&(merged.len() as u16).to_le_bytes());
     rec[layout::L_SEQ..layout::L_SEQ + 4].copy_from_slice(&(j as i32).to_le_bytes());
+    // Merging never adds operations, and a long count came with its name extension.
+    let fits = long_cigar::set_n_cigar_of_last(out, start, merged.len());
+    debug_assert!(fits.is_ok());
 }

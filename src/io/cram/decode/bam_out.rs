@@ -8,7 +8,7 @@ use super::slice::SliceHeader;
 use super::{DecodeError, FileContext, ReferenceSource};
 use crate::io::cram::htslib_fields::{ReferenceWindow, md_and_nm_into, push_generated};
 use crate::record::Batch;
-use crate::record::layout::{SEQ_CODES, reg2bin};
+use crate::record::layout::{self, SEQ_CODES, reg2bin};
 
 const BAM_FPAIRED: u32 = 1;
 const BAM_FUNMAP: u32 = 4;
@@ -208,9 +208,6 @@ fn write_record(
     out: &mut Vec<u8>,
 ) -> Result<(), DecodeError> {
     let cigar = &decoded.cigar[r.cigar.clone()];
-    if cigar.len() > usize::from(u16::MAX) {
-        return Err(DecodeError::Unsupported("a CIGAR of over 65535 operations".into()));
-    }
     let pos = r.apos - 1;
     let reference_length: i64 = cigar
         .iter()
@@ -246,10 +243,18 @@ fn write_record(
     if name.len() > 254 {
         return Err(DecodeError::corrupt("a read name longer than 254 bytes"));
     }
+    // More than 65,535 operations keep their count's high half in the name extension.
+    let long_cigar = cigar.len() > layout::MAX_SHORT_CIGAR;
+    if long_cigar && name.len() > layout::MAX_EXTENDED_NAME_LEN {
+        return Err(DecodeError::Unsupported(
+            "a read name too long for a CIGAR of over 65535 operations".into(),
+        ));
+    }
+    let ext_len = if long_cigar { layout::NAME_EXT_LEN } else { 0 };
     let i32_of = |v: i64| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
     out.extend_from_slice(&r.ref_id.to_le_bytes());
     out.extend_from_slice(&i32_of(pos).to_le_bytes());
-    out.push(name.len() as u8 + 1);
+    out.push((name.len() + 1 + ext_len) as u8);
     out.push(if r.flag & BAM_FUNMAP != 0 { 0 } else { r.mapq });
     out.extend_from_slice(&bin.to_le_bytes());
     out.extend_from_slice(&(cigar.len() as u16).to_le_bytes());
@@ -260,6 +265,12 @@ fn write_record(
     out.extend_from_slice(&i32_of(r.tlen.unwrap_or(0)).to_le_bytes());
     out.extend_from_slice(name);
     out.push(0);
+    if long_cigar {
+        let mut ext = [0u8; layout::NAME_EXT_LEN];
+        let high = (cigar.len() >> 16) as u16;
+        ext[layout::EXT_N_CIGAR_HIGH..][..2].copy_from_slice(&high.to_le_bytes());
+        out.extend_from_slice(&ext);
+    }
     for op in cigar {
         out.extend_from_slice(&op.to_le_bytes());
     }
