@@ -104,3 +104,6 @@ mod cram_decoder;
 
 /// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
 mod split_clip;
+
+/// Numeric option values read with the C function samtools uses for each option.
+mod c_numbers;
