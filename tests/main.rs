@@ -115,3 +115,6 @@ mod strict_input;
 
 /// CRAM shapes other writers produce (htsjdk, the spec's examples), patched from oracle CRAMs.
 mod cram_foreign;
+
+/// Numeric option values read with the C function samtools uses for each option.
+mod c_numbers;

@@ -2,8 +2,8 @@
 //! in `bam_ampliconclip.c`); the work is [`crate::pipeline::ampliconclip`].
 
 use super::Invocation;
+use super::c_number::atoi;
 use super::common::CommonOptions;
-use super::flags::parse_c_int_prefix;
 use super::getopt::LongOpt;
 use super::global::Globals;
 use super::options::OptionTable;
@@ -61,10 +61,6 @@ fn mode_after(name: &str, mode: (OutputFormat, i32)) -> (OutputFormat, i32) {
     }
 }
 
-fn atoi(v: &str) -> i64 {
-    parse_c_int_prefix(v) as i32 as i64
-}
-
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut clip = ClipOptions::default();
@@ -91,15 +87,15 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
             "clipped" => clip.only_clipped = true,
             "fail" => clip.mark_fail = true,
             "both-ends" => clip.both = true,
-            "filter-len" => clip.filter_len = atoi(v),
-            "fail-len" => clip.fail_len = atoi(v),
+            "filter-len" => clip.filter_len = i64::from(atoi(v)),
+            "fail-len" => clip.fail_len = i64::from(atoi(v)),
             "no-excluded" => clip.no_excluded = true,
             "rejects-file" => rejects = Some(v.to_string()),
             "primer-counts" => primer_counts = Some(v.to_string()),
             "original" => clip.original = true,
             "keep-tag" => clip.delete_tags = false,
-            "tolerance" => clip.tolerance = atoi(v),
-            "unmap-len" => clip.unmap_len = atoi(v),
+            "tolerance" => clip.tolerance = i64::from(atoi(v)),
+            "unmap-len" => clip.unmap_len = i64::from(atoi(v)),
             _ => return Err(Error::ShowUsage(None)),
         }
     }

@@ -1,8 +1,8 @@
 //! `ampliconstats`' command line → [`AmpliconstatsOptions`] (samtools 1.24
 //! `main_ampliconstats` in `amplicon_stats.c`); the work is [`crate::pipeline::ampliconstats`].
 
+use super::c_number::atoi;
 use super::common::CommonOptions;
-use super::faidx::strtol10;
 use super::flags::parse_flags;
 use super::getopt::LongOpt;
 use super::global::{Globals, Take};
@@ -70,16 +70,11 @@ pub enum AmpliconstatsRequest {
     Usage,
 }
 
-/// C's `atoi`.
-fn atoi(v: &str) -> i64 {
-    strtol10(v) as i32 as i64
-}
-
 /// `-d INT[,INT]...` as samtools reads it with `strtol`: numbers while each is followed by a
 /// comma, into the depths already set.
 fn parse_depths(v: &str, depths: &mut [i32; MAX_DEPTHS]) {
     for (d, piece) in v.split(',').enumerate().take(MAX_DEPTHS) {
-        depths[d] = strtol10(piece) as i32;
+        depths[d] = super::c_number::strtol(piece, 10).value as i32;
         let body = piece.trim_start_matches(|c: char| c.is_ascii_whitespace());
         let unsigned = body.strip_prefix(['+', '-']).unwrap_or(body);
         let digits = unsigned.bytes().take_while(u8::is_ascii_digit).count();
@@ -122,14 +117,14 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsRe
                 }
                 counting.flag_filter |= flag_value(v)?;
             }
-            "m" => margin = atoi(v),
-            "D" => report.depth_bin = super::stats::atof(v),
+            "m" => margin = i64::from(atoi(v)),
+            "D" => report.depth_bin = super::c_number::atof(v),
             "d" => parse_depths(v, &mut report.min_depth),
-            "a" => max_amp = atoi(v) + 1,
-            "l" => max_amp_len = atoi(v) + 1,
-            "c" => report.tcoord_min_count = atoi(v) as i32,
-            "b" => report.tcoord_bin = (atoi(v) as i32).max(1),
-            "t" => counting.tlen_adjust = atoi(v),
+            "a" => max_amp = i64::from(atoi(v)) + 1,
+            "l" => max_amp_len = i64::from(atoi(v)) + 1,
+            "c" => report.tcoord_min_count = atoi(v),
+            "b" => report.tcoord_bin = atoi(v).max(1),
+            "t" => counting.tlen_adjust = i64::from(atoi(v)),
             "s" => use_sample_name = true,
             "o" => output = Some(v.to_string()),
             "S" => report.multi_ref = false,

@@ -92,7 +92,8 @@ pub enum Bam2fqRequest {
 }
 
 fn flag_value(option: &str, v: &str) -> Result<u32, Error> {
-    super::flags::parse_c_int(v)
+    // parse_long_value(optarg, &n, 0)
+    super::c_number::parse_long_value(v, 0)
         .map(|n| n as u32)
         .ok_or_else(|| Error::Bare(format!("samtools fastq: invalid {option} value \"{v}\"")))
 }
@@ -151,12 +152,13 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
             "i" => casava = true,
             "U" => umi = true,
             "UMI-tag" => umi_tags = v,
-            "c" => level = super::flags::parse_c_int_prefix(&v).clamp(0, 9) as i32,
+            "c" => level = super::c_number::atoi(&v).clamp(0, 9),
             "T" => extra_tags = Some(v),
             "v" => {
-                default_quality = v.parse::<i32>().map(i64::from).map_err(|_| {
-                    Error::Bare(format!("samtools fastq: Invalid -v value: \"{v}\""))
-                })?
+                default_quality =
+                    super::c_number::parse_int_value(&v).map(i64::from).ok_or_else(|| {
+                        Error::Bare(format!("samtools fastq: Invalid -v value: \"{v}\""))
+                    })?
             }
             "d" => add_tag_value(&mut selection, &v)?,
             "D" => {
@@ -177,7 +179,7 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
                 }
                 sc_tag = Some(tag_of(&v));
             }
-            "@" => threads = global::parse_global_threads(&v)?,
+            "@" => threads = global::parse_threads(&v)?,
             "reference" => global::choose_reference(&v),
             "input-fmt-option" => {
                 global::parse_input_fmt_option(&v)?;

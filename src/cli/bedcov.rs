@@ -1,7 +1,7 @@
 //! `bedcov`'s command line → [`BedcovRunOptions`] (samtools 1.24 `main_bedcov` in
 //! `bedcov.c`); the work is [`crate::pipeline::bedcov`].
 
-use super::depth::atoi;
+use super::c_number::atoi;
 use super::flags::parse_flags;
 use super::getopt::LongOpt;
 use super::global::{self, Globals};
@@ -45,7 +45,7 @@ pub fn parse(args: &[String]) -> Result<BedcovRunOptions, Error> {
     for opt in &opts {
         let v = opt.value.as_deref().unwrap_or("");
         match opt.key.as_str() {
-            "Q" => o.min_mapq = atoi(v) as i32,
+            "Q" => o.min_mapq = atoi(v),
             "X" => with_indexes = true,
             "c" => o.read_counts = true,
             "H" => o.header = true,
@@ -53,10 +53,10 @@ pub fn parse(args: &[String]) -> Result<BedcovRunOptions, Error> {
             "G" => o.excl_flags |= flag_value(v)?,
             "j" => o.skip_deletions = true,
             "d" => {
-                min_depth = atoi(v);
+                min_depth = i64::from(atoi(v));
                 o.min_depth = Some(min_depth).filter(|&d| d >= 0);
             }
-            "max-depth" => max_depth = atoi(v),
+            "max-depth" => max_depth = i64::from(atoi(v)),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 global::parse_input_fmt_option(v)?;

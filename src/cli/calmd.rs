@@ -2,6 +2,7 @@
 //! work is [`crate::pipeline::calmd`].
 
 use super::Invocation;
+use super::c_number::atoi;
 use super::common::CommonOptions;
 use super::getopt::LongOpt;
 use super::global::{Globals, Take};
@@ -29,21 +30,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     globals_first: true,
     unlisted: &["-q", "-N", "-h", "-d", "-C", "-n"],
 };
-
-/// C's `atoi`: the leading decimal integer, 0 when there is none.
-fn atoi(v: &str) -> i32 {
-    let t = v.trim_start();
-    let (neg, digits) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let n = digits
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .fold(0i32, |n, d| n.wrapping_mul(10).wrapping_add(i32::from(d - b'0')));
-    if neg { n.wrapping_neg() } else { n }
-}
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
@@ -110,14 +96,4 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
         pg: common.pg(inv, &argv),
         filter,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn atoi_reads_the_leading_number() {
-        assert_eq!((atoi("12x"), atoi(" -3"), atoi("x"), atoi("010")), (12, -3, 0, 10));
-    }
 }

@@ -1,7 +1,7 @@
 //! `checksum`'s command line → [`ChecksumOptions`] (samtools 1.24 `bam_checksum.c` options);
 //! the work is [`crate::pipeline::checksum`].
 
-use super::flags::{parse_c_int_prefix, parse_flags};
+use super::flags::parse_flags;
 use super::getopt::LongOpt;
 use super::global::{self, Globals, Take};
 use super::options::OptionTable;
@@ -142,7 +142,8 @@ fn apply(o: &mut ChecksumOptions, key: &str, v: &str) -> Result<(), Error> {
         "M" => o.hasher.check_mate = true,
         "t" => o.layout.tag_str = v.to_string(),
         "c" => o.hasher.rev_comp = false,
-        "N" => o.max_reads = parse_c_int_prefix(v),
+        // strtoll(optarg, NULL, 0)
+        "N" => o.max_reads = super::c_number::strtol(v, 0).value,
         "B" => (o.layout.bamseqchksum, o.settings.show_pass) = (true, true),
         "v" => o.layout.verbose = true,
         "q" => (o.settings.show_pass, o.settings.show_fail) = (true, true),

@@ -4,6 +4,7 @@
 //! for an unknown one, as htslib's mode without a format letter); otherwise `<prefix>.bam`, or
 //! `<prefix>.<ext>` for `--output-fmt`. The default level is 1; `-u` is level 0.
 
+use super::c_number::atoi;
 use super::common::CommonOptions;
 use super::getopt::LongOpt;
 use super::global::{Globals, Take};
@@ -28,18 +29,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["--write-index"],
 };
 
-/// C `atoi`: leading whitespace, sign, digits; 0 when none.
-fn atoi(v: &str) -> i64 {
-    let t = v.trim_start();
-    let (neg, body) = match t.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, t.strip_prefix('+').unwrap_or(t)),
-    };
-    let digits: String = body.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let n = digits.parse::<i64>().unwrap_or(0);
-    if neg { -n } else { n }
-}
-
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut bins = 64i64;
@@ -59,13 +48,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         }
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
-            "n" => bins = atoi(v),
-            "l" => level = atoi(v),
+            "n" => bins = i64::from(atoi(v)),
+            "l" => level = i64::from(atoi(v)),
             "u" => uncompressed = true,
             "O" => to_stdout = true,
             "o" => output = Some(v.to_string()),
             "f" => fast = true,
-            "r" => store = atoi(v),
+            "r" => store = i64::from(atoi(v)),
             "output-fmt" => out_fmt = Some(global::parse_output_fmt(v)?.0),
             "T" => tmp_prefix = Some(v.to_string()),
             "max-memory" => {

@@ -24,7 +24,7 @@ impl CommonOptions {
             "input-fmt-option" => {
                 global::parse_input_fmt_option(value.unwrap_or(""))?;
             }
-            "verbosity" => {}
+            "verbosity" => global::check_verbosity(value.unwrap_or(""))?,
             _ => return Ok(false),
         }
         Ok(true)

@@ -3,7 +3,7 @@
 //!
 //! samtools sets `opterr = 0`: a mistake prints its own line and the usage on stdout, exit 0.
 
-use super::depth::atoi;
+use super::c_number::atoi;
 use super::flags::parse_flags;
 use super::getopt::{GetoptError, LongOpt};
 use super::global::{self, Globals};
@@ -48,7 +48,7 @@ pub const OPTIONS: OptionTable = OptionTable {
 /// The histogram width when none is asked for: the terminal's (`COLUMNS`) less 40, at least 40.
 /// Difference: samtools also asks stderr's terminal for its width; mdsam does not.
 fn terminal_bins() -> i64 {
-    let columns = std::env::var("COLUMNS").map_or(0, |v| atoi(&v));
+    let columns = std::env::var("COLUMNS").map_or(0, |v| i64::from(atoi(&v)));
     if columns > 60 { columns - 40 } else { 40 }
 }
 
@@ -91,25 +91,26 @@ pub fn parse(args: &[String]) -> Result<CoverageRunOptions, Error> {
                     parse_flags(v).map_err(|_| Error::Bare(format!("Could not parse --ff {v}")))?
             }
             "min-depth" => {
-                o.min_depth = u64::try_from(atoi(v)).ok().filter(|&d| d > 0).unwrap_or(o.min_depth)
+                o.min_depth =
+                    u64::try_from(i64::from(atoi(v))).ok().filter(|&d| d > 0).unwrap_or(o.min_depth)
             }
             "o" => {
                 o.output = Some(v.to_string());
                 full_width = false;
             }
-            "l" => o.min_len = atoi(v),
-            "q" => o.min_mapq = atoi(v) as i32,
-            "Q" => o.min_base_quality = atoi(v).max(0) as u32,
+            "l" => o.min_len = i64::from(atoi(v)),
+            "q" => o.min_mapq = atoi(v),
+            "Q" => o.min_base_quality = i64::from(atoi(v)).max(0) as u32,
             // `-d 0` lifts the cap (INT_MAX); a negative one leaves htslib's own.
             "d" => {
-                o.pileup_cap = Some(match atoi(v) {
+                o.pileup_cap = Some(match i64::from(atoi(v)) {
                     d if d > 0 => d,
                     0 => i64::from(i32::MAX),
                     _ => HTSLIB_DEFAULT,
                 })
             }
             "w" => {
-                o.bins = atoi(v);
+                o.bins = i64::from(atoi(v));
                 full_width = false;
                 o.histogram = true;
             }

@@ -1,7 +1,8 @@
 //! `depth`'s command line → [`DepthOptions`] (samtools 1.24 `main_depth` in `bam2depth.c`);
 //! the work is [`crate::pipeline::depth`].
 
-use super::flags::{parse_c_int, parse_flags};
+use super::c_number::atoi;
+use super::flags::parse_flags;
 use super::getopt::LongOpt;
 use super::global::{self, Globals};
 use super::options::OptionTable;
@@ -29,11 +30,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["--min-mq", "--min-bq", "-d", "-m", "--write-index"],
 };
 
-/// `atoi`.
-pub fn atoi(s: &str) -> i64 {
-    parse_c_int(s).unwrap_or(0) as i32 as i64
-}
-
 /// A flag option's value, or samtools' `Unknown flag` failure.
 fn flag_value(command: &str, v: &str) -> Result<u16, Error> {
     parse_flags(v).map_err(|m| Error::Bare(format!("samtools {command}: {m}")))
@@ -58,10 +54,10 @@ pub fn parse(args: &[String]) -> Result<DepthOptions, Error> {
             "G" => o.excl_flags |= flag_value("depth", v)?,
             "incl-flags" => o.incl_flags |= flag_value("depth", v)?,
             "require-flags" => o.req_flags |= flag_value("depth", v)?,
-            "l" => o.min_len = atoi(v),
+            "l" => o.min_len = i64::from(atoi(v)),
             "H" => o.header = true,
-            "q" => o.min_base_quality = atoi(v) as i32,
-            "Q" => o.min_mapq = atoi(v) as i32,
+            "q" => o.min_base_quality = atoi(v),
+            "Q" => o.min_mapq = atoi(v),
             "J" => o.count_deletions = true,
             "o" => {
                 o.output.get_or_insert_with(|| v.to_string());
@@ -69,7 +65,7 @@ pub fn parse(args: &[String]) -> Result<DepthOptions, Error> {
             "r" => o.region = Some(v.to_string()),
             "s" => o.remove_overlaps = true,
             "X" => with_indexes = true,
-            "@" => o.threads = global::parse_global_threads(v)? + 1,
+            "@" => o.threads = global::parse_threads(v)? + 1,
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 global::parse_input_fmt_option(v)?;

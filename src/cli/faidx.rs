@@ -60,20 +60,6 @@ pub enum FaidxRequest {
     Usage,
 }
 
-/// `strtol(s, NULL, 10)`: the leading decimal integer, 0 when there is none.
-pub(super) fn strtol10(s: &str) -> i64 {
-    let body = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    let (neg, body) = match body.strip_prefix('-') {
-        Some(b) => (true, b),
-        None => (false, body.strip_prefix('+').unwrap_or(body)),
-    };
-    let v = body
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .fold(0i64, |v, d| v.saturating_mul(10).saturating_add(i64::from(d - b'0')));
-    if neg { -v } else { v }
-}
-
 /// `--mark-strand TYPE`: the (positive, negative) name suffixes.
 fn parse_mark_strand(v: &str) -> Option<(Vec<u8>, Vec<u8>)> {
     match v {
@@ -118,7 +104,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
         match opt.key.as_str() {
             "o" => o.output = Some(v.to_string()),
             "n" => {
-                o.line_len = strtol10(v);
+                o.line_len = super::c_number::strtol(v, 10).value;
                 if o.line_len < 0 {
                     eprintln!("[faidx] bad line length '{v}', using default:60");
                     o.line_len = 60;
@@ -140,7 +126,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
             "fai-idx" => o.fai_path = Some(v.to_string()),
             "gzi-idx" => o.gzi_path = Some(v.to_string()),
             "@" => {
-                let extra = global::parse_global_threads(v).map_err(|e| match e {
+                let extra = global::parse_threads(v).map_err(|e| match e {
                     Error::ShowUsage(line) => invalid(line, v),
                     e => e,
                 })?;
@@ -188,12 +174,5 @@ mod tests {
         assert_eq!((o.input.as_str(), o.regions), ("in.fa", vec!["a:1-2".to_string()]));
         assert!(matches!(parse(&strings(&[]), true).unwrap(), FaidxRequest::Usage));
         assert!(parse(&strings(&["--mark-strand", "up", "x"]), false).is_err());
-    }
-
-    #[test]
-    fn line_lengths_read_like_strtol() {
-        assert_eq!(strtol10("12x"), 12);
-        assert_eq!(strtol10("x"), 0);
-        assert_eq!(strtol10(" -3"), -3);
     }
 }

@@ -1,5 +1,6 @@
 //! Options every command shares (htslib's `sam_global_args`).
 
+use super::c_number;
 use super::getopt::{LongOpt, REFUSED};
 use crate::error::Error;
 use crate::io::bgzf::codec::Engine;
@@ -91,30 +92,21 @@ impl Globals {
     }
 }
 
-/// `-@ N`: extra threads, as samtools counts them.
-pub fn parse_threads(v: &str) -> Result<usize, Error> {
-    v.trim()
-        .parse::<i64>()
-        .map(|n| n.max(0) as usize)
-        .map_err(|_| Error::Usage(format!("invalid number of threads \"{v}\"")))
-}
-
 /// `-@`/`--threads` as samtools' `parse_sam_global_opt` reads it (`parse_int_value`: a whole
-/// decimal `int`), for the commands that leave the option to it; a bad value shows the usage.
-pub fn parse_global_threads(v: &str) -> Result<usize, Error> {
-    let digits = v.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    match digits.parse::<i32>() {
-        Ok(n) => Ok(n.max(0) as usize),
-        Err(_) => Err(Error::ShowUsage(Some("Invalid threads value.".into()))),
+/// decimal `int`; a negative count is no extra thread); a bad value shows the usage.
+pub fn parse_threads(v: &str) -> Result<usize, Error> {
+    match c_number::parse_int_value(v) {
+        Some(n) => Ok(n.max(0) as usize),
+        None => Err(Error::ShowUsage(Some("Invalid threads value.".into()))),
     }
 }
 
-/// `--verbosity` as `parse_sam_global_opt` reads it; mdsam has no log levels to set.
+/// `--verbosity` as `parse_sam_global_opt` reads it (`parse_int_value`); mdsam has no log levels
+/// to set.
 pub fn check_verbosity(v: &str) -> Result<(), Error> {
-    let digits = v.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    match digits.parse::<i32>() {
-        Ok(_) => Ok(()),
-        Err(_) => Err(Error::ShowUsage(Some("Invalid verbosity value.".into()))),
+    match c_number::parse_int_value(v) {
+        Some(_) => Ok(()),
+        None => Err(Error::ShowUsage(Some("Invalid verbosity value.".into()))),
     }
 }
 
@@ -219,7 +211,8 @@ pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Opt
 
 /// The level an `--output-fmt-option` sets (`level=N`), if any.
 pub fn parse_fmt_option_level(opt: &str) -> Option<i32> {
-    opt.strip_prefix("level=").and_then(super::flags::parse_c_int).map(|l| l as i32)
+    // hts_opt_add: strtol(val, NULL, 0), kept as an int.
+    opt.strip_prefix("level=").map(|l| c_number::strtol(l, 0).value as i32)
 }
 
 /// The engine an output format option `deflate=isal|libdeflate` names (an mdsam addition), if any.

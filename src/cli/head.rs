@@ -44,9 +44,10 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadRequest, Er
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
-            "h" => options.header_lines = Some(super::flags::strtoull(v)),
-            "n" => options.records = super::flags::strtoull(v),
-            "@" => options.threads = global::parse_global_threads(v)? + 1,
+            // strtoull(optarg, NULL, 0)
+            "h" => options.header_lines = Some(super::c_number::strtoul(v, 0).value),
+            "n" => options.records = super::c_number::strtoul(v, 0).value,
+            "@" => options.threads = global::parse_threads(v)? + 1,
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 if let Some(expr) = global::parse_input_fmt_option(v)? {

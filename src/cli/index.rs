@@ -2,7 +2,6 @@
 //! [`crate::pipeline::index`].
 
 use super::getopt::LongOpt;
-use super::global;
 use super::global::{Globals, Take};
 use super::options::OptionTable;
 use crate::error::Error;
@@ -45,12 +44,19 @@ pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
             "c" => csi = true,
             "m" => {
                 csi = true;
-                min_shift = super::flags::parse_c_int(v.trim())
+                // parse_int_value
+                min_shift = super::c_number::parse_int_value(v)
+                    .map(i64::from)
                     .ok_or_else(|| Error::Usage("invalid min_shift".into()))?;
             }
             "M" => multiple = true,
             "o" => output = Some(v.to_string()),
-            "@" => threads = global::parse_threads(v)?,
+            // parse_int_value, with index's own message
+            "@" => {
+                threads = super::c_number::parse_int_value(v)
+                    .map(|n| n.max(0) as usize)
+                    .ok_or_else(|| Error::Usage("invalid thread count".into()))?
+            }
             _ => {}
         }
     }

@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::ops::markdup::optical::{CoordRegex, coords_order};
 use crate::ops::markdup::{Barcode, MarkdupOptions as Md};
 // samtools compiles both regex options with regcomp(REG_EXTENDED): POSIX ERE, so `\d` is `d`.
+use super::c_number::atoi;
 use crate::ops::posix_regex::compile_ere;
 use crate::pipeline::markdup::MarkdupOptions;
 use crate::pipeline::sink::index_request;
@@ -44,13 +45,6 @@ pub const OPTIONS: OptionTable = OptionTable {
 /// The Illumina UMI regex of `--barcode-name` (1.17+).
 const BARCODE_NAME: &str = "[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:[0-9A-Za-z]+:([!-?A-~]+)";
 
-/// C `atoi`.
-fn atoi(s: &str) -> i64 {
-    crate::ops::markdup::optical::strtol(s.as_bytes())
-        .unwrap_or(0)
-        .clamp(i32::MIN as i64, i32::MAX as i64)
-}
-
 fn usage_fail() -> Error {
     Error::ShowUsage(None)
 }
@@ -77,7 +71,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "r" => md.remove = true,
-            "l" => md.max_length = atoi(v),
+            "l" => md.max_length = i64::from(atoi(v)),
             "s" => stats = true,
             "T" => tmp_prefix = Some(v.to_string()),
             "S" => md.supp = true,
@@ -86,7 +80,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
                 stats_file = Some(v.to_string());
                 stats = true;
             }
-            "d" => md.opt_dist = atoi(v),
+            "d" => md.opt_dist = i64::from(atoi(v)),
             "c" => md.clear = true,
             "m" => match v {
                 "t" => md.sequence_mode = false,

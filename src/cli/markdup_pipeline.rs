@@ -81,7 +81,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
             "O" => out.set_format(&v)?,
             "output-fmt-option" => out.set_option(&v),
             "u" => uncompressed = true,
-            "l" => out.level = Some(super::flags::parse_c_int(&v).unwrap_or(-1) as i32),
+            "l" => out.level = Some(super::c_number::parse_int_value(&v).unwrap_or(-1)),
             "verify" => verify = true,
             "p" => {
                 fix.proper_pair_check = false;

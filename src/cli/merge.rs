@@ -3,8 +3,8 @@
 //! pipeline's, which reads the lists first as samtools does while it parses them.
 
 use super::Invocation;
+use super::c_number::{parse_int_value, parse_long_value};
 use super::common::CommonOptions;
-use super::flags::parse_c_int;
 use super::getopt::LongOpt;
 use super::global::Globals;
 use super::options::OptionTable;
@@ -28,16 +28,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     globals_first: false,
     unlisted: &[],
 };
-
-/// `parse_long_value(optarg, &seed, 10)`: the whole text a decimal `long`.
-fn parse_seed(v: &str) -> Option<i64> {
-    let t = v.trim_start();
-    let digits = t.strip_prefix(['+', '-']).unwrap_or(t);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    t.parse::<i64>().ok()
-}
 
 pub fn parse(inv: &Invocation, args: &[String]) -> Result<MergeOptions, Error> {
     if args.is_empty() {
@@ -78,13 +68,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MergeOptions, Error> {
                 parsed.uncompressed = true;
             }
             "R" => parsed.region = Some(v),
-            "l" => match parse_c_int(v.trim()) {
-                Some(l) => out.level = Some(l as i32),
+            "l" => match parse_int_value(&v) {
+                Some(l) => out.level = Some(l),
                 None => return Err(Error::Bare("Invalid compression level".into())),
             },
             "c" => parsed.combine_rg = true,
             "p" => parsed.combine_pg = true,
-            "s" => match parse_seed(&v) {
+            "s" => match parse_long_value(&v, 10) {
                 Some(s) => parsed.seed = Some(s),
                 None => return Err(Error::Bare("Invalid random seed".into())),
             },

@@ -6,6 +6,7 @@ pub mod ampliconclip;
 pub mod ampliconstats;
 pub mod bam2fq;
 pub mod bedcov;
+pub mod c_number;
 pub mod calmd;
 pub mod cat;
 pub mod catalog;

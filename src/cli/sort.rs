@@ -3,8 +3,8 @@
 use std::io::IsTerminal;
 
 use super::Invocation;
+use super::c_number::parse_int_value;
 use super::common::CommonOptions;
-use super::flags::parse_c_int;
 use super::getopt::LongOpt;
 use super::global::Globals;
 use super::options::OptionTable;
@@ -32,29 +32,10 @@ pub const OPTIONS: OptionTable = OptionTable {
 
 /// `-m`: `strtol(.., 0)` (hex `0x`, octal leading `0`, else decimal) with an optional K/M/G suffix.
 pub(crate) fn parse_memory(v: &str) -> u64 {
-    let b = v.trim_start().as_bytes();
-    let (neg, mut i) = match b.first() {
-        Some(b'-') => (true, 1),
-        Some(b'+') => (false, 1),
-        _ => (false, 0),
-    };
-    let (radix, digits_from) = if b[i..].starts_with(b"0x") || b[i..].starts_with(b"0X") {
-        (16, i + 2)
-    } else if b.get(i) == Some(&b'0') {
-        (8, i)
-    } else {
-        (10, i)
-    };
-    i = digits_from;
-    let mut n: u64 = 0;
-    while let Some(d) = b.get(i).and_then(|&c| (c as char).to_digit(radix)) {
-        n = n.saturating_mul(radix as u64).saturating_add(d as u64);
-        i += 1;
-    }
-    if neg {
-        n = 0;
-    }
-    match b.get(i) {
+    let read = super::c_number::strtol(v, 0);
+    // A negative size is refused later as below the minimum.
+    let n = read.value.max(0) as u64;
+    match v.as_bytes().get(read.used) {
         Some(b'k' | b'K') => n << 10,
         Some(b'm' | b'M') => n << 20,
         Some(b'g' | b'G') => n << 30,
@@ -99,8 +80,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     // -O, --output-fmt-option, -l and -u all set the level; the last one wins.
     let mut out = OutputChoice::default();
     let mut common = CommonOptions::default();
+    // parse_int_value; its messages come without the `samtools sort: ` prefix.
     let int = |v: &str, what: &str| -> Result<i64, Error> {
-        parse_c_int(v.trim()).ok_or_else(|| Error::Usage(what.to_string()))
+        parse_int_value(v).map(i64::from).ok_or_else(|| Error::ShowUsage(Some(what.to_string())))
     };
     for o in &opts {
         if common.take(&o.key, o.value.as_deref())? {

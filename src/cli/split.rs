@@ -68,8 +68,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SplitOptions, Error> {
     for opt in &opts {
         let v = opt.value.as_deref().unwrap_or("");
         if opt.key == "@" {
-            common.threads =
-                super::global::parse_global_threads(v).map_err(|_| usage_on_stdout())?;
+            common.threads = super::global::parse_threads(v).map_err(|_| usage_on_stdout())?;
             continue;
         }
         if common.take(&opt.key, opt.value.as_deref())? {

@@ -1,13 +1,13 @@
 //! `stats`' command line → [`StatsOptions`] (samtools 1.24 `stats.c` options); the work is
 //! [`crate::pipeline::stats`].
 
-use super::flags::{parse_c_int_prefix, parse_flags};
+use super::c_number::{self, atof, atoi};
+use super::flags::parse_flags;
 use super::getopt::LongOpt;
 use super::global::{self, Globals};
 use super::options::OptionTable;
 use crate::error::Error;
 use crate::ops::stats::{CoverageBins, Settings};
-use crate::ops::view::expr::number::parse_c_double;
 use crate::pipeline::stats::StatsOptions;
 
 pub const USAGE: &str = include_str!("usage/stats.txt");
@@ -56,16 +56,6 @@ pub enum StatsRequest {
     Usage,
 }
 
-/// C's `atoi`.
-fn atoi(v: &str) -> i32 {
-    parse_c_int_prefix(v) as i32
-}
-
-/// C's `atof`.
-pub(super) fn atof(v: &str) -> f64 {
-    parse_c_double(v.as_bytes()).map_or(0.0, |(x, _)| x)
-}
-
 /// `sscanf(v, "%d,%d,%d")`: the three numbers, or `None`.
 fn coverage_triple(v: &str) -> Option<(i32, i32, i32)> {
     let mut parts = v.splitn(3, ',');
@@ -75,7 +65,7 @@ fn coverage_triple(v: &str) -> Option<(i32, i32, i32)> {
         if !digits.starts_with(|c: char| c.is_ascii_digit()) {
             return None;
         }
-        Some(parse_c_int_prefix(p) as i32)
+        Some(c_number::strtol(p, 10).value as i32)
     };
     Some((next()?, next()?, next()?))
 }
@@ -150,7 +140,7 @@ fn apply(o: &mut StatsOptions, extra: &mut Extras, key: &str, v: &str) -> Result
             o.ref_chunk = i64::from(mb.wrapping_mul(1 << 20)).max(1);
         }
         "h" | "?" => extra.usage = true,
-        "@" => o.threads = global::parse_global_threads(v)? + 1,
+        "@" => o.threads = global::parse_threads(v)? + 1,
         "verbosity" => global::check_verbosity(v)?,
         "input-fmt-option" => {
             if let Some(expr) = global::parse_input_fmt_option(v)? {

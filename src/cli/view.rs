@@ -5,8 +5,9 @@
 use std::collections::HashSet;
 
 use super::Invocation;
+use super::c_number::{self, parse_int_value, parse_long_value};
 use super::common::CommonOptions;
-use super::flags::{parse_c_int, parse_flags};
+use super::flags::parse_flags;
 use super::getopt::{GetoptError, LongOpt};
 use super::global::{self, Globals, Take};
 use super::options::OptionTable;
@@ -150,16 +151,6 @@ fn set_tag_filter(
     Ok(())
 }
 
-/// `--subsample FRACTION`.
-fn subsample_fraction(v: &str) -> Result<f64, Error> {
-    let f: f64 =
-        v.parse().map_err(|_| Error::Message(format!("Invalid subsampling fraction \"{v}\"")))?;
-    if !(0.0..=1.0).contains(&f) {
-        return Err(Error::Message("Incorrect sampling argument".into()));
-    }
-    Ok(f)
-}
-
 /// view's usage after a mistake: the `--help` text without its notes.
 pub fn error_usage() -> &'static str {
     USAGE.split_once("Notes:\n").map_or(USAGE, |(head, _)| head)
@@ -187,15 +178,6 @@ fn view_usage_error(e: GetoptError) -> Error {
         | GetoptError::Refused { option, .. } => format!("unrecognised option '{option}'"),
     };
     Error::Usage(line)
-}
-
-/// `--subsample-seed SEED`: `None` for `auto`.
-fn subsample_seed(v: &str) -> Result<Option<u32>, Error> {
-    if v == "auto" {
-        return Ok(None);
-    }
-    let seed = parse_c_int(v).ok_or_else(|| Error::Message(format!("Invalid seed \"{v}\"")))?;
-    Ok(Some(seed as u32))
 }
 
 /// `view`'s options as getopt leaves them: what each option said, before the checks across
@@ -308,9 +290,17 @@ impl ViewArgs {
             "n" => self.filter.exclude_no_read_group = true,
             "d" => self.take_tag_value(v)?,
             "D" => self.take_tag_file(v)?,
-            "q" => self.filter.min_mapq = parse_c_int(v).unwrap_or(0).clamp(0, 255) as u8,
+            // parse_int_value
+            "q" => match parse_int_value(v) {
+                Some(q) => self.filter.min_mapq = q,
+                None => return Err(self.quit_at_view_end(format!("Incorrect min_mapQ \"{v}\""))),
+            },
             "l" => self.library = Some(v.to_string()),
-            "m" => self.filter.min_qlen = parse_c_int(v).unwrap_or(0),
+            // parse_int_value
+            "m" => match parse_int_value(v) {
+                Some(m) => self.filter.min_qlen = i64::from(m),
+                None => return Err(self.quit_at_view_end(format!("Incorrect min_qlen \"{v}\""))),
+            },
             "e" => self.filter.expr = Some(Expr::parse(v).map_err(Error::Message)?),
             "f" => self.filter.require_flags = flag(v)?,
             "F" => self.filter.exclude_flags = flag(v)?,
@@ -331,8 +321,8 @@ impl ViewArgs {
             }
             "B" => self.remove_back = true,
             "s" => self.take_sampling(v)?,
-            "subsample" => self.fraction = Some(subsample_fraction(v)?),
-            "subsample-seed" => self.seed = Some(subsample_seed(v)?),
+            "subsample" => self.take_subsample_fraction(v)?,
+            "subsample-seed" => self.take_subsample_seed(v)?,
             "save-counts" => self.save_counts = Some(v.to_string()),
             "z" | "S" => {}
             "O" => self.out_fmt.set_format(v)?,
@@ -363,18 +353,61 @@ impl ViewArgs {
         set_tag_filter(&mut self.filter.tag, tag.as_bytes(), Some(Vec::new()))
     }
 
-    /// `-s [SEED.]FRACTION` (`SEED` may be `auto`).
+    /// `-s [SEED.]FRACTION` (`SEED` may be `auto`, in any case): `strtol(…, 10)` for the seed,
+    /// then `strtod` for the fraction from its point, which must use the rest of the text.
     fn take_sampling(&mut self, v: &str) -> Result<(), Error> {
-        let (s, f) = v
-            .split_once('.')
-            .ok_or_else(|| Error::Message("Incorrect sampling argument".into()))?;
-        self.seed = Some(if s == "auto" { None } else { Some(parse_c_int(s).unwrap_or(0) as u32) });
-        self.fraction = Some(
-            format!("0.{f}")
-                .parse::<f64>()
-                .map_err(|_| Error::Message("Incorrect sampling argument".into()))?,
-        );
+        let refuse = || Error::Message(format!("Incorrect sampling argument \"{v}\""));
+        let auto = v.len() > 4 && v.as_bytes()[4] == b'.' && v[..4].eq_ignore_ascii_case("auto");
+        let (seed, rest) = if auto {
+            (None, &v[4..])
+        } else {
+            let seed = c_number::strtol(v, 10);
+            (Some(seed.value as u32), &v[seed.used..])
+        };
+        if !rest.starts_with('.') {
+            return Err(refuse());
+        }
+        let fraction = c_number::strtod(rest);
+        if fraction.used != rest.len() {
+            return Err(refuse());
+        }
+        self.seed = Some(seed);
+        self.fraction = Some(fraction.value);
         Ok(())
+    }
+
+    /// `--subsample FRACTION`: `strtod` over the whole text, within 0..=1.
+    fn take_subsample_fraction(&mut self, v: &str) -> Result<(), Error> {
+        let fraction = c_number::strtod(v);
+        if fraction.used != v.len() || !(0.0..=1.0).contains(&fraction.value) {
+            return Err(self.quit_at_view_end(format!("Incorrect sampling argument \"{v}\"")));
+        }
+        self.fraction = Some(fraction.value);
+        Ok(())
+    }
+
+    /// `--subsample-seed SEED`: `auto` (any case), else `parse_long_value(…, 0)` kept as 32 bits.
+    fn take_subsample_seed(&mut self, v: &str) -> Result<(), Error> {
+        if v.eq_ignore_ascii_case("auto") {
+            self.seed = Some(None);
+            return Ok(());
+        }
+        match parse_long_value(v, 0) {
+            Some(seed) => self.seed = Some(Some(seed as u32)),
+            None => return Err(self.quit_at_view_end(format!("Incorrect seed argument \"{v}\""))),
+        }
+        Ok(())
+    }
+
+    /// samtools view's `goto view_end` with its status still 0, after a bad `-q`, `-m`,
+    /// `--subsample` or `--subsample-seed`: the message, then the count so far (0) when `-c` came
+    /// earlier on the command line, and exit status 0.
+    fn quit_at_view_end(&self, message: String) -> Error {
+        eprintln!("samtools view: {message}");
+        if self.count {
+            println!("0");
+        }
+        Error::Status(0)
     }
 
     /// The output format: `-O`, else `-b`, else the output's extension, else BAM when a

@@ -63,7 +63,7 @@ pub struct TagFilter {
 pub struct Filter {
     pub expr: Option<Expr>,
     pub min_qlen: i64,
-    pub min_mapq: u8,
+    pub min_mapq: i32,
     pub require_flags: u16,
     pub exclude_flags: u16,
     pub reject_all_flags: u16,
@@ -119,7 +119,7 @@ impl Filter {
             }
         }
         let flag = r.flag();
-        if r.mapq() < self.min_mapq
+        if i32::from(r.mapq()) < self.min_mapq
             || flag & self.require_flags != self.require_flags
             || flag & self.exclude_flags != 0
             || (self.reject_all_flags != 0 && flag & self.reject_all_flags == self.reject_all_flags)
