@@ -104,3 +104,6 @@ mod cram_decoder;
 
 /// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
 mod split_clip;
+
+/// Memory bounded on long fixmate templates and many-run sorts, and `index` from a pipe or FIFO.
+mod bounded_memory;
