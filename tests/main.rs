@@ -118,3 +118,6 @@ mod cram_foreign;
 
 /// Numeric option values read with the C function samtools uses for each option.
 mod c_numbers;
+
+/// Memory bounded on long fixmate templates and many-run sorts, and `index` from a pipe or FIFO.
+mod bounded_memory;

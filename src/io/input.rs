@@ -15,17 +15,9 @@ pub struct Input {
 
 enum Source {
     /// `released`: the start of the mapped bytes not yet handed back to the kernel.
-    Mapped {
-        map: Mmap,
-        pos: usize,
-        released: usize,
-    },
-    Stream {
-        reader: Box<dyn Read + Send>,
-        buf: Vec<u8>,
-        start: usize,
-        eof: bool,
-    },
+    Mapped { map: Mmap, pos: usize, released: usize },
+    /// `read_size`: the least asked of `reader` at a time.
+    Stream { reader: Box<dyn Read + Send>, buf: Vec<u8>, start: usize, eof: bool, read_size: usize },
 }
 
 impl Input {
@@ -68,9 +60,21 @@ impl Input {
 
     /// An input over any reader (pipes, stdin, tests).
     pub fn from_reader(name: &str, reader: Box<dyn Read + Send>) -> Input {
+        Input::from_reader_in_reads_of(name, reader, STREAM_READ_BYTES)
+    }
+
+    /// [`Input::from_reader`] asking `reader` for at least `read_size` bytes at a time (less
+    /// than the usual MiB for the many side-by-side inputs of a merge: the buffer holds about
+    /// two reads).
+    pub fn from_reader_in_reads_of(
+        name: &str,
+        reader: Box<dyn Read + Send>,
+        read_size: usize,
+    ) -> Input {
+        let read_size = read_size.max(1);
         Input {
             name: name.to_string(),
-            src: Source::Stream { reader, buf: Vec::new(), start: 0, eof: false },
+            src: Source::Stream { reader, buf: Vec::new(), start: 0, eof: false, read_size },
             consumed: 0,
         }
     }
@@ -111,13 +115,13 @@ impl Input {
     pub fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
         match &mut self.src {
             Source::Mapped { map, pos, .. } => Ok(&map[*pos..(*pos + n).min(map.len())]),
-            Source::Stream { reader, buf, start, eof } => {
+            Source::Stream { reader, buf, start, eof, read_size } => {
                 while buf.len() - *start < n && !*eof {
                     if *start > 0 && *start >= buf.len() / 2 {
                         buf.drain(..*start);
                         *start = 0;
                     }
-                    let want = (n - (buf.len() - *start)).max(1 << 20);
+                    let want = (n - (buf.len() - *start)).max(*read_size);
                     let at = buf.len();
                     buf.resize(at + want, 0);
                     let got = loop {
@@ -151,6 +155,9 @@ impl Input {
         }
     }
 }
+
+/// The least read from a stream at a time.
+const STREAM_READ_BYTES: usize = 1 << 20;
 
 /// Bytes consumed between two hand-backs of mapped pages.
 const RELEASE_EVERY: usize = 4 << 20;

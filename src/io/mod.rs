@@ -23,6 +23,7 @@ pub mod index;
 pub mod input;
 pub mod lists;
 pub mod open;
+pub mod open_files;
 pub mod output;
 pub mod pool_wait;
 pub mod recycle;

@@ -116,7 +116,9 @@ pub fn open_with_piece(path: &str, threads: usize, target: usize) -> Result<Open
 pub fn open_streamed(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
     let file =
         std::fs::File::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
-    open_input(path, Input::from_reader(path, Box::new(file)), threads, target)
+    // Read a piece at a time (up to the usual MiB): a merge holds one such buffer per run.
+    let input = Input::from_reader_in_reads_of(path, Box::new(file), target.min(1 << 20));
+    open_input(path, input, threads, target)
 }
 
 /// As [`open_streamed`], for a temporary file written past the page cache

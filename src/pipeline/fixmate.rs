@@ -3,7 +3,8 @@
 //! Phases per input piece: *parse* (the reader's parallel parse), *group* (cut the piece at
 //! template boundaries; the last, possibly incomplete template is carried into the next piece),
 //! *fix* (chunks of whole templates on the pool: sanitise, pair, tag, encode), *write* (chunks in
-//! input order). Output bytes never depend on the thread count.
+//! input order). Output bytes never depend on the thread count. A template too long to carry
+//! goes through a temporary file ([`crate::pipeline::fixmate_long`]).
 
 use rayon::prelude::*;
 
@@ -12,6 +13,7 @@ use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
 use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, is_kept, sanitize};
+use crate::pipeline::fixmate_long::{HELD_TEMPLATE_BYTES, LongTemplate};
 use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
@@ -77,9 +79,7 @@ pub fn fix_templates(
     fix: &Fix,
     mut emit: impl FnMut(&[u8], bool),
 ) {
-    let ref_len = |tid: i32| -> i64 {
-        if tid < 0 { 0 } else { header.refs().get(tid as usize).map_or(0, |r| r.len as i64) }
-    };
+    let ref_len = |tid: i32| crate::pipeline::fixmate_long::reference_length(header, tid);
     // Record buffers reused from template to template (no allocation per record).
     let mut group: Vec<Vec<u8>> = Vec::new();
     let mut start = 0;
@@ -90,8 +90,10 @@ pub fn fix_templates(
             end += 1;
         }
         let n = end - start;
-        while group.len() < n {
-            group.push(Vec::with_capacity(1024));
+        // Sized for the record and the tags fixmate adds: a fixed 1 KiB each took 1 GB for a
+        // million records of one name.
+        for r in &recs[start + group.len().min(n)..end] {
+            group.push(Vec::with_capacity(r.bytes().len() + 128));
         }
         for (b, r) in group.iter_mut().zip(&recs[start..end]) {
             b.clear();
@@ -156,10 +158,26 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
     // Records after the last complete template, carried into the next step.
     let mut carry = Batch::default();
+    // A template too long to carry, fixed through a temporary file ([`LongTemplate`]).
+    let mut long: Option<LongTemplate> = None;
     let mut step = |batches: Vec<Batch>, done: bool| -> Result<(), Error> {
-        // Group phase: everything up to the start of the last template is complete.
-        let recs: Vec<RecordRef<'_>> =
+        let all: Vec<RecordRef<'_>> =
             carry.iter().chain(batches.iter().flat_map(|b| b.iter())).collect();
+        // The long template's next records come first; it is written once another name comes.
+        let mut from = 0;
+        if let Some(t) = &mut long {
+            while from < all.len() && t.takes(&all[from]) {
+                t.push(&all[from], &header, &opts)?;
+                from += 1;
+            }
+            if from < all.len() || done {
+                let t = long.take().expect("checked above");
+                let _phase = profile::phase(Phase::Write);
+                t.finish(&header, &opts, &mut sink)?;
+            }
+        }
+        let recs = &all[from..];
+        // Group phase: everything up to the start of the last template is complete.
         let mut cut = recs.len();
         if !done {
             while cut > 0 && recs[cut - 1].read_name() == recs[recs.len() - 1].read_name() {
@@ -178,11 +196,21 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         for o in outs {
             sink.write_owned(o)?;
         }
+        // The last, incomplete template is carried, unless it grew too long to hold.
+        let tail = &recs[cut..];
         let mut next_carry = Batch::default();
-        for r in &recs[cut..] {
-            next_carry.push(r.bytes());
+        if tail.iter().map(|r| r.bytes().len()).sum::<usize>() > HELD_TEMPLATE_BYTES {
+            let mut t = LongTemplate::new(tail[0].read_name(), &opts)?;
+            for r in tail {
+                t.push(r, &header, &opts)?;
+            }
+            long = Some(t);
+        } else {
+            for r in tail {
+                next_carry.push(r.bytes());
+            }
         }
-        drop(recs);
+        drop(all);
         for b in batches {
             crate::io::recycle::give(b.data);
         }

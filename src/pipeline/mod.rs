@@ -21,6 +21,7 @@ pub mod depth;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
+pub mod fixmate_long;
 pub mod flagstat;
 pub mod head;
 pub mod idxstats;

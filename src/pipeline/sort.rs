@@ -13,7 +13,7 @@
 
 mod merge;
 
-pub use merge::merge_runs;
+pub use merge::{Runs, merge_runs};
 
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
@@ -389,10 +389,10 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         let last = (!store.is_empty()).then_some(&store);
         let _phase = profile::phase(Phase::Merge);
         let headers = (&input_header, &header);
-        merge::merge(&runs, last, headers, opts.order, opts.memory, &mut sink)?;
+        let runs = merge::Runs { files: runs, uncompressed: false, namer: &mut namer };
+        merge::merge(runs, last, headers, opts.order, opts.memory, &mut sink)?;
         sink.finish()?;
     }
-    drop(runs);
     Ok(())
 }
 

@@ -48,12 +48,14 @@ pub struct Reader {
     /// Stop before this compressed offset (region queries).
     limit: Option<u64>,
     eof: bool,
+    /// Whether the last block read was the 28-byte EOF marker (for [`Self::data_end`]).
+    last_block_is_eof: bool,
 }
 
 impl Reader {
     /// `target` is the inflated size of one piece; a few MiB per thread keeps every core busy.
     pub fn new(input: Input, target: usize) -> Self {
-        Reader { input, target: target.max(1), limit: None, eof: false }
+        Reader { input, target: target.max(1), limit: None, eof: false, last_block_is_eof: false }
     }
 
     pub fn input(&self) -> &Input {
@@ -63,6 +65,14 @@ impl Reader {
     /// Whether the file ends with the 28-byte EOF block (mapped files; streams say `true`).
     pub fn has_eof_marker(&self) -> bool {
         self.input.mapped().is_none_or(|m| m.ends_with(&block::EOF_BLOCK))
+    }
+
+    /// Once everything was read: the compressed offset after the last data block, i.e. the input's
+    /// size less a trailing EOF marker block (what htslib's `bgzf_tell` gives after the last
+    /// record). Known without seeking, so a pipe can be indexed as it streams by.
+    pub fn data_end(&self) -> u64 {
+        let marker = if self.last_block_is_eof { block::EOF_BLOCK.len() as u64 } else { 0 };
+        self.input.position() - marker
     }
 
     /// Continues at compressed offset `coffset`, reading no block that starts at or after `limit`.
@@ -115,6 +125,7 @@ impl Reader {
             }
             // Only a layout guess when ISIZE is wrong: see step 4.
             let isize = block::inflated_size(&whole[run_len..run_len + size]).min(block::BLOCK_MAX);
+            self.last_block_is_eof = whole[run_len..run_len + size] == block::EOF_BLOCK[..];
             spans.push((run_len, size, isize));
             run_len += size;
             inflated += isize;

@@ -45,6 +45,11 @@ impl LocatedReader {
         }
     }
 
+    /// Once every line was read: where the data ends ([`bgzf::Reader::data_end`]).
+    pub fn data_end(&self) -> u64 {
+        self.bgzf.data_end()
+    }
+
     /// The next records with their start offsets and, last, the offset after the last one.
     pub fn read_batch_located(&mut self) -> Result<Option<(Batch, Vec<u64>)>, LocatedError> {
         loop {

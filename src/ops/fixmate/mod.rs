@@ -7,6 +7,7 @@
 
 pub mod basemod;
 pub mod sanitize;
+pub mod streamed;
 
 use crate::record::cigar;
 use crate::record::edit;
@@ -150,22 +151,24 @@ fn plausibly_proper(a: &[u8], b: &[u8]) -> bool {
     first & flags::REVERSE == 0 && second & flags::REVERSE != 0
 }
 
-/// `bam_template_cigar`: the `ct` tag on the leftmost of a mapped pair.
-fn template_cigar(group: &mut [Vec<u8>], i1: usize, i2: usize) {
-    let (a, b) = (&group[i1], &group[i2]);
-    let (ta, tb) = (edit::get_i32(a, layout::REF_ID), edit::get_i32(b, layout::REF_ID));
-    let (pa, pb) = (pos(a), pos(b));
-    if ta != tb || ta < 0 || pa < 0 || pb < 0 || (edit::flag(a) | edit::flag(b)) & flags::UNMAP != 0
+/// `bam_template_cigar`: the `ct` tag on the leftmost of a mapped pair (`pre` on a tie).
+fn template_cigar(pre: &mut Vec<u8>, cur: &mut Vec<u8>) {
+    let (ta, tb) = (edit::get_i32(pre, layout::REF_ID), edit::get_i32(cur, layout::REF_ID));
+    let (pa, pb) = (pos(pre), pos(cur));
+    if ta != tb
+        || ta < 0
+        || pa < 0
+        || pb < 0
+        || (edit::flag(pre) | edit::flag(cur)) & flags::UNMAP != 0
     {
         return;
     }
-    let (l, r) = if pa > pb { (i2, i1) } else { (i1, i2) };
+    let (l, r) = if pa > pb { (cur, pre) } else { (pre, cur) };
     let mut s = Vec::new();
-    for (i, x) in [l, r].into_iter().enumerate() {
-        let b = &group[x];
+    for (i, b) in [&*l, &*r].into_iter().enumerate() {
         let f = edit::flag(b);
         if i == 1 {
-            let gap = pos(b) - end_pos(&group[l]);
+            let gap = pos(b) - end_pos(l);
             s.extend_from_slice(itoa::Buffer::new().format(gap as i32).as_bytes());
             s.push(b'T');
         }
@@ -173,9 +176,9 @@ fn template_cigar(group: &mut [Vec<u8>], i1: usize, i2: usize) {
         s.push(if f & flags::REVERSE != 0 { b'R' } else { b'F' });
         push_cigar_text(&mut s, &rec(b));
     }
-    edit::delete_tag(&mut group[l], *b"ct");
-    edit::delete_tag(&mut group[r], *b"ct");
-    edit::append_str(&mut group[l], *b"ct", &s);
+    edit::delete_tag(l, *b"ct");
+    edit::delete_tag(r, *b"ct");
+    edit::append_str(l, *b"ct", &s);
 }
 
 /// `ms` of `dest`: its mate's quality score. `sync_mq_mc(.., true)` has removed the old one.
@@ -196,118 +199,134 @@ pub fn is_kept(b: &[u8], opts: &FixmateOptions) -> bool {
     !(opts.remove && edit::flag(b) & (flags::SECONDARY | flags::UNMAP) != 0)
 }
 
+/// Whether a record is secondary or supplementary (fixed after the primaries it refers to).
+pub fn is_primary(b: &[u8]) -> bool {
+    edit::flag(b) & (flags::SECONDARY | flags::SUPPLEMENTARY) == 0
+}
+
+/// Which of `rnum` (the last primary seen of READ1, of READ2) a primary record sets.
+pub fn read_slot(b: &[u8]) -> usize {
+    (edit::flag(b) & flags::READ2 != 0) as usize
+}
+
+/// Where a primary's 5' end computation starts: its end, or 0 when unmapped.
+pub fn primary_end(b: &[u8]) -> i64 {
+    if edit::flag(b) & flags::UNMAP == 0 { end_pos(b) } else { 0 }
+}
+
+/// Fixes the template's first primary `pre` (ending at `pre_end`, as it was when first seen) and
+/// a later primary `cur` as a pair. With three or more primaries each later one pairs with
+/// `pre`, as samtools does.
+pub fn pair_primaries(pre: &mut Vec<u8>, pre_end: i64, cur: &mut Vec<u8>, opts: &FixmateOptions) {
+    let cur_end = primary_end(cur);
+    let (a, b) = (pre, cur);
+    edit::add_flags(a, flags::PAIRED);
+    edit::add_flags(b, flags::PAIRED);
+    sync_unmapped_pos(a, b);
+    sync_unmapped_pos(b, a);
+    sync_mate_fields(a, b);
+    sync_mate_fields(b, a);
+    sync_mq_mc(a, b, opts.mate_score);
+    sync_mq_mc(b, a, opts.mate_score);
+    let (fa, fb) = (edit::flag(a), edit::flag(b));
+    let both = flags::UNMAP | flags::MUNMAP;
+    if edit::get_i32(a, layout::REF_ID) == edit::get_i32(b, layout::REF_ID) && (fa | fb) & both == 0
+    {
+        let cur5 = if fb & flags::REVERSE != 0 { cur_end } else { pos(b) };
+        let pre5 = if fa & flags::REVERSE != 0 { pre_end } else { pos(a) };
+        set_wide(b, layout::WIDE_TLEN, pre5 - cur5);
+        set_wide(a, layout::WIDE_TLEN, cur5 - pre5);
+    } else {
+        set_wide(a, layout::WIDE_TLEN, 0);
+        set_wide(b, layout::WIDE_TLEN, 0);
+    }
+    if opts.template_cigar {
+        template_cigar(a, b);
+    }
+    if opts.proper_pair_check && !plausibly_proper(a, b) {
+        edit::clear_flags(a, flags::PROPER_PAIR);
+        edit::clear_flags(b, flags::PROPER_PAIR);
+    }
+    if opts.mate_score {
+        add_mate_score(a, b);
+        add_mate_score(b, a);
+    }
+    if opts.remove {
+        let clear = flags::MREVERSE | flags::PROPER_PAIR;
+        if edit::flag(a) & flags::UNMAP != 0 {
+            edit::clear_flags(b, clear);
+        }
+        if edit::flag(b) & flags::UNMAP != 0 {
+            edit::clear_flags(a, clear);
+        }
+    }
+}
+
+/// A first primary that found no other primary: no mate.
+pub fn unpaired(pre: &mut Vec<u8>) {
+    edit::set_i32(pre, layout::NEXT_REF_ID, -1);
+    set_wide(pre, layout::WIDE_NEXT_POS, -1);
+    set_wide(pre, layout::WIDE_TLEN, 0);
+    edit::clear_flags(pre, flags::MREVERSE | flags::PROPER_PAIR);
+}
+
+/// Fixes a secondary or supplementary record once its template's primaries are final: `rnum`
+/// holds the last primary of READ1 and of READ2 (samtools' `rnum`).
+pub fn fix_secondary(b: &mut Vec<u8>, rnum: [Option<&[u8]>; 2], opts: &FixmateOptions) {
+    let f = edit::flag(b);
+    let is_r2 = (f & flags::READ2 != 0) as usize;
+    // samtools 1.24: a paired supplementary record, secondary too or not, takes its mate fields,
+    // MQ and MC from the other read's primary (TLEN, PROPER_PAIR and the other tags are left
+    // alone).
+    if f & flags::SUPPLEMENTARY != 0
+        && f & flags::PAIRED != 0
+        && let Some(mate) = rnum[1 - is_r2]
+    {
+        sync_mate_fields(mate, b);
+        sync_mq_mc(mate, b, false);
+    }
+    if opts.base_mods {
+        match rnum[is_r2] {
+            Some(primary) => basemod::fix_with_primary(primary, b),
+            None => basemod::fix_orphan(b),
+        }
+    }
+}
+
 /// Fixes one template in place; [`is_kept`] tells which records are then written.
 pub fn fix_template(group: &mut [Vec<u8>], opts: &FixmateOptions) {
-    let mut pre: Option<usize> = None;
-    let mut cur: Option<usize> = None;
+    let mut pre: Option<(usize, i64)> = None;
+    let mut paired = false;
     let mut rnum: [Option<usize>; 2] = [None, None];
-    let mut pre_end = 0i64;
     for n in 0..group.len() {
-        let f = edit::flag(&group[n]);
-        let is_r2 = (f & flags::READ2 != 0) as usize;
-        if f & (flags::SECONDARY | flags::SUPPLEMENTARY) != 0 {
+        if !is_primary(&group[n]) {
             continue;
         }
         if opts.base_mods {
             basemod::fix_primary(&mut group[n]);
         }
-        let f = edit::flag(&group[n]);
-        let Some(p) = pre else {
-            pre = Some(n);
-            rnum[is_r2] = Some(n);
-            pre_end = if f & flags::UNMAP == 0 { end_pos(&group[n]) } else { 0 };
-            continue;
-        };
-        cur = Some(n);
-        rnum[is_r2] = Some(n);
-        let cur_end = if f & flags::UNMAP == 0 { end_pos(&group[n]) } else { 0 };
-        {
-            let (a, b) = pair_mut(group, p, n);
-            edit::add_flags(a, flags::PAIRED);
-            edit::add_flags(b, flags::PAIRED);
-            sync_unmapped_pos(a, b);
-            sync_unmapped_pos(b, a);
-            sync_mate_fields(a, b);
-            sync_mate_fields(b, a);
-            sync_mq_mc(a, b, opts.mate_score);
-            sync_mq_mc(b, a, opts.mate_score);
-            let (fa, fb) = (edit::flag(a), edit::flag(b));
-            let both = flags::UNMAP | flags::MUNMAP;
-            if edit::get_i32(a, layout::REF_ID) == edit::get_i32(b, layout::REF_ID)
-                && (fa | fb) & both == 0
-            {
-                let cur5 = if fb & flags::REVERSE != 0 { cur_end } else { pos(b) };
-                let pre5 = if fa & flags::REVERSE != 0 { pre_end } else { pos(a) };
-                set_wide(b, layout::WIDE_TLEN, pre5 - cur5);
-                set_wide(a, layout::WIDE_TLEN, cur5 - pre5);
-            } else {
-                set_wide(a, layout::WIDE_TLEN, 0);
-                set_wide(b, layout::WIDE_TLEN, 0);
-            }
-        }
-        if opts.template_cigar {
-            template_cigar(group, p, n);
-        }
-        let (a, b) = pair_mut(group, p, n);
-        if opts.proper_pair_check && !plausibly_proper(a, b) {
-            edit::clear_flags(a, flags::PROPER_PAIR);
-            edit::clear_flags(b, flags::PROPER_PAIR);
-        }
-        if opts.mate_score {
-            add_mate_score(a, b);
-            add_mate_score(b, a);
-        }
-        if opts.remove {
-            let clear = flags::MREVERSE | flags::PROPER_PAIR;
-            if edit::flag(a) & flags::UNMAP != 0 {
-                edit::clear_flags(b, clear);
-            }
-            if edit::flag(b) & flags::UNMAP != 0 {
-                edit::clear_flags(a, clear);
+        rnum[read_slot(&group[n])] = Some(n);
+        match pre {
+            None => pre = Some((n, primary_end(&group[n]))),
+            Some((p, pre_end)) => {
+                let (a, b) = pair_mut(group, p, n);
+                pair_primaries(a, pre_end, b, opts);
+                paired = true;
             }
         }
     }
-    if let (None, Some(p)) = (cur, pre) {
-        let b = &mut group[p];
-        edit::set_i32(b, layout::NEXT_REF_ID, -1);
-        set_wide(b, layout::WIDE_NEXT_POS, -1);
-        set_wide(b, layout::WIDE_TLEN, 0);
-        edit::clear_flags(b, flags::MREVERSE | flags::PROPER_PAIR);
+    if let (false, Some((p, _))) = (paired, pre) {
+        unpaired(&mut group[p]);
     }
-    // samtools 1.24: a paired supplementary record takes its mate fields, MQ and MC from the
-    // other read's primary (TLEN, PROPER_PAIR and the other tags are left alone).
     for n in 0..group.len() {
-        let f = edit::flag(&group[n]);
-        if f & flags::SUPPLEMENTARY == 0 || f & flags::SECONDARY != 0 || f & flags::PAIRED == 0 {
+        if is_primary(&group[n]) {
             continue;
         }
-        let is_r2 = (f & flags::READ2 != 0) as usize;
-        if let Some(m) = rnum[1 - is_r2] {
-            let (mate, this) = if m < n {
-                let (a, b) = pair_mut(group, m, n);
-                (&*a, b)
-            } else {
-                let (a, b) = pair_mut(group, n, m);
-                (&*b, a)
-            };
-            sync_mate_fields(mate, this);
-            sync_mq_mc(mate, this, false);
-        }
-    }
-    if opts.base_mods {
-        for n in 0..group.len() {
-            let f = edit::flag(&group[n]);
-            if f & (flags::SECONDARY | flags::SUPPLEMENTARY) == 0 {
-                continue;
-            }
-            match rnum[(f & flags::READ2 != 0) as usize] {
-                Some(p) => {
-                    let primary = group[p].clone();
-                    basemod::fix_with_primary(&primary, &mut group[n]);
-                }
-                None => basemod::fix_orphan(&mut group[n]),
-            }
-        }
+        // Taken out while its primaries are borrowed (it is none of them).
+        let mut b = std::mem::take(&mut group[n]);
+        let primaries = rnum.map(|i| i.map(|i| &group[i][..]));
+        fix_secondary(&mut b, primaries, opts);
+        group[n] = b;
     }
 }
 

@@ -38,7 +38,7 @@ use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, bin_store};
 use crate::pipeline::markdup::StreamMarker;
 use crate::pipeline::markdup::report;
-use crate::pipeline::sort::{self, batch_cost, data_budget, merge_runs};
+use crate::pipeline::sort::{self, Runs, batch_cost, data_budget, merge_runs};
 use crate::record::{Header, RecordStore};
 
 /// The smallest budget under which the merge keeps freed pages a while: under 160 MiB that
@@ -179,10 +179,10 @@ pub fn run(
         // system time; purged after mimalloc's default 10 ms, 64.8 s with 8.1 s.
         crate::alloc::purge_freed_memory_after(10);
     }
-    merge_runs(&runs, last, &run_header, SortOrder::Coordinate, budget, !run.1, |framed| {
+    let runs = Runs { files: runs, uncompressed: !run.1, namer };
+    merge_runs(runs, last, &run_header, SortOrder::Coordinate, budget, |framed| {
         marker.push(&framed[4..])
     })?;
-    drop(runs);
     drop(gathered);
     let (fin, tally) = marker.finish(&create_final)?;
     report(&md_opts, &header, fin.opt_warnings, fin.bc_warnings, &fin.stats, groups.as_ref())?;

@@ -9,7 +9,7 @@
 use crate::error::Error;
 use crate::io::open;
 use crate::io::sam::format::format_record;
-use crate::io::tempfiles::TempFile;
+use crate::io::tempfiles::{TempFile, TempNamer};
 use crate::ops::sort::keys;
 use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::{NameOrder, SortOrder};
@@ -139,10 +139,40 @@ fn cmp_runs(
     }
 }
 
+/// The sorted runs on disk, in input order: whether they are stored uncompressed, and the namer
+/// that gave them their names (a staged merge writes its runs the same way).
+pub struct Runs<'a> {
+    pub files: Vec<TempFile>,
+    pub uncompressed: bool,
+    pub namer: &'a mut TempNamer,
+}
+
+/// About the least memory one run's reader takes: a read buffer of a piece, a BGZF block read
+/// ahead and inflated, its batch (64 KiB pieces at the least).
+const RUN_READER_BYTES: u64 = 256 << 10;
+
+/// Runs merged at once however small the budget: fewer would merge the same records again and
+/// again.
+const MIN_FAN_IN: usize = 16;
+
+/// Descriptors left to the rest of the process under the open-file limit: standard streams,
+/// the input, the output and its index, a staged merge's output, the allocator's and the
+/// thread pool's own.
+const FILE_HEADROOM: usize = 32;
+
+/// How many runs are merged at once: as many as a quarter of the budget keeps small readers
+/// for (at least [`MIN_FAN_IN`]), and no more than the open-file limit allows.
+fn fan_in(budget: u64) -> usize {
+    let by_memory = ((budget / 4 / RUN_READER_BYTES) as usize).max(MIN_FAN_IN);
+    let by_files = crate::io::open_files::open_file_limit()
+        .map_or(usize::MAX, |n| (n as usize).saturating_sub(FILE_HEADROOM));
+    by_memory.min(by_files).max(2)
+}
+
 /// Merges the sorted runs, and `last` (the records read after them, already in sorted order)
 /// when given, into `sink`; ties go to the earlier run.
 pub fn merge(
-    runs: &[TempFile],
+    runs: Runs<'_>,
     last: Option<&RecordStore>,
     (input_header, header): (&Header, &Header),
     order: SortOrder,
@@ -155,7 +185,7 @@ pub fn merge(
     // doubling into fresh pages, and those faults were 40 % of a 6 M-read sort's.
     let mut out = Encoded::default();
     out.data.reserve(flush_at + (1 << 20));
-    merge_runs(runs, last, input_header, order, budget, false, |framed| {
+    merge_runs(runs, last, input_header, order, budget, |framed| {
         if bam {
             out.data.extend_from_slice(framed);
         } else {
@@ -172,11 +202,75 @@ pub fn merge(
     sink.write(&out)
 }
 
-/// Merges the sorted runs (written by [`super::spill`] under `input_header`, `uncompressed` or
-/// not), then `last` (the records read after them, in sorted order) when given, handing each
-/// record, framed (its 4-byte length first), to `visit` in merged order; ties go to the earlier
-/// run.
+/// Merges the sorted runs (written by [`super::spill`] under `input_header`), then `last` (the
+/// records read after them, in sorted order) when given, handing each record, framed (its 4-byte
+/// length first), to `visit` in merged order; ties go to the earlier run.
+///
+/// More runs than [`fan_in`] allows (the open-file limit, or small readers within the budget)
+/// are first merged in stages, as samtools does past 64 temporary files: consecutive runs into
+/// one new run, which keeps its place, so ties still come out in input order.
 pub fn merge_runs(
+    mut runs: Runs<'_>,
+    last: Option<&RecordStore>,
+    input_header: &Header,
+    order: SortOrder,
+    budget: u64,
+    visit: impl FnMut(&[u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let fan_in = fan_in(budget);
+    let in_memory = usize::from(last.is_some());
+    let mut at = 0;
+    while runs.files.len() + in_memory > fan_in {
+        let excess = runs.files.len() + in_memory - fan_in;
+        if at + 1 >= runs.files.len() {
+            // Every run was merged once this pass: another pass over the merged ones.
+            at = 0;
+        }
+        let k = (excess + 1).min(fan_in).min(runs.files.len() - at);
+        let group: Vec<TempFile> = runs.files.drain(at..at + k).collect();
+        let merged = merge_into_run(&group, &mut runs, input_header, order, budget)?;
+        drop(group);
+        runs.files.insert(at, merged);
+        at += 1;
+    }
+    merge_open(&runs.files, last, input_header, order, budget, runs.uncompressed, visit)
+}
+
+/// Merges `group` (consecutive runs) into one new run, stored as the runs are.
+fn merge_into_run(
+    group: &[TempFile],
+    runs: &mut Runs<'_>,
+    header: &Header,
+    order: SortOrder,
+    budget: u64,
+) -> Result<TempFile, Error> {
+    let file = runs.namer.next_file();
+    let path = file.path_str();
+    let threads = rayon::current_num_threads().max(1);
+    let mut sink = if runs.uncompressed {
+        RecordSink::create_uncompressed_temporary(&path, threads, header)?
+    } else {
+        RecordSink::create_temporary(&path, threads, header)?
+    };
+    let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
+    let mut out = Encoded::default();
+    merge_open(group, None, header, order, budget, runs.uncompressed, |framed| {
+        out.data.extend_from_slice(framed);
+        out.end_unit();
+        if out.data.len() >= flush_at {
+            sink.write(&out)?;
+            out.data.clear();
+            out.ends.clear();
+        }
+        Ok(())
+    })?;
+    sink.write(&out)?;
+    sink.finish()?;
+    Ok(file)
+}
+
+/// [`merge_runs`] of runs few enough to open side by side.
+fn merge_open(
     runs: &[TempFile],
     last: Option<&RecordStore>,
     input_header: &Header,
