@@ -68,6 +68,16 @@ impl TempNamer {
         TempNamer::with_prefix(prefix)
     }
 
+    /// Scratch files of mdsam's own that samtools does not make (fixmate's very long templates,
+    /// a piped CRAM or SAM.gz copied for indexing): `$TMPDIR/mdsam.WHAT.PID.tmp` (`/tmp` when
+    /// `TMPDIR` is unset or empty).
+    pub fn in_tmpdir(what: &str) -> TempNamer {
+        let dir = std::env::var("TMPDIR").ok().filter(|d| !d.is_empty());
+        let dir = dir.unwrap_or_else(|| "/tmp".to_string());
+        let prefix = format!("{}/mdsam.{what}.{}.tmp", dir.trim_end_matches('/'), std::process::id());
+        TempNamer::with_prefix(prefix)
+    }
+
     /// Names under `prefix` exactly.
     pub fn with_prefix(prefix: String) -> TempNamer {
         TempNamer { prefix, next: 0 }

@@ -7,7 +7,8 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 
 use crate::error::Error;
-use crate::io::tempfiles::{TempFile, TempNamer};
+use crate::io::temp_names::TempNamer;
+use crate::io::tempfiles::TempFile;
 use crate::ops::fixmate::streamed::StreamedTemplate;
 use crate::ops::fixmate::{is_kept, sanitize};
 use crate::pipeline::fixmate::{FixmateOptions, encode};
@@ -32,7 +33,7 @@ pub struct LongTemplate {
 impl LongTemplate {
     /// Starts the template of the records named `name`.
     pub fn new(name: &[u8], opts: &FixmateOptions) -> Result<Self, Error> {
-        let mut namer = TempNamer::new(None, "fixmate");
+        let mut namer = TempNamer::in_tmpdir("fixmate");
         let (file, out) = namer.create_next().map_err(|e| Error::io(namer.last_path(), e))?;
         Ok(LongTemplate {
             name: name.to_vec(),

@@ -7,7 +7,8 @@ use crate::io::index::{Format, IndexBuilder, IndexedRecord};
 use crate::io::input::Input;
 use crate::io::open::{self, Opened, RecordReader};
 use crate::io::sam::located::LocatedReader;
-use crate::io::tempfiles::{TempFile, TempNamer};
+use crate::io::temp_names::TempNamer;
+use crate::io::tempfiles::TempFile;
 use crate::record::layout::flags;
 use crate::record::store::Batch;
 
@@ -175,7 +176,7 @@ fn index_file(
 /// Copies the rest of the stream `input` to a temporary file (removed when dropped).
 fn spool(name: &str, mut input: Input) -> Result<TempFile, Error> {
     use std::io::Write;
-    let (copy, file) = TempNamer::new(None, "index")
+    let (copy, file) = TempNamer::in_tmpdir("index")
         .create_next()
         .map_err(|e| failed(name, &format!("could not create a temporary file: {e}")))?;
     let mut out = std::io::BufWriter::new(file);

@@ -9,7 +9,8 @@
 use crate::error::Error;
 use crate::io::open;
 use crate::io::sam::format::format_record;
-use crate::io::tempfiles::{TempFile, TempNamer};
+use crate::io::temp_names::TempNamer;
+use crate::io::tempfiles::TempFile;
 use crate::ops::sort::keys;
 use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::{NameOrder, SortOrder};
@@ -244,13 +245,16 @@ fn merge_into_run(
     order: SortOrder,
     budget: u64,
 ) -> Result<TempFile, Error> {
-    let file = runs.namer.next_file();
+    let (file, created) = runs.namer.create_next().map_err(|e| Error::CannotCreate {
+        path: runs.namer.last_path(),
+        reason: crate::error::c_message(&e),
+    })?;
     let path = file.path_str();
     let threads = rayon::current_num_threads().max(1);
     let mut sink = if runs.uncompressed {
-        RecordSink::create_uncompressed_temporary(&path, threads, header)?
+        RecordSink::create_uncompressed_temporary(&path, created, threads, header)?
     } else {
-        RecordSink::create_temporary(&path, threads, header)?
+        RecordSink::create_temporary(&path, created, threads, header)?
     };
     let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
     let mut out = Encoded::default();
