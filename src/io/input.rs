@@ -15,17 +15,12 @@ pub struct Input {
 
 enum Source {
     /// `released`: the start of the mapped bytes not yet handed back to the kernel.
-    Mapped {
-        map: Mmap,
-        pos: usize,
-        released: usize,
-    },
-    Stream {
-        reader: Box<dyn Read + Send>,
-        buf: Vec<u8>,
-        start: usize,
-        eof: bool,
-    },
+    /// `_fault` is declared first so that it is dropped (unregistered) before the map is unmapped.
+    Mapped { _fault: super::mapped_fault::Registration, map: Mmap, pos: usize, released: usize },
+    /// `buf[start..end]` holds the bytes read and not consumed; `buf[end..]` is zeroed room
+    /// for the next read, kept between reads so that each byte is zeroed once (zeroing the
+    /// whole room again after every short pipe read made one huge line quadratic).
+    Stream { reader: Box<dyn Read + Send>, buf: Vec<u8>, start: usize, end: usize, eof: bool },
 }
 
 impl Input {
@@ -48,15 +43,16 @@ impl Input {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if map_files && meta.is_file() && meta.len() > 0 {
-            // SAFETY: the map is read-only and private to this process; like every mmap-based
-            // reader (samtools' own index reading included) it assumes nobody truncates the input
-            // while we read it.
+            // SAFETY: the map is read-only and private to this process. Should another process
+            // truncate the file while we read it, touching the lost pages raises SIGBUS, which
+            // `mapped_fault` turns into an error message and exit status 1.
             let map = unsafe { Mmap::map(&file)? };
+            let fault = super::mapped_fault::register(path, &map);
             #[cfg(unix)]
             let _ = map.advise(memmap2::Advice::Sequential);
             return Ok(Input {
                 name: path.to_string(),
-                src: Source::Mapped { map, pos: 0, released: 0 },
+                src: Source::Mapped { _fault: fault, map, pos: 0, released: 0 },
                 consumed: 0,
             });
         }
@@ -70,7 +66,7 @@ impl Input {
     pub fn from_reader(name: &str, reader: Box<dyn Read + Send>) -> Input {
         Input {
             name: name.to_string(),
-            src: Source::Stream { reader, buf: Vec::new(), start: 0, eof: false },
+            src: Source::Stream { reader, buf: Vec::new(), start: 0, end: 0, eof: false },
             consumed: 0,
         }
     }
@@ -111,30 +107,29 @@ impl Input {
     pub fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
         match &mut self.src {
             Source::Mapped { map, pos, .. } => Ok(&map[*pos..(*pos + n).min(map.len())]),
-            Source::Stream { reader, buf, start, eof } => {
-                while buf.len() - *start < n && !*eof {
-                    if *start > 0 && *start >= buf.len() / 2 {
-                        buf.drain(..*start);
+            Source::Stream { reader, buf, start, end, eof } => {
+                while *end - *start < n && !*eof {
+                    if *start > 0 && *start >= *end / 2 {
+                        buf.copy_within(*start..*end, 0);
+                        *end -= *start;
                         *start = 0;
                     }
-                    let want = (n - (buf.len() - *start)).max(1 << 20);
-                    let at = buf.len();
-                    buf.resize(at + want, 0);
+                    let room = (*start + n).max(*end + (1 << 20));
+                    if buf.len() < room {
+                        buf.resize(room, 0);
+                    }
                     let got = loop {
-                        match reader.read(&mut buf[at..]) {
+                        match reader.read(&mut buf[*end..]) {
                             Ok(g) => break g,
                             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                            Err(e) => {
-                                buf.truncate(at);
-                                return Err(e);
-                            }
+                            Err(e) => return Err(e),
                         }
                     };
-                    buf.truncate(at + got);
+                    *end += got;
                     *eof = got == 0;
                 }
-                let end = (*start + n).min(buf.len());
-                Ok(&buf[*start..end])
+                let stop = (*start + n).min(*end);
+                Ok(&buf[*start..stop])
             }
         }
     }
@@ -143,11 +138,11 @@ impl Input {
     pub fn consume(&mut self, n: usize) {
         self.consumed += n as u64;
         match &mut self.src {
-            Source::Mapped { map, pos, released } => {
+            Source::Mapped { map, pos, released, .. } => {
                 *pos = (*pos + n).min(map.len());
                 release_behind(map, *pos, released);
             }
-            Source::Stream { buf, start, .. } => *start = (*start + n).min(buf.len()),
+            Source::Stream { start, end, .. } => *start = (*start + n).min(*end),
         }
     }
 }
