@@ -104,3 +104,6 @@ mod cram_decoder;
 
 /// `split`, `depad` and `ampliconclip` against the oracle on simulated reads and a primer BED.
 mod split_clip;
+
+/// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
+mod resource_limits;
