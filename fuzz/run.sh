@@ -14,7 +14,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(sam_line sam_header bam_header bam_record bam_stream bgzf_block)
+  targets=(sam_line sam_header bam_header bam_record bam_stream bgzf_block bam_size_claims)
 fi
 
 # cargo-fuzz passes nightly-only flags (-Zsanitizer, -Cpasses=sancov-module) to rustc; on a
@@ -29,7 +29,7 @@ export RAYON_NUM_THREADS=1
 # ~10x faster. Their own target directory keeps the two builds from replacing each other.
 sanitizer_args() {
   case $1 in
-    bam_stream | bgzf_block) echo "--sanitizer none --target-dir target/no-sanitizer" ;;
+    bam_stream | bgzf_block | bam_size_claims) echo "--sanitizer none --target-dir target/no-sanitizer" ;;
     *) echo "" ;;
   esac
 }

@@ -223,3 +223,52 @@ fn one_huge_sam_record_takes_linear_time() {
         assert!(big < 11.0 * small + 0.5, "piped {piped}: 3 MiB {small:.2} s, 24 MiB {big:.2} s");
     }
 }
+
+#[path = "../fuzz/shared/size_claims.rs"]
+mod size_claims;
+
+#[test]
+fn records_lying_about_their_sizes_fail_cleanly() {
+    let dir = scratch_dir("limits_size_claims");
+    let honest = [4u8, 0, 0, 0, 0, 0];
+    let lies: [(u8, u32); 8] =
+        [(0, 8), (0, u32::MAX), (1, 0), (1, 255), (2, 0xffff), (3, 1 << 30), (3, 5), (3, u32::MAX)];
+    for (kind, claim) in lies {
+        let mut data = honest.to_vec();
+        data.push(kind);
+        data.extend_from_slice(&claim.to_le_bytes());
+        data.extend_from_slice(&[3, b'x', b'y', b'z']);
+        data.extend_from_slice(&honest);
+        let path = dir.join(format!("lie-{kind}-{claim}.bam"));
+        std::fs::write(&path, bgzf(&size_claims::bam_with_size_claims(&data))).unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let ours = run_capped(&mdsam_bin(), &["view", name], &dir, 2 << 20);
+        let err = text(&ours.stderr);
+        assert!(matches!(ours.status.code(), Some(0 | 1)), "{name}: {:?} {err}", ours.status);
+        assert!(!err.contains("panicked") && !err.contains("memory allocation"), "{name}: {err}");
+        if let Some(oracle) = oracle() {
+            let theirs = in_dir(&oracle, &["view", name], &dir);
+            assert_eq!(ours.status.code(), theirs.status.code(), "{name}: {err}");
+        }
+    }
+}
+
+/// `data` (under 64 KiB) as one stored BGZF block and the EOF block.
+fn bgzf(data: &[u8]) -> Vec<u8> {
+    assert!(data.len() < 0xff00);
+    let mut out = vec![0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0];
+    let block_size = 18 + 5 + data.len() + 8;
+    out.extend_from_slice(&((block_size - 1) as u16).to_le_bytes());
+    // A stored deflate block: final, then LEN and its complement.
+    out.push(1);
+    out.extend_from_slice(&(data.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(!(data.len() as u16)).to_le_bytes());
+    out.extend_from_slice(data);
+    out.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[
+        0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0, 0x1b, 0, 3, 0, 0, 0, 0, 0,
+        0, 0, 0, 0,
+    ]);
+    out
+}
