@@ -14,7 +14,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(sam_line sam_header bam_header bam_record bam_stream bgzf_block cram_file)
+  targets=(sam_line sam_header bam_header bam_record bam_stream bgzf_block cram_file bam_size_claims)
 fi
 
 # cargo-fuzz passes nightly-only flags (-Zsanitizer, -Cpasses=sancov-module) to rustc; on a
@@ -30,7 +30,7 @@ export RAYON_NUM_THREADS=1
 # replacing each other.
 sanitizer_args() {
   case $1 in
-    bam_stream | bgzf_block | cram_file) echo "--sanitizer none --target-dir target/no-sanitizer" ;;
+    bam_stream | bgzf_block | cram_file | bam_size_claims) echo "--sanitizer none --target-dir target/no-sanitizer" ;;
     *) echo "" ;;
   esac
 }

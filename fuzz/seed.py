@@ -336,6 +336,18 @@ def add_crams(corpus, binary, tmp):
                         corpus.add("cram_file", name, data)
 
 
+
+def add_size_claims(corpus):
+    """bam_size_claims seeds: records (kind, claim, extra bytes; see fuzz/shared/size_claims.rs)
+    that tell the truth, and ones lying in each size field, small and huge."""
+    honest = bytes([4]) + struct.pack("<I", 0) + bytes([0])
+    lies = [(0, 8), (0, 0xFFFFFFFF), (1, 0), (1, 255), (2, 0), (2, 0xFFFF), (3, 1 << 30), (3, 5)]
+    for kind, claim in lies:
+        lie = bytes([kind]) + struct.pack("<I", claim) + bytes([3]) + b"xyz"
+        corpus.add("bam_size_claims", f"lie-{kind}-{claim}", honest + lie + honest)
+    corpus.add("bam_size_claims", "honest", honest * 4)
+
+
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target/release/mdsam")
     corpus = Corpus()
@@ -368,6 +380,7 @@ def main():
             add_crams(corpus, binary, tmp)
     else:
         print(f"seed.py: {binary} not found; seeds from fixtures only", file=sys.stderr)
+    add_size_claims(corpus)
     print("seeds: " + ", ".join(f"{t} {n}" for t, n in sorted(corpus.count.items())))
 
 

@@ -21,6 +21,10 @@
 //   and `madvise` for huge pages.
 // - `io::input` (`Input::open`, `release_behind`): memory-mapping the input file, and dropping
 //   its pages behind the read position.
+// - `io::mapped_fault` (the whole module): the SIGBUS handler that reports a mapped input
+//   truncated while being read (`sigaction`, `write`, `_exit`).
+// - `pipeline::threads` (`address_space_limit`): `getrlimit`, to count workers against
+//   `RLIMIT_AS` before starting them.
 // - `io::output` (`Stdout::write`): whole `write(2)` calls to standard output.
 // - `io::direct_write` (`set_direct`): `fcntl` to set and clear `O_DIRECT` on a file.
 // - `tempfiles` (`on_signal`, `install_handler`, `lock`, `Drop for Locked`): the signal handler

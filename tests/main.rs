@@ -121,3 +121,6 @@ mod c_numbers;
 
 /// Memory bounded on long fixmate templates and many-run sorts, and `index` from a pipe or FIFO.
 mod bounded_memory;
+
+/// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
+mod resource_limits;

@@ -15,9 +15,20 @@ pub struct Input {
 
 enum Source {
     /// `released`: the start of the mapped bytes not yet handed back to the kernel.
-    Mapped { map: Mmap, pos: usize, released: usize },
+    /// `_fault` is declared first so that it is dropped (unregistered) before the map is unmapped.
+    Mapped { _fault: super::mapped_fault::Registration, map: Mmap, pos: usize, released: usize },
+    /// `buf[start..end]` holds the bytes read and not consumed; `buf[end..]` is zeroed room
+    /// for the next read, kept between reads so that each byte is zeroed once (zeroing the
+    /// whole room again after every short pipe read made one huge line quadratic).
     /// `read_size`: the least asked of `reader` at a time.
-    Stream { reader: Box<dyn Read + Send>, buf: Vec<u8>, start: usize, eof: bool, read_size: usize },
+    Stream {
+        reader: Box<dyn Read + Send>,
+        buf: Vec<u8>,
+        start: usize,
+        end: usize,
+        eof: bool,
+        read_size: usize,
+    },
 }
 
 impl Input {
@@ -40,15 +51,16 @@ impl Input {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if map_files && meta.is_file() && meta.len() > 0 {
-            // SAFETY: the map is read-only and private to this process; like every mmap-based
-            // reader (samtools' own index reading included) it assumes nobody truncates the input
-            // while we read it.
+            // SAFETY: the map is read-only and private to this process. Should another process
+            // truncate the file while we read it, touching the lost pages raises SIGBUS, which
+            // `mapped_fault` turns into an error message and exit status 1.
             let map = unsafe { Mmap::map(&file)? };
+            let fault = super::mapped_fault::register(path, &map);
             #[cfg(unix)]
             let _ = map.advise(memmap2::Advice::Sequential);
             return Ok(Input {
                 name: path.to_string(),
-                src: Source::Mapped { map, pos: 0, released: 0 },
+                src: Source::Mapped { _fault: fault, map, pos: 0, released: 0 },
                 consumed: 0,
             });
         }
@@ -74,7 +86,7 @@ impl Input {
         let read_size = read_size.max(1);
         Input {
             name: name.to_string(),
-            src: Source::Stream { reader, buf: Vec::new(), start: 0, eof: false, read_size },
+            src: Source::Stream { reader, buf: Vec::new(), start: 0, end: 0, eof: false, read_size },
             consumed: 0,
         }
     }
@@ -115,30 +127,29 @@ impl Input {
     pub fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
         match &mut self.src {
             Source::Mapped { map, pos, .. } => Ok(&map[*pos..(*pos + n).min(map.len())]),
-            Source::Stream { reader, buf, start, eof, read_size } => {
-                while buf.len() - *start < n && !*eof {
-                    if *start > 0 && *start >= buf.len() / 2 {
-                        buf.drain(..*start);
+            Source::Stream { reader, buf, start, end, eof, read_size } => {
+                while *end - *start < n && !*eof {
+                    if *start > 0 && *start >= *end / 2 {
+                        buf.copy_within(*start..*end, 0);
+                        *end -= *start;
                         *start = 0;
                     }
-                    let want = (n - (buf.len() - *start)).max(*read_size);
-                    let at = buf.len();
-                    buf.resize(at + want, 0);
+                    let room = (*start + n).max(*end + *read_size);
+                    if buf.len() < room {
+                        buf.resize(room, 0);
+                    }
                     let got = loop {
-                        match reader.read(&mut buf[at..]) {
+                        match reader.read(&mut buf[*end..]) {
                             Ok(g) => break g,
                             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                            Err(e) => {
-                                buf.truncate(at);
-                                return Err(e);
-                            }
+                            Err(e) => return Err(e),
                         }
                     };
-                    buf.truncate(at + got);
+                    *end += got;
                     *eof = got == 0;
                 }
-                let end = (*start + n).min(buf.len());
-                Ok(&buf[*start..end])
+                let stop = (*start + n).min(*end);
+                Ok(&buf[*start..stop])
             }
         }
     }
@@ -147,17 +158,14 @@ impl Input {
     pub fn consume(&mut self, n: usize) {
         self.consumed += n as u64;
         match &mut self.src {
-            Source::Mapped { map, pos, released } => {
+            Source::Mapped { map, pos, released, .. } => {
                 *pos = (*pos + n).min(map.len());
                 release_behind(map, *pos, released);
             }
-            Source::Stream { buf, start, .. } => *start = (*start + n).min(buf.len()),
+            Source::Stream { start, end, .. } => *start = (*start + n).min(*end),
         }
     }
 }
-
-/// The least read from a stream at a time.
-const STREAM_READ_BYTES: usize = 1 << 20;
 
 /// Bytes consumed between two hand-backs of mapped pages.
 const RELEASE_EVERY: usize = 4 << 20;
@@ -187,6 +195,9 @@ fn release_behind(map: &Mmap, pos: usize, released: &mut usize) {
     }
     *released = end;
 }
+
+/// How much a stream input asks its reader for at a time.
+const STREAM_READ_BYTES: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {

@@ -22,6 +22,8 @@ pub mod format;
 pub mod index;
 pub mod input;
 pub mod lists;
+#[allow(unsafe_code)] // a SIGBUS handler (sigaction, write, _exit)
+pub mod mapped_fault;
 pub mod open;
 pub mod open_files;
 pub mod output;

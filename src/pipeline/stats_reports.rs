@@ -172,7 +172,7 @@ impl<'a> Reports<'a> {
     fn add_sums(&mut self, sums: Vec<Option<Counters>>) -> Result<(), String> {
         for (state, sum) in self.states.iter_mut().zip(sums) {
             if let Some(sum) = sum {
-                state.counters.merge(&sum);
+                state.counters.merge(sum);
             }
         }
         match self.states.iter().find_map(|s| s.counters.error.clone()) {
@@ -211,7 +211,7 @@ fn sum_group(settings: &Settings, group: &Pending) -> Vec<Option<Counters>> {
         .reduce(none, |mut a, b| {
             for (x, y) in a.iter_mut().zip(b) {
                 match (x.as_mut(), y) {
-                    (Some(x), Some(y)) => x.merge(&y),
+                    (Some(x), Some(y)) => x.merge(y),
                     (None, y) => *x = y,
                     (Some(_), None) => {}
                 }

@@ -29,6 +29,10 @@ pub type BatchesWithWarnings = (Vec<Batch>, Vec<Warning>);
 pub struct Reader {
     stream: ByteStream,
     carry: Vec<u8>,
+    /// How many bytes at the start of `carry` are known to hold no newline: a line longer than
+    /// a piece is searched only in the bytes each piece adds (searching the whole carry again
+    /// every piece made one huge line quadratic).
+    carry_scanned: usize,
     header: Header,
     /// Lines consumed before the current piece (1-based numbering follows).
     lines_before: u64,
@@ -77,6 +81,7 @@ impl Reader {
         let reader = Reader {
             stream,
             carry,
+            carry_scanned: 0,
             header: header.clone(),
             lines_before: lines,
             tasks: tasks.max(1),
@@ -125,6 +130,7 @@ impl Reader {
             return Ok(None);
         }
         let carry = std::mem::take(&mut self.carry);
+        let scanned = self.carry_scanned.min(carry.len());
         let (mut data, at_end) =
             if self.done { (carry, true) } else { self.stream.read_piece(carry)? };
         self.done |= at_end;
@@ -137,15 +143,17 @@ impl Reader {
             }
             data.len()
         } else {
-            match memchr::memrchr(b'\n', &data) {
-                Some(n) => n + 1,
+            match memchr::memrchr(b'\n', &data[scanned..]) {
+                Some(n) => scanned + n + 1,
                 None => {
+                    self.carry_scanned = data.len();
                     self.carry = data;
                     return Ok(Some((Vec::new(), Vec::new())));
                 }
             }
         };
         self.carry = data[complete..].to_vec();
+        self.carry_scanned = self.carry.len();
         if at_end {
             self.done = true;
         }
@@ -171,6 +179,7 @@ impl Reader {
                 return Ok(None);
             }
             self.carry = avail.to_vec();
+            self.carry_scanned = self.carry.len();
             let n = avail.len();
             input.consume(n);
             self.done = at_end;

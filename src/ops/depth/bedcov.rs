@@ -27,10 +27,12 @@ pub struct IntervalCounts {
     pub reads: i64,
 }
 
-/// One position of one input: reads spanning it, and those with an aligned base there.
+/// One position of one input: reads whose span starts there less those whose span ends there
+/// (the running sum is the reads spanning a position, without touching every position of a
+/// long skip), and the reads with an aligned base there.
 #[derive(Default, Clone, Copy)]
 struct Cell {
-    spanning: u32,
+    span_starts: i32,
     aligned: u32,
 }
 
@@ -39,7 +41,11 @@ pub struct IntervalSweep {
     end: i64,
     options: BedcovOptions,
     rings: Vec<PositionRing<Cell>>,
-    spanned: PositionRing<bool>,
+    /// Per input, the reads spanning the next position to hand out.
+    spanning: Vec<i64>,
+    /// Span starts less span ends of every input's reads (as `Cell::span_starts`).
+    spanned: PositionRing<i32>,
+    spanned_now: i64,
     spanned_positions: i64,
     order: Vec<SortCheck>,
     pub counts: Vec<IntervalCounts>,
@@ -52,7 +58,9 @@ impl IntervalSweep {
             end,
             options,
             rings: (0..n_files).map(|_| PositionRing::default()).collect(),
+            spanning: vec![0; n_files],
             spanned: PositionRing::default(),
+            spanned_now: 0,
             spanned_positions: 0,
             order: (0..n_files).map(|_| SortCheck::default()).collect(),
             counts: vec![IntervalCounts::default(); n_files],
@@ -72,20 +80,18 @@ impl IntervalSweep {
             let (op, len) = (cigar::op(c), cigar::len(c) as i64);
             match op {
                 cigar::MATCH | cigar::EQUAL | cigar::DIFF => {
-                    for_span(ring, i, i + len, |_, cell| {
-                        cell.spanning += 1;
-                        cell.aligned += 1;
-                    });
+                    for_span(ring, i, i + len, |_, cell| cell.aligned += 1);
                 }
-                cigar::DEL | cigar::REF_SKIP => {
-                    for_span(ring, i, i + len, |_, cell| cell.spanning += 1);
-                }
+                cigar::DEL | cigar::REF_SKIP => {}
                 _ => continue,
             }
             i += len;
         }
         if i > pos {
-            for_span(&mut self.spanned, pos, i, |_, s| *s = true);
+            ring.cell_mut(pos).span_starts += 1;
+            ring.cell_mut(i).span_starts -= 1;
+            *self.spanned.cell_mut(pos) += 1;
+            *self.spanned.cell_mut(i) -= 1;
         }
         Ok(())
     }
@@ -94,24 +100,52 @@ impl IntervalSweep {
         let (beg, end) = (self.beg, self.end);
         let aligned_only = self.options.skip_deletions || self.options.min_depth.is_some();
         let min_depth = self.options.min_depth;
-        for (ring, counts) in self.rings.iter_mut().zip(self.counts.iter_mut()) {
-            ring.flush_before(pos, |p, cell| {
-                if p < beg || p >= end {
-                    return;
+        let inputs = self.rings.iter_mut().zip(self.counts.iter_mut()).zip(&mut self.spanning);
+        for ((ring, counts), spanning) in inputs {
+            let counts = std::cell::RefCell::new(counts);
+            let spanning = std::cell::RefCell::new(spanning);
+            // `n` positions at `depth` inside the interval.
+            let count = |depth: i64, n: i64| {
+                let mut counts = counts.borrow_mut();
+                counts.bases += depth * n;
+                if min_depth.is_some_and(|d| d > 0 && depth >= d) {
+                    counts.positions_at_depth += n;
                 }
-                let depth = if aligned_only { cell.aligned } else { cell.spanning };
-                counts.bases += i64::from(depth);
-                if min_depth.is_some_and(|d| d > 0 && i64::from(depth) >= d) {
-                    counts.positions_at_depth += 1;
-                }
-            });
+            };
+            ring.flush_runs_before(
+                pos,
+                |p, cell| {
+                    let mut now = spanning.borrow_mut();
+                    **now += i64::from(cell.span_starts);
+                    if p >= beg && p < end {
+                        count(if aligned_only { i64::from(cell.aligned) } else { **now }, 1);
+                    }
+                },
+                // A long skip: every position has the same depth, counted at once.
+                |from, to| {
+                    let n = (to.min(end) - from.max(beg)).max(0);
+                    let now = **spanning.borrow();
+                    count(if aligned_only { 0 } else { now }, n);
+                },
+            );
         }
-        let spanned = &mut self.spanned_positions;
-        self.spanned.flush_before(pos, |p, s| {
-            if s && p >= beg && p < end {
-                *spanned += 1;
-            }
-        });
+        let spanned = std::cell::RefCell::new((&mut self.spanned_positions, &mut self.spanned_now));
+        self.spanned.flush_runs_before(
+            pos,
+            |p, starts| {
+                let (spanned, now) = &mut *spanned.borrow_mut();
+                **now += i64::from(starts);
+                if **now > 0 && p >= beg && p < end {
+                    **spanned += 1;
+                }
+            },
+            |from, to| {
+                let (spanned, now) = &mut *spanned.borrow_mut();
+                if **now > 0 {
+                    **spanned += (to.min(end) - from.max(beg)).max(0);
+                }
+            },
+        );
     }
 
     /// The counts once every read is in.

@@ -192,12 +192,15 @@ impl<'h> Coverage<'h> {
 
     fn flush_before(&mut self, pos: i64) {
         let mut ring = std::mem::take(&mut self.ring);
-        ring.flush_before(pos, |p, c| self.count_position(p, c));
+        // An empty cell counts for nothing: the positions of a long skip are not visited.
+        ring.flush_made_before(pos, |p, c| self.count_position(p, c));
         self.ring = ring;
     }
 
+    /// The end of a reference: the next one's positions start afresh.
     fn flush_all(&mut self) {
         self.flush_before(i64::MAX);
+        self.ring = PositionRing::default();
     }
 
     fn count_position(&mut self, pos: i64, c: BaseCounts) {

@@ -1,5 +1,7 @@
-//! `samtools depth` (samtools 1.24 `bam2depth.c`, `add_depth`): a ring buffer of per-position
-//! counts per input, sized to the longest read span, flushed as the sorted reads move on.
+//! `samtools depth` (samtools 1.24 `bam2depth.c`, `add_depth`): per-position counts per input,
+//! flushed as the sorted reads move on. samtools keeps them in a ring sized to the longest read
+//! span (1 GB for one `1M268435000N1M` read); here they are chunks made only where a base is
+//! counted ([`PositionRing`]), and a position inside a read's span without one prints 0.
 //!
 //! The quirks are samtools': a read's `bam_endpos` marks positions as seen even where only a
 //! deletion or nothing covers them (they print with depth 0); `-J` counts a deletion only when
@@ -9,7 +11,8 @@
 use crate::record::layout::flags;
 use crate::record::{Header, RecordRef, cigar};
 
-use super::BedMask;
+use super::positions::for_span;
+use super::{BedMask, PositionRing};
 
 #[derive(Default)]
 pub struct SweepOptions {
@@ -29,7 +32,7 @@ pub struct SweepOptions {
 pub struct DepthSweep<'h> {
     options: SweepOptions,
     header: &'h Header,
-    hist: Vec<Vec<i32>>,
+    hist: Vec<PositionRing<i32>>,
     end_pos: Vec<i64>,
     last_output: i64,
     last_ref: i32,
@@ -51,7 +54,7 @@ impl<'h> DepthSweep<'h> {
         DepthSweep {
             options,
             header,
-            hist: vec![Vec::new(); n_files],
+            hist: (0..n_files).map(|_| PositionRing::default()).collect(),
             end_pos: vec![0; n_files],
             last_output: beg.max(0),
             last_ref: -99,
@@ -105,7 +108,6 @@ impl<'h> DepthSweep<'h> {
     fn flush(&mut self, until: i64) -> i64 {
         let tid = self.last_ref;
         let name = self.ref_name(tid);
-        let mask = self.hist.first().map_or(0, |h| h.len().wrapping_sub(1));
         let mut i = self.last_output;
         while i < until {
             if !self.end_pos.iter().any(|&e| i < e) {
@@ -114,7 +116,8 @@ impl<'h> DepthSweep<'h> {
             if self.in_bed(tid, i) {
                 self.push_line_start(name, i);
                 for n in 0..self.hist.len() {
-                    let d = if i < self.end_pos[n] { self.hist[n][i as usize & mask] } else { 0 };
+                    let counted = self.hist[n].get(i).copied().unwrap_or(0);
+                    let d = if i < self.end_pos[n] { counted } else { 0 };
                     self.out.push(b'\t');
                     self.out.extend_from_slice(itoa::Buffer::new().format(d as u32).as_bytes());
                 }
@@ -122,6 +125,7 @@ impl<'h> DepthSweep<'h> {
             }
             i += 1;
         }
+        self.hist.iter_mut().for_each(|h| h.discard_before(i));
         i
     }
 
@@ -164,6 +168,7 @@ impl<'h> DepthSweep<'h> {
         if tid != self.last_ref {
             self.change_reference(Some(tid));
             self.end_pos.iter_mut().for_each(|e| *e = 0);
+            self.hist.iter_mut().for_each(|h| *h = PositionRing::default());
             self.last_output = if self.beg >= 0 { pos.max(self.beg) } else { pos };
             self.last_ref = tid;
             if self.options.all_positions > 0 {
@@ -180,28 +185,7 @@ impl<'h> DepthSweep<'h> {
         if tid < self.last_ref || (tid == self.last_ref && end_pos < self.last_output) {
             return Err(SweepError::NotSorted);
         }
-        self.grow(end_pos + 1 - pos);
         self.accumulate(r, overlap_clip, file, end_pos)
-    }
-
-    /// Doubles the rings (from 2048) until they exceed `span`, keeping the unprinted counts.
-    fn grow(&mut self, span: i64) {
-        let old = self.hist[0].len();
-        if span < old as i64 {
-            return;
-        }
-        let mut size = old;
-        while span >= size as i64 {
-            size = if size == 0 { 2048 } else { 2 * size };
-        }
-        let (mask, old_mask) = (size - 1, old.wrapping_sub(1));
-        for hist in &mut self.hist {
-            let mut grown = vec![0; size];
-            for i in self.last_output..self.last_output + old as i64 {
-                grown[i as usize & mask] = hist[i as usize & old_mask];
-            }
-            *hist = grown;
-        }
     }
 
     fn accumulate(
@@ -212,11 +196,8 @@ impl<'h> DepthSweep<'h> {
         end_pos: i64,
     ) -> Result<(), SweepError> {
         let hist = &mut self.hist[file];
-        let mask = hist.len() - 1;
-        // Positions not seen before start at zero.
-        for i in self.end_pos[file].max(r.pos())..end_pos {
-            hist[i as usize & mask] = 0;
-        }
+        // Positions already printed take no more counts (a read reaching back before `-r`).
+        let printed = self.last_output;
         // samtools reads qualities from the record even without a SEQ (then the aux bytes).
         let l_seq = r.l_seq();
         let quals = &r.bytes()[r.aux_offset() - l_seq..];
@@ -244,7 +225,9 @@ impl<'h> DepthSweep<'h> {
                     }
                     let add = if spos < l_seq { i32::from(passes(spos)) } else { 1 };
                     for _ in k..len {
-                        hist[i as usize & mask] += add;
+                        if i >= printed {
+                            *hist.cell_mut(i) += add;
+                        }
                         i += 1;
                     }
                 }
@@ -261,14 +244,14 @@ impl<'h> DepthSweep<'h> {
                             i = overlap_clip;
                         }
                     }
+                    let from = printed.clamp(i, i + len);
                     if min_qual == 0 {
-                        for k in 0..len {
-                            hist[(i + k) as usize & mask] += 1;
-                        }
+                        for_span(hist, from, i + len, |_, c| *c += 1);
                     } else {
-                        for k in 0..len {
-                            hist[(i + k) as usize & mask] += i32::from(passes(spos + k as usize));
-                        }
+                        let skipped = (from - i) as usize;
+                        for_span(hist, from, i + len, |k, c| {
+                            *c += i32::from(passes(spos + skipped + k));
+                        });
                     }
                     spos += len as usize;
                     i += len;

@@ -107,14 +107,22 @@ fn grow<T: Clone + Default>(v: &mut Vec<T>, len: usize) {
     }
 }
 
+/// Adds `b` into `a`, keeping the longer of the two tables: a sum over one read 1 Mb long
+/// holds a 2 GB quality table, and growing the running sum to a second one doubled the peak.
+fn add_owned<T: Clone + Default>(a: &mut Vec<T>, mut b: Vec<T>, add: impl Fn(&mut T, &T)) {
+    if a.len() < b.len() {
+        std::mem::swap(a, &mut b);
+    }
+    a.iter_mut().zip(&b).for_each(|(x, y)| add(x, y));
+}
+
 fn add_into(a: &mut Vec<u64>, b: &[u64]) {
     grow(a, b.len());
     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
 }
 
-fn add_cycles_into(a: &mut Vec<CycleCounts>, b: &[CycleCounts]) {
-    grow(a, b.len());
-    a.iter_mut().zip(b).for_each(|(x, y)| x.iter_mut().zip(y).for_each(|(p, q)| *p += q));
+fn add_cycle(x: &mut CycleCounts, y: &CycleCounts) {
+    x.iter_mut().zip(y).for_each(|(p, q)| *p += q);
 }
 
 /// samtools' `bwa_trim_read`: the bases BWA would trim from the read's 3' end.
@@ -326,7 +334,20 @@ impl Counters {
 
     fn add_qualities(&mut self, quals: &[u8], f: usize, reverse: bool) {
         let len = quals.len();
-        grow(&mut self.qualities[f], len * QUALITY_COLUMNS);
+        let table = &mut self.qualities[f];
+        if table.len() < len * QUALITY_COLUMNS {
+            // samtools' `realloc_buffers` fails the run when the tables of a long read cannot
+            // be allocated; an allocation failure here would abort instead.
+            let more = len * QUALITY_COLUMNS - table.len();
+            if table.try_reserve_exact(more).is_err() {
+                let bytes = len * QUALITY_COLUMNS * std::mem::size_of::<u64>();
+                self.fail(format!(
+                    "Could not realloc buffers, the sequence too long: {len} ({bytes})"
+                ));
+                return;
+            }
+            table.resize(len * QUALITY_COLUMNS, 0);
+        }
         let table = &mut self.qualities[f][..len * QUALITY_COLUMNS];
         let mut max = self.max_quality;
         for i in 0..len {
@@ -416,7 +437,7 @@ impl Counters {
     }
 
     /// Adds `o`'s counts (of records after this one's) to these.
-    pub fn merge(&mut self, o: &Counters) {
+    pub fn merge(&mut self, mut o: Counters) {
         for k in 0..3 {
             self.checksum[k] = self.checksum[k].wrapping_add(o.checksum[k]);
         }
@@ -431,7 +452,7 @@ impl Counters {
         self.reads_other += o.reads_other;
         self.qc_failed += o.qc_failed;
         self.paired_tech += o.paired_tech;
-        add_cycles_into(&mut self.read_oriented, &o.read_oriented);
+        add_owned(&mut self.read_oriented, std::mem::take(&mut o.read_oriented), add_cycle);
         self.trimmed += o.trimmed;
         self.quality_sum += o.quality_sum;
         self.max_quality = self.max_quality.max(o.max_quality);
@@ -449,16 +470,16 @@ impl Counters {
             add_into(&mut self.read_lengths_frag[f], &o.read_lengths_frag[f]);
             self.total_len_frag[f] += o.total_len_frag[f];
             self.reads_frag[f] += o.reads_frag[f];
-            add_cycles_into(&mut self.cycles[f], &o.cycles[f]);
+            add_owned(&mut self.cycles[f], std::mem::take(&mut o.cycles[f]), add_cycle);
             add_into(&mut self.gc[f], &o.gc[f]);
-            add_into(&mut self.qualities[f], &o.qualities[f]);
+            add_owned(&mut self.qualities[f], std::mem::take(&mut o.qualities[f]), |x, y| *x += y);
             add_into(&mut self.insertion_cycles[f], &o.insertion_cycles[f]);
             add_into(&mut self.deletion_cycles[f], &o.deletion_cycles[f]);
         }
         self.insert_sizes.merge(&o.insert_sizes);
         self.mismatches = self.mismatches.wrapping_add(o.mismatches);
         if self.error.is_none() {
-            self.error = o.error.clone();
+            self.error = o.error;
         }
     }
 

@@ -131,6 +131,7 @@ impl Tracker {
         }
         let read_len = unclipped_length(r);
         if read_len >= self.cycles {
+            tables_fit(read_len)?;
             self.grow(read_len, ctx.settings);
         }
         let order = read_order(flag);
@@ -154,7 +155,8 @@ impl Tracker {
         Ok(true)
     }
 
-    /// samtools' `realloc_buffers`: room for cycles up to past `read_len`.
+    /// samtools' `realloc_buffers`: room for cycles up to past `read_len` (see [`tables_fit`]
+    /// for its failure).
     fn grow(&mut self, read_len: usize, settings: &Settings) {
         self.cycles = 2 * (1 + read_len - self.cycles) + self.cycles;
         self.coverage.grow(read_len);
@@ -359,4 +361,17 @@ impl Tracker {
         self.pair_count = self.pair_count.wrapping_add_signed(removal.pending_change);
         Ok(())
     }
+}
+
+/// samtools' `realloc_buffers` fails the run with this message when the per-cycle tables of a
+/// long read cannot be allocated (a 10 Mb read needs 20 GB of quality counts; mdsam aborted,
+/// or was killed for memory). The largest table, a quality row of every cycle, is allocated
+/// and freed once to find out; without touching its pages that costs no memory.
+fn tables_fit(read_len: usize) -> Result<(), String> {
+    let cells = read_len.saturating_mul(super::counters::QUALITY_COLUMNS);
+    let mut probe: Vec<u64> = Vec::new();
+    probe.try_reserve_exact(cells).map_err(|_| {
+        let bytes = cells.saturating_mul(std::mem::size_of::<u64>());
+        format!("Could not realloc buffers, the sequence too long: {read_len} ({bytes})")
+    })
 }
