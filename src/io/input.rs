@@ -86,7 +86,14 @@ impl Input {
         let read_size = read_size.max(1);
         Input {
             name: name.to_string(),
-            src: Source::Stream { reader, buf: Vec::new(), start: 0, end: 0, eof: false, read_size },
+            src: Source::Stream {
+                reader,
+                buf: Vec::new(),
+                start: 0,
+                end: 0,
+                eof: false,
+                read_size,
+            },
             consumed: 0,
         }
     }

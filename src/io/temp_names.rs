@@ -74,7 +74,8 @@ impl TempNamer {
     pub fn in_tmpdir(what: &str) -> TempNamer {
         let dir = std::env::var("TMPDIR").ok().filter(|d| !d.is_empty());
         let dir = dir.unwrap_or_else(|| "/tmp".to_string());
-        let prefix = format!("{}/mdsam.{what}.{}.tmp", dir.trim_end_matches('/'), std::process::id());
+        let prefix =
+            format!("{}/mdsam.{what}.{}.tmp", dir.trim_end_matches('/'), std::process::id());
         TempNamer::with_prefix(prefix)
     }
 
