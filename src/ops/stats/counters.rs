@@ -101,6 +101,11 @@ pub struct Counters {
     pub error: Option<String>,
 }
 
+/// Whether `v` can hold `len` items, reserving the room fallibly.
+fn has_room<T>(v: &mut Vec<T>, len: usize) -> bool {
+    len <= v.len() || v.try_reserve_exact(len - v.len()).is_ok()
+}
+
 fn grow<T: Clone + Default>(v: &mut Vec<T>, len: usize) {
     if v.len() < len {
         v.resize(len, T::default());
@@ -272,6 +277,9 @@ impl Counters {
         let quals = &r.qual()[..seq_len];
         match fragment(order) {
             Some(f) => {
+                if !self.reserve_for_read(seq_len, f) {
+                    return;
+                }
                 let gc_count = self.add_cycles(r, f, reverse);
                 self.reads_frag[f] += 1;
                 self.total_len_frag[f] += seq_len as u64;
@@ -332,22 +340,27 @@ impl Counters {
         super::gc_bases(r)
     }
 
+    /// Makes room in a fragment's per-cycle tables for a read of `seq_len` bases before any of
+    /// them grows. samtools' `realloc_buffers` fails the run when a long read's tables cannot be
+    /// allocated; a failed allocation here would abort instead, so every table is reserved
+    /// fallibly first (the cycle tables alone of a 10 Mb read take 640 MB).
+    fn reserve_for_read(&mut self, seq_len: usize, f: usize) -> bool {
+        let ok = has_room(&mut self.cycles[f], seq_len)
+            && has_room(&mut self.read_oriented, seq_len)
+            && has_room(&mut self.qualities[f], seq_len * QUALITY_COLUMNS);
+        if !ok {
+            let bytes = seq_len * QUALITY_COLUMNS * std::mem::size_of::<u64>();
+            self.fail(format!(
+                "Could not realloc buffers, the sequence too long: {seq_len} ({bytes})"
+            ));
+        }
+        ok
+    }
+
     fn add_qualities(&mut self, quals: &[u8], f: usize, reverse: bool) {
         let len = quals.len();
-        let table = &mut self.qualities[f];
-        if table.len() < len * QUALITY_COLUMNS {
-            // samtools' `realloc_buffers` fails the run when the tables of a long read cannot
-            // be allocated; an allocation failure here would abort instead.
-            let more = len * QUALITY_COLUMNS - table.len();
-            if table.try_reserve_exact(more).is_err() {
-                let bytes = len * QUALITY_COLUMNS * std::mem::size_of::<u64>();
-                self.fail(format!(
-                    "Could not realloc buffers, the sequence too long: {len} ({bytes})"
-                ));
-                return;
-            }
-            table.resize(len * QUALITY_COLUMNS, 0);
-        }
+        // Room was reserved by `reserve_for_read`.
+        grow(&mut self.qualities[f], len * QUALITY_COLUMNS);
         let table = &mut self.qualities[f][..len * QUALITY_COLUMNS];
         let mut max = self.max_quality;
         for i in 0..len {
