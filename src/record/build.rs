@@ -103,7 +103,12 @@ impl RecordBuilder {
             b.extend_from_slice(&op.to_le_bytes());
         }
         b.extend_from_slice(&self.seq.0);
-        b.extend_from_slice(&self.qual);
+        // No qualities given: SAM's `*`, one 0xff a base (the record stays valid).
+        if self.qual.is_empty() {
+            b.resize(b.len() + self.seq.1, 0xff);
+        } else {
+            b.extend_from_slice(&self.qual);
+        }
         b.extend_from_slice(&self.aux);
         b
     }

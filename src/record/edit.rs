@@ -312,14 +312,17 @@ mod tests {
     #[test]
     fn deleting_tags_in_one_walk_equals_one_delete_each() {
         let tags = [*b"MQ", *b"MC", *b"ms"];
-        let blocks: [&[u8]; 5] = [
+        let mut blocks: Vec<&[u8]> = vec![
             b"NMC\x01MQC\x3cMCZ10M\0msi\x01\0\0\0XAZx\0",
             b"msi\x01\0\0\0MQC\x01MQC\x02MCZ5S5M\0MCZ*\0",
             b"NMC\x01",
             b"",
-            // A malformed field (unknown type) ends the walk; what follows stays.
-            b"MQC\x01NMq\x01MCZ1M\0",
         ];
+        // A malformed field (unknown type) ends the walk; what follows stays. Readers refuse
+        // such records, so debug builds assert they never reach a `RecordRef`.
+        if !cfg!(debug_assertions) {
+            blocks.push(b"MQC\x01NMq\x01MCZ1M\0");
+        }
         for aux in blocks {
             let mut one = rec(aux);
             delete_tags(&mut one, &tags);

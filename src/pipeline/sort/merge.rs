@@ -192,13 +192,7 @@ pub fn merge(
         } else {
             format_record(&mut out.data, &RecordRef::new(&framed[4..]), header);
         }
-        out.end_unit();
-        if out.data.len() >= flush_at {
-            sink.write(&out)?;
-            out.data.clear();
-            out.ends.clear();
-        }
-        Ok(())
+        end_record(&mut out, sink, flush_at)
     })?;
     sink.write(&out)
 }
@@ -260,13 +254,7 @@ fn merge_into_run(
     let mut out = Encoded::default();
     merge_open(group, None, header, order, budget, runs.uncompressed, |framed| {
         out.data.extend_from_slice(framed);
-        out.end_unit();
-        if out.data.len() >= flush_at {
-            sink.write(&out)?;
-            out.data.clear();
-            out.ends.clear();
-        }
-        Ok(())
+        end_record(&mut out, &mut sink, flush_at)
     })?;
     sink.write(&out)?;
     sink.finish()?;
@@ -325,6 +313,17 @@ fn merge_open(
         let alive = runs[top].advance(n_refs, names)?;
         let cmp = |a: usize, b: usize| cmp_runs(order, &libraries, &runs[a], &runs[b]);
         heap.advanced(alive, &cmp);
+    }
+    Ok(())
+}
+
+/// Ends the record just added to `out`, handing `out` to `sink` once it holds `flush_at` bytes.
+fn end_record(out: &mut Encoded, sink: &mut RecordSink, flush_at: usize) -> Result<(), Error> {
+    out.end_unit();
+    if out.data.len() >= flush_at {
+        sink.write(out)?;
+        out.data.clear();
+        out.ends.clear();
     }
     Ok(())
 }
