@@ -34,6 +34,10 @@
 // - `record::prefetch` (`prefetch_bytes`): the x86-64 prefetch intrinsic.
 // - `io::bgzf::isal_ffi` (`IsalDeflate`, `IsalInflate`): ISA-L's stateless deflate and inflate
 //   through its C API, and the `vzeroupper` intrinsic after them (`clear_upper_vector_state`).
+// - `io::open_files` (`open_file_limit`): `getrlimit`, so that a sort merge stages its runs below
+//   `RLIMIT_NOFILE`.
+// - `io::cram::rans_nx16_simd`: rANS Nx16's AVX2 decoding loop (the intrinsics and the call of
+//   the `target_feature` function, made only after the CPU was found to have AVX2).
 // The binary (`bin/mdsam.rs`) has its own: `reset_sigpipe`.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]

@@ -1,5 +1,7 @@
-//! CRAM through noodles: the only place mdsam names a noodles crate. Records come out as raw BAM
-//! records in [`crate::record::Batch`]es, so every command reads CRAM as it reads BAM.
+//! CRAM: mdsam's own container reader, record decoder, block codecs and encoder, and the only
+//! place mdsam names a noodles crate (containers with fqzcomp blocks are decoded by noodles, and
+//! its types carry the header and reference). Records come out as raw BAM records in
+//! [`crate::record::Batch`]es, so every command reads CRAM as it reads BAM.
 //!
 //! - [`reader`]: containers read in order, decoded in parallel, one batch a container;
 //! - [`decode`]: mdsam's own record decoder, noodles' where it does not apply;
