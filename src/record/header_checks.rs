@@ -77,8 +77,9 @@ pub fn sq_line_error<'a>(lines: impl Iterator<Item = &'a [u8]>) -> Option<String
     None
 }
 
-/// C `strtoll(text, NULL, 10)`: blanks, a sign, the leading digits; saturating.
-fn strtoll(text: &[u8]) -> i64 {
+/// C `strtoll(text, NULL, 10)`: blanks, a sign, the leading digits; saturating; 0 when there are
+/// none (a header's `LN` value, as htslib reads it).
+pub fn strtoll(text: &[u8]) -> i64 {
     let text = text.trim_ascii_start();
     let (negative, digits) = match text.first() {
         Some(b'-') => (true, &text[1..]),

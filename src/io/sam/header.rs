@@ -86,7 +86,7 @@ fn check_fields(
         b"SQ" => {
             // The last SN counts; LN may repeat only with the same value.
             let name = values(b"SN").next_back().ok_or_else(|| HeaderError::BadSq(shown()))?;
-            let mut lengths = values(b"LN").map(c_strtoll);
+            let mut lengths = values(b"LN").map(crate::record::header_checks::strtoll);
             if let Some(first) = lengths.next()
                 && lengths.any(|l| l != first)
             {
@@ -119,26 +119,6 @@ fn check_fields(
         _ => {}
     }
     Ok(())
-}
-
-/// C's `strtoll(s, NULL, 10)` on a header value: optional spaces and sign, then digits,
-/// saturating; 0 when there are none.
-fn c_strtoll(s: &[u8]) -> i64 {
-    let s = s.trim_ascii_start();
-    let (negative, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut n: i64 = 0;
-    for &d in digits.iter().take_while(|d| d.is_ascii_digit()) {
-        let digit = (d - b'0') as i64;
-        n = match n.checked_mul(10).and_then(|n| n.checked_add(digit)) {
-            Some(n) => n,
-            None => return if negative { i64::MIN } else { i64::MAX },
-        };
-    }
-    if negative { -n } else { n }
 }
 
 #[cfg(test)]
