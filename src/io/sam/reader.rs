@@ -145,6 +145,7 @@ impl Reader {
         } else {
             match memchr::memrchr(b'\n', &data[scanned..]) {
                 Some(n) => scanned + n + 1,
+                None if line_is_doomed(&data) => return Err(self.fail_doomed_line(data)?),
                 None => {
                     self.carry_scanned = data.len();
                     self.carry = data;
@@ -195,6 +196,48 @@ impl Reader {
         self.done = at_end;
         read.map(Some)
     }
+}
+
+impl Reader {
+    /// Reads past a line [`line_is_doomed`] picked out, counting its TABs and NULs instead of
+    /// holding it, and returns the error parsing it would give: the same as for the whole line.
+    fn fail_doomed_line(&mut self, mut piece: Vec<u8>) -> Result<ReadError, ReadError> {
+        let (mut tabs, mut nul) = (0usize, false);
+        loop {
+            let end = memchr::memchr(b'\n', &piece);
+            let part = &piece[..end.unwrap_or(piece.len())];
+            tabs += memchr::memchr_iter(b'\t', part).count();
+            nul |= memchr::memchr(0, part).is_some();
+            if end.is_some() || self.done {
+                break;
+            }
+            piece.clear();
+            let (next, at_end) = self.stream.read_piece(piece)?;
+            piece = next;
+            self.done |= at_end;
+        }
+        crate::io::recycle::give(piece);
+        // Nothing is read after a parse error.
+        self.done = true;
+        self.carry = Vec::new();
+        let source = if nul {
+            ParseError::NulByte
+        } else if tabs < 10 {
+            ParseError::TooFewFields
+        } else {
+            ParseError::LongName
+        };
+        Ok(ReadError::Parse { line: self.lines_before + 1, source })
+    }
+}
+
+/// Whether `partial`, the start of a line not yet ended, already fails to parse whatever
+/// follows: no TAB in its first 255 bytes means a QNAME over 254 characters or too few fields.
+/// htslib reads the whole line before failing it; holding a multi-GiB line of that kind took
+/// twice its size in memory, where counting its TABs takes a piece.
+fn line_is_doomed(partial: &[u8]) -> bool {
+    const LONGEST_QNAME: usize = 254;
+    partial.len() > LONGEST_QNAME && memchr::memchr(b'\t', &partial[..=LONGEST_QNAME]).is_none()
 }
 
 /// Parses `body` (complete lines) as `tasks` ranges in parallel; errors name their line, counted
@@ -328,6 +371,39 @@ mod tests {
                 }
             };
             assert!(e.to_string().starts_with("parse error at line 42"), "piece {piece}: {e}");
+        }
+    }
+
+    /// A line that cannot parse whatever its end holds is read past without being held, and
+    /// fails as the whole line would: the same error whether it spans pieces or fits one.
+    #[test]
+    fn a_doomed_line_fails_as_the_whole_line_would() {
+        let fields = "\t0\tc\t1\t9\t*\t*\t0\t0\t*\t*";
+        let long = "A".repeat(3000);
+        let cases = [
+            (long.clone(), "too few fields"),
+            (format!("{long}\t0\tc"), "too few fields"),
+            (format!("{long}{fields}"), "query name is longer than 254"),
+            (format!("{long}{fields}\tXX:Z:a\0b"), "NUL byte"),
+            (format!("{}{fields}", "A".repeat(255)), "query name is longer than 254"),
+        ];
+        for (line, why) in cases {
+            for ending in ["\n", "\nr\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\n", ""] {
+                let text =
+                    format!("@SQ\tSN:c\tLN:99\nr\t4\t*\t0\t0\t*\t*\t0\t0\t*\t*\n{line}{ending}");
+                for piece in [7, 100, 300, 1 << 20] {
+                    let (mut r, _) = reader(&text, piece);
+                    let e = loop {
+                        match r.read_batches() {
+                            Ok(Some(_)) => {}
+                            Ok(None) => panic!("no error with piece {piece}"),
+                            Err(e) => break e.to_string(),
+                        }
+                    };
+                    assert!(e.starts_with("parse error at line 3: "), "piece {piece}: {e}");
+                    assert!(e.contains(why), "piece {piece}, {why}: {e}");
+                }
+            }
         }
     }
 
