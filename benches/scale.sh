@@ -72,18 +72,8 @@ inputs() {
   fi
 }
 
-# run_timed TAG CMD...: runs CMD (a shell pipeline in a string) with each process under GNU time;
-# prints "wall cpu rss_mb" (CPU and RSS summed over the processes).
-T="/usr/bin/time -f '%e %U %S %M' -a -o $tmp/t"
-run_timed() {
-  rm -f "$tmp/t"
-  local s e
-  s=$(date +%s.%N)
-  bash -c "$1"
-  e=$(date +%s.%N)
-  awk -v wall="$(echo "$e - $s" | bc)" '{cpu += $2 + $3; rss += $4}
-    END {printf "%.2f %.2f %.0f\n", wall, cpu, rss / 1024}' "$tmp/t"
-}
+# shellcheck source=benches/lib/timing.sh
+. benches/lib/timing.sh
 
 # records FILE: a checksum of the records of FILE (SAM or BAM), header left out; of the whole
 # file for text outputs (.txt, .fq).
@@ -93,8 +83,6 @@ records() {
     *) "$mdsam" view -@ "$threads" "$1" | md5sum | cut -c1-16 ;;
   esac
 }
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 printf '%-8s %6s %-20s %8s %8s %7s %7s %8s %8s %8s %8s %5s\n' shape Mreads case st_wall md_wall \
   wall_x cpu_x md_ns/rd md_cpu_ns st_rssMB md_rssMB same
