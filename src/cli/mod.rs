@@ -18,6 +18,7 @@ pub mod coverage;
 pub mod delegate;
 pub mod depad;
 pub mod depth;
+pub mod mpileup;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
@@ -378,6 +379,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             (split::USAGE, split::parse(&inv, args).and_then(crate::pipeline::split::run_on_pool))
         }
         "depth" => (depth::USAGE, depth::parse(args).and_then(|o| crate::pipeline::depth::run(&o))),
+        "mpileup" => (mpileup::USAGE, mpileup::run(&inv, args)),
         "coverage" => (
             coverage::USAGE,
             coverage::parse(args).and_then(|o| crate::pipeline::coverage::run(&o)),

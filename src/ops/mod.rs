@@ -10,6 +10,7 @@ pub mod checksum;
 pub mod collate;
 pub mod depad;
 pub mod depth;
+pub mod mpileup;
 pub mod fixmate;
 pub mod flagstat;
 pub mod idxstats;

@@ -18,6 +18,7 @@ pub mod coverage;
 pub mod cram_region;
 pub mod depad;
 pub mod depth;
+pub mod mpileup;
 pub mod dict;
 pub mod faidx;
 pub mod fixmate;
