@@ -69,9 +69,48 @@ impl References {
     }
 }
 
-/// One input with what `mplp_func` needs to read and filter it.
-struct Source {
-    input: SortedInput,
+/// One input: read as it goes, or (a CRAM region) the region's reads decoded up front.
+enum Source {
+    Sorted(SortedInput),
+    Loaded(std::collections::VecDeque<Vec<u8>>),
+}
+
+impl Source {
+    fn next_record(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        match self {
+            Source::Sorted(input) => {
+                let Some(r) = input.current()? else { return Ok(None) };
+                let rec = r.bytes().to_vec();
+                input.advance();
+                Ok(Some(rec))
+            }
+            Source::Loaded(records) => Ok(records.pop_front()),
+        }
+    }
+}
+
+/// The reads of `region` in a CRAM input, through its `.crai`.
+fn load_cram_region(
+    path: &str,
+    reader: &mut crate::io::cram::Reader,
+    explicit: Option<&str>,
+    region: Region,
+) -> Result<Source, Error> {
+    let crai = crate::pipeline::cram_region::load_crai(path, explicit)
+        .map_err(|_| Error::Bare(format!("[mpileup] fail to load index for {path}")))?;
+    let mut records = std::collections::VecDeque::new();
+    crate::pipeline::cram_region::for_each_region_batch(
+        reader,
+        &crai,
+        path,
+        std::slice::from_ref(&region),
+        false,
+        &mut |batch| {
+            records.extend(batch.iter().map(|r| r.bytes().to_vec()));
+            Ok(())
+        },
+    )?;
+    Ok(Source::Loaded(records))
 }
 
 /// `bam_smpl_add`: how many distinct samples the inputs' `@RG` lines name.
@@ -133,24 +172,37 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
     let mut header: Option<Header> = None;
     let mut region = None;
     let mut texts = Vec::new();
-    for (i, path) in o.inputs.iter().enumerate() {
+    for (i, name) in o.inputs.iter().enumerate() {
+        // htslib opens `file://` URLs as the local file.
+        let path = name.strip_prefix("file://").unwrap_or(name);
         let opened = open_sequence_input(path, o.threads, &WORDING)?;
         let h = opened.header.clone();
-        texts.push((path.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
+        texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
         let input = match &o.region {
-            None => SortedInput::whole(path, opened),
+            None => Source::Sorted(SortedInput::whole(path, opened)),
             Some(text) => {
                 let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
+                if let crate::io::open::RecordReader::Cram(mut reader) = opened.reader {
+                    let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
+                        Error::Bare(format!(
+                            "[E::mpileup] fail to parse region '{text}' with {path}"
+                        ))
+                    })?;
+                    region.get_or_insert(r);
+                    sources.push(load_cram_region(path, &mut reader, explicit, r)?);
+                    header.get_or_insert(h);
+                    continue;
+                }
                 let no_index = || Error::Bare(format!("[mpileup] fail to load index for {path}"));
                 let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
                 let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
                     Error::Bare(format!("[E::mpileup] fail to parse region '{text}' with {path}"))
                 })?;
                 region.get_or_insert(r);
-                SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?
+                Source::Sorted(SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?)
             }
         };
-        sources.push(Source { input });
+        sources.push(input);
         header.get_or_insert(h);
     }
     eprintln!("[mpileup] {} samples in {} input files", count_samples(&texts), o.inputs.len());
@@ -170,9 +222,7 @@ impl Reader<'_> {
     fn next(&self, src: &mut Source, refs: &mut References) -> Result<Option<Vec<u8>>, Error> {
         let o = self.o;
         loop {
-            let Some(r) = src.input.current()? else { return Ok(None) };
-            let mut rec = r.bytes().to_vec();
-            src.input.advance();
+            let Some(mut rec) = src.next_record()? else { return Ok(None) };
             let r = RecordRef::new(&rec);
             let (tid, flag) = (r.ref_id(), r.flag());
             if tid < 0 || flag & flags::UNMAP != 0 {
