@@ -135,6 +135,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
         no_ins: 0,
         no_del: 0,
         no_ends: false,
+        no_ins_mods: false,
         extras: Vec::new(),
         tags: Vec::new(),
         sep: b',',
@@ -158,6 +159,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
         ignore_rg: false,
         count_orphans: false,
         overlaps: true,
+        mods: false,
         require_flags: 0,
         filter_flags: flags::UNMAP | flags::SECONDARY | flags::QCFAIL | flags::DUP,
         format: format.clone(),
@@ -184,7 +186,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
             "output-sep" => format.sep = first_char(v),
             "output-empty" => format.empty = first_char(v),
             "no-output-ins" => format.no_ins = format.no_ins.saturating_add(1),
-            "no-output-ins-mods" => {}
+            "no-output-ins-mods" => format.no_ins_mods = true,
             "no-output-del" => format.no_del = format.no_del.saturating_add(1),
             "no-output-ends" => format.no_ends = true,
             "f" => o.reference = Some(v.to_string()),
@@ -199,7 +201,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
             "s" => format.extras.push(Extra::MapqChar),
             "O" => format.extras.push(Extra::Qpos),
             "bp5" => format.extras.push(Extra::Qpos5),
-            "M" => {}
+            "M" => o.mods = true,
             "C" => o.cap_q = atoi(v),
             "q" => o.min_mapq = atoi(v),
             "Q" => format.min_base_quality = atoi(v),

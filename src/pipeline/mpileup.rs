@@ -41,6 +41,8 @@ pub struct MpileupOptions {
     pub ignore_rg: bool,
     pub count_orphans: bool,
     pub overlaps: bool,
+    /// `-M`: base modifications after each base.
+    pub mods: bool,
     pub require_flags: u16,
     pub filter_flags: u16,
     pub format: FormatOptions,
@@ -364,7 +366,7 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
     let n = sources.len();
     let mut refs = References { fasta, cache: Vec::new() };
     let reader = Reader { o, header: &header, bed: bed.as_ref() };
-    let mut pileups: Vec<Pileup> = (0..n).map(|_| Pileup::new(max_depth, o.overlaps)).collect();
+    let mut pileups: Vec<Pileup> = (0..n).map(|_| Pileup::new(max_depth, o.overlaps, o.mods)).collect();
     // `bam_mplp64_auto`'s state: each input's column position, and whether it has one.
     let mut at: Vec<(i64, i64)> = vec![(-1, i64::MAX); n];
     let mut has: Vec<bool> = vec![false; n];

@@ -6,6 +6,7 @@ use crate::record::aux::AuxValue;
 use crate::record::layout::{SEQ_NT16, flags};
 use crate::record::{Header, RecordRef};
 
+use super::basemod::ReadMods;
 use super::pileup::{Entry, Read};
 
 /// The optional per-read columns, in samtools' flag-bit order.
@@ -36,6 +37,8 @@ pub struct FormatOptions {
     pub no_del: u8,
     /// `--no-output-ends`: no `^Q` and `$`.
     pub no_ends: bool,
+    /// `--no-output-ins-mods`: no modifications inside insertions (`-M`).
+    pub no_ins_mods: bool,
     /// Sorted, without repeats.
     pub extras: Vec<Extra>,
     /// `--output-extra` tags, in the order given.
@@ -83,6 +86,9 @@ fn pileup_seq(out: &mut Vec<u8>, read: &Read, e: &Entry, pos: i64, reference: Op
             }
         }
         out.push(if rev { REVERSE[c as usize] } else { FORWARD[c as usize] });
+        if let Some(m) = &read.mods {
+            m.push_at(e.qpos, out);
+        }
     } else {
         out.push(if e.is_refskip {
             if rev { b'<' } else { b'>' }
@@ -94,7 +100,8 @@ fn pileup_seq(out: &mut Vec<u8>, read: &Read, e: &Entry, pos: i64, reference: Op
     }
     let mut del_len = -e.indel;
     if e.indel > 0 {
-        let (text, bases, following_del) = insertion(&r, &read.ops, e);
+        let mods = read.mods.as_ref().filter(|_| !o.no_ins_mods && o.no_ins == 0);
+        let (text, bases, following_del) = insertion(&r, &read.ops, e, mods);
         del_len = following_del;
         if o.no_ins < 2 {
             out.push(b'+');
@@ -102,9 +109,17 @@ fn pileup_seq(out: &mut Vec<u8>, read: &Read, e: &Entry, pos: i64, reference: Op
         }
         if o.no_ins == 0 {
             let pad = if o.reverse_del { b'#' } else { b'*' };
+            // Modification text in brackets keeps its case.
+            let mut in_mod = false;
             for c in text {
+                if c == b'[' {
+                    in_mod = true;
+                } else if c == b']' {
+                    in_mod = false;
+                }
                 out.push(match (rev, c) {
                     (true, b'*') => pad,
+                    _ if in_mod => c,
                     (true, c) => c.to_ascii_lowercase(),
                     (false, c) => c.to_ascii_uppercase(),
                 });
@@ -129,11 +144,24 @@ fn pileup_seq(out: &mut Vec<u8>, read: &Read, e: &Entry, pos: i64, reference: Op
 
 /// `bam_plp_insertion_mod` without modifications: the inserted bases (`*` for pads), their
 /// count with pads, and the length of a deletion right after them.
-fn insertion(r: &RecordRef<'_>, ops: &[u32], e: &Entry) -> (Vec<u8>, i64, i64) {
+fn insertion(
+    r: &RecordRef<'_>,
+    ops: &[u32],
+    e: &Entry,
+    mods: Option<&ReadMods>,
+) -> (Vec<u8>, i64, i64) {
     use crate::record::cigar;
     let mut text = Vec::new();
     let mut del = 0;
     let mut j = 1i64;
+    let mut bases = 0i64;
+    for &c in &ops[e.cigar_ind + 1..] {
+        let l = cigar::len(c);
+        match cigar::op(c) {
+            cigar::PAD | cigar::INS => bases += i64::from(l),
+            _ => break,
+        }
+    }
     for &c in &ops[e.cigar_ind + 1..] {
         let l = cigar::len(c);
         match cigar::op(c) {
@@ -147,6 +175,9 @@ fn insertion(r: &RecordRef<'_>, ops: &[u32], e: &Entry) -> (Vec<u8>, i64, i64) {
                         b'N'
                     };
                     text.push(base);
+                    if let Some(m) = mods {
+                        m.push_at(at, &mut text);
+                    }
                     j += 1;
                 }
             }
@@ -157,8 +188,7 @@ fn insertion(r: &RecordRef<'_>, ops: &[u32], e: &Entry) -> (Vec<u8>, i64, i64) {
             _ => break,
         }
     }
-    let n = text.len() as i64;
-    (text, n, del)
+    (text, bases, del)
 }
 
 /// The empty value of every optional column (one `\t*` each).

@@ -11,11 +11,14 @@ use crate::record::RecordRef;
 use crate::record::cigar;
 use crate::record::layout::flags;
 
+use super::basemod::ReadMods;
 use super::overlap::tweak_overlap_quality;
 
 /// A read held by the pileup, with its CIGAR walk (`cstate_t`).
 pub struct Read {
     pub rec: Vec<u8>,
+    /// `-M`: its base modifications.
+    pub mods: Option<ReadMods>,
     pub ops: Vec<u32>,
     tid: i32,
     beg: i64,
@@ -158,6 +161,8 @@ pub struct Pileup {
     next_id: u64,
     /// Read names waiting for their overlapping mate, with the first mate's id.
     overlaps: Option<HashMap<Vec<u8>, u64>>,
+    /// `-M`: reads get their modifications parsed as they enter.
+    with_mods: bool,
     /// Reference id and start left in the list's spare node (a dropped read, or a recycled
     /// node's old read), which decide where the pileup jumps once the list is empty.
     spare: (i32, i64),
@@ -166,7 +171,7 @@ pub struct Pileup {
 }
 
 impl Pileup {
-    pub fn new(max_count: i64, overlaps: bool) -> Self {
+    pub fn new(max_count: i64, overlaps: bool, with_mods: bool) -> Self {
         Pileup {
             reads: VecDeque::new(),
             column: Vec::new(),
@@ -178,6 +183,7 @@ impl Pileup {
             max_count,
             next_id: 0,
             overlaps: overlaps.then(HashMap::new),
+            with_mods,
             spare: (0, 0),
             freed: Vec::new(),
         }
@@ -224,8 +230,9 @@ impl Pileup {
         (self.max_tid, self.max_pos) = (tid, pos);
         if end > self.pos || tid > self.tid {
             self.spare = self.freed.pop().unwrap_or((0, 0));
+            let mods = if self.with_mods { ReadMods::parse(&rec) } else { None };
             let mut read =
-                Read { rec, ops, tid, beg: pos, end, id: self.next_id, k: -1, x: 0, y: 0 };
+                Read { rec, mods, ops, tid, beg: pos, end, id: self.next_id, k: -1, x: 0, y: 0 };
             self.next_id += 1;
             self.overlap_push(&mut read)?;
             self.reads.push_back(read);
