@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use mdsam::simulate::{Order, SimulateOptions};
 
-use crate::support::{mdsam_bin, oracle, oracle_ok, run, scratch_dir, simulated_fasta, simulated_sam};
+use crate::support::{
+    mdsam_bin, oracle, oracle_ok, run, scratch_dir, simulated_fasta, simulated_sam,
+};
 
 fn same(oracle: &Path, dir: &Path, args: &[&str]) {
     let ours = run(&mdsam_bin(), args);
@@ -134,4 +136,63 @@ fn mpileup_hand_written_reads_match_the_oracle() {
     assert_eq!(ours.status.code(), theirs.status.code(), "calmd -r exit status");
     let records = |o: &[u8]| crate::support::sam_records(o);
     assert_eq!(records(&ours.stdout), records(&theirs.stdout), "calmd -r records");
+}
+
+/// Base modifications: several types on one entry, a ChEBI code, no `ML`, reverse reads,
+/// modifications inside an insertion, deltas past a forward read's end (never reached); a reverse
+/// read's deltas past its end fail the command.
+const MODS_SAM: &str = "@SQ\tSN:I\tLN:999\n\
+a1\t0\tI\t1\t0\t10M2I10M\t*\t0\t0\tACGTCCGATCGGCCATCGACCA\tIIIIIIIIIIIIIIIIIIIIII\tMM:Z:C+m?,0,1,3;C+76792.,2;A-a,1;\n\
+a2\t16\tI\t3\t0\t12M\t*\t0\t0\tGTCCGATCGGCC\tIIIIIIIIIIII\tMM:Z:G-m,0,1;C+h,1;\tML:B:C,10,20,30\n\
+a3\t0\tI\t5\t0\t5M\t*\t0\t0\tCCGAT\tIIIII\tMM:Z:C+mh,0,0;\tML:B:C,1,2,3,4\n";
+
+#[test]
+fn mpileup_base_modifications_match_the_oracle() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("mpileup_mods");
+    let sam = dir.join("mods.sam");
+    std::fs::write(&sam, MODS_SAM).unwrap();
+    let sam = sam.to_str().unwrap();
+    for extra in [&[][..], &["--no-output-ins-mods"], &["--no-output-ins"], &["--reverse-del"]] {
+        let mut args = vec!["mpileup", "-M"];
+        args.extend_from_slice(extra);
+        args.push(sam);
+        same(&oracle, &dir, &args);
+    }
+    // An `MM` entry without its `;`, or counting past a reverse read's bases, fails the command
+    // after the lines already made (samtools' stderr order differs in the pysam-built oracle).
+    let broken = [
+        (MODS_SAM.replace("C+mh,0,0;", "C+mh,0,0"), "a3: Hit end of MM tag"),
+        (
+            MODS_SAM.replace("G-m,0,1;C+h,1;", "G-m,0,1;C+h,1,9;"),
+            "a2: MM tag refers to bases beyond",
+        ),
+    ];
+    for (i, (text, message)) in broken.iter().enumerate() {
+        let bad = dir.join(format!("bad{i}.sam"));
+        std::fs::write(&bad, text).unwrap();
+        let args = ["mpileup", "-M", bad.to_str().unwrap()];
+        let (ours, theirs) = (run(&mdsam_bin(), &args), run(&oracle, &args));
+        assert_eq!(ours.status.code(), theirs.status.code(), "exit status: {message}");
+        assert!(ours.stdout == theirs.stdout, "lines before: {message}");
+        let err = String::from_utf8_lossy(&ours.stderr);
+        assert!(err.contains(message), "{err}");
+    }
+}
+
+#[test]
+fn mpileup_unsorted_input_fails_like_samtools() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("mpileup_unsorted");
+    let sam = dir.join("unsorted.sam");
+    let text = "@SQ\tSN:c1\tLN:100\n\
+                b\t0\tc1\t20\t30\t5M\t*\t0\t0\tACGTA\tIIIII\n\
+                a\t0\tc1\t10\t30\t5M\t*\t0\t0\tACGTA\tIIIII\n";
+    std::fs::write(&sam, text).unwrap();
+    let args = ["mpileup", sam.to_str().unwrap()];
+    let (ours, theirs) = (run(&mdsam_bin(), &args), run(&oracle, &args));
+    assert_eq!(ours.status.code(), theirs.status.code(), "exit status");
+    assert!(ours.stdout == theirs.stdout, "lines before the unsorted read");
+    let err = String::from_utf8_lossy(&ours.stderr);
+    assert!(err.contains("The input is not sorted (reads out of order)"), "{err}");
 }

@@ -3,12 +3,12 @@
 
 use std::collections::HashSet;
 
+use super::Invocation;
 use super::c_number::atoi;
 use super::flags::parse_flags;
 use super::getopt::LongOpt;
 use super::global::{self, Globals};
 use super::options::OptionTable;
-use super::Invocation;
 use crate::error::Error;
 use crate::ops::mpileup::format::{Extra, FormatOptions};
 use crate::pipeline::mpileup::MpileupOptions;
@@ -119,7 +119,45 @@ fn read_groups(path: &str) -> Result<HashSet<Vec<u8>>, Error> {
     let text = std::fs::read(path).map_err(|_| {
         Error::Bare(format!("[bam_mpileup] Fail to open file {path}. Continue anyway."))
     })?;
-    Ok(text.split(|c| c.is_ascii_whitespace()).filter(|w| !w.is_empty()).map(<[u8]>::to_vec).collect())
+    Ok(text
+        .split(|c| c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
+/// `is_url`: a scheme of letters, digits, `+`, `.` or `-` before a `:`.
+fn is_url(s: &str) -> bool {
+    let scheme = s.bytes().take_while(|c| c.is_ascii_alphanumeric() || b"+.-".contains(c)).count();
+    s.as_bytes().get(scheme) == Some(&b':')
+}
+
+/// `-b`: mpileup's own `read_file_list`: one input a line (trailing spaces dropped), each an
+/// existing file or a URL.
+fn read_file_list(list: &str) -> Result<Vec<String>, Error> {
+    let text = std::fs::read(list)
+        .map_err(|e| Error::Bare(format!("{list}: {}", crate::error::c_message(&e))))?;
+    let mut files = Vec::new();
+    for line in text.split(|&c| c == b'\n') {
+        let end = line.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(0, |i| i + 1);
+        if end == 0 {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&line[..end]).into_owned();
+        if !(is_url(&name) || std::fs::metadata(&name).is_ok()) {
+            let printable = line[..end].iter().all(|c| (0x20..0x7f).contains(c));
+            return Err(Error::Bare(if printable {
+                format!("The file list \"{list}\" appears broken, could not locate: {name}")
+            } else {
+                format!("Does the file \"{list}\" really contain a list of files and do all exist?")
+            }));
+        }
+        files.push(name);
+    }
+    if files.is_empty() {
+        return Err(Error::Bare(format!("No files read from {list}")));
+    }
+    Ok(files)
 }
 
 pub fn run(_inv: &Invocation, args: &[String]) -> Result<(), Error> {
@@ -172,12 +210,12 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
         match opt.key.as_str() {
             "x" => o.overlaps = false,
             "rf" => {
-                o.require_flags = parse_flags(v)
-                    .map_err(|_| Error::Bare(format!("Could not parse --rf {v}")))?
+                o.require_flags =
+                    parse_flags(v).map_err(|_| Error::Bare(format!("Could not parse --rf {v}")))?
             }
             "ff" => {
-                o.filter_flags = parse_flags(v)
-                    .map_err(|_| Error::Bare(format!("Could not parse --ff {v}")))?
+                o.filter_flags =
+                    parse_flags(v).map_err(|_| Error::Bare(format!("Could not parse --ff {v}")))?
             }
             "o" => o.output = Some(v.to_string()),
             "qname" => format.extras.push(Extra::Qname),
@@ -233,7 +271,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
         if with_indexes {
             return Err(Error::Bare("Error: The -b option cannot be combined with -X".into()));
         }
-        o.inputs = crate::pipeline::depth::read_file_list(&list, "mpileup")?;
+        o.inputs = read_file_list(&list)?;
     } else if with_indexes {
         if positionals.len() % 2 != 0 {
             return Err(Error::Bare(

@@ -10,11 +10,11 @@ use std::rc::Rc;
 use crate::error::Error;
 use crate::io::faidx::IndexedFasta;
 use crate::io::index::Region;
-use crate::ops::stats::ReferenceSource;
 use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::depth::BedMask;
-use crate::ops::mpileup::format::{self, FormatOptions};
+use crate::ops::mpileup::format::{self, FormatOptions, LineContext};
 use crate::ops::mpileup::pileup::Pileup;
+use crate::ops::stats::ReferenceSource;
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::sorted_input::{SortedInput, create_text_output, load_index_logged};
 use crate::record::layout::flags;
@@ -165,8 +165,10 @@ pub fn run(options: &MpileupOptions) -> Result<(), Error> {
     pool.install(|| mpileup(options))
 }
 
-const WORDING: Wording =
-    Wording { cannot_open: "[mpileup] failed to open", no_header: "[mpileup] fail to read the header of" };
+const WORDING: Wording = Wording {
+    cannot_open: "[mpileup] failed to open",
+    no_header: "[mpileup] fail to read the header of",
+};
 
 /// Opens every input (queried for `-r` through its index); the first header and the region.
 fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region>), Error> {
@@ -177,6 +179,13 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
     for (i, name) in o.inputs.iter().enumerate() {
         // htslib opens `file://` URLs as the local file.
         let path = name.strip_prefix("file://").unwrap_or(name);
+        if path != "-"
+            && let Err(e) = std::fs::metadata(path)
+        {
+            crate::pipeline::sorted_input::log_open_failure(path);
+            let reason = crate::error::c_message(&e);
+            return Err(Error::Bare(format!("[mpileup] failed to open {name}: {reason}")));
+        }
         let opened = open_sequence_input(path, o.threads, &WORDING)?;
         let h = opened.header.clone();
         texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
@@ -253,7 +262,7 @@ impl Reader<'_> {
                 let at = r.aux_offset() - r.l_seq();
                 let n = r.l_seq();
                 for q in &mut rec[at..at + n] {
-                    *q = if *q > 31 { *q - 31 } else { 0 };
+                    *q = q.saturating_sub(31);
                 }
             }
             let reference = refs.get(tid, self.header);
@@ -311,8 +320,9 @@ fn next_column(
     plp: &mut Pileup,
     refs: &mut References,
 ) -> Result<Option<(i32, i64)>, Error> {
-    let failed = |m: String| Error::Bare(format!("{m}\nsamtools mpileup: error reading from input file"));
-    if let Some(p) = plp.next().map_err(failed)? {
+    let failed =
+        |m: String| Error::Bare(format!("{m}\nsamtools mpileup: error reading from input file"));
+    if let Some(p) = plp.next_column().map_err(failed)? {
         return Ok(Some(p));
     }
     if plp.is_finished() {
@@ -320,12 +330,12 @@ fn next_column(
     }
     while let Some(rec) = reader.next(src, refs)? {
         plp.push(rec).map_err(failed)?;
-        if let Some(p) = plp.next().map_err(failed)? {
+        if let Some(p) = plp.next_column().map_err(failed)? {
             return Ok(Some(p));
         }
     }
     plp.finish();
-    plp.next().map_err(failed)
+    plp.next_column().map_err(failed)
 }
 
 /// `-l`: the BED file's intervals.
@@ -343,7 +353,11 @@ fn read_positions(path: &str, header: &Header) -> Result<BedMask, Error> {
 
 fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
     let fasta = match &o.reference {
-        Some(path) => Some(IndexedFasta::open(path).map_err(Error::Bare)?),
+        // samtools prints htslib's line only.
+        Some(path) => Some(
+            IndexedFasta::open(path)
+                .map_err(|m| Error::Bare(m.lines().next().unwrap_or_default().to_string()))?,
+        ),
         None => None,
     };
     if let Some(path) = &o.reference {
@@ -366,7 +380,8 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
     let n = sources.len();
     let mut refs = References { fasta, cache: Vec::new() };
     let reader = Reader { o, header: &header, bed: bed.as_ref() };
-    let mut pileups: Vec<Pileup> = (0..n).map(|_| Pileup::new(max_depth, o.overlaps, o.mods)).collect();
+    let mut pileups: Vec<Pileup> =
+        (0..n).map(|_| Pileup::new(max_depth, o.overlaps, o.mods)).collect();
     // `bam_mplp64_auto`'s state: each input's column position, and whether it has one.
     let mut at: Vec<(i64, i64)> = vec![(-1, i64::MAX); n];
     let mut has: Vec<bool> = vec![false; n];
@@ -385,7 +400,16 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
         let mut new_min: (u32, i64) = (u32::MAX, i64::MAX);
         for i in 0..n {
             if at[i] == min {
-                match next_column(&reader, &mut sources[i], &mut pileups[i], &mut refs)? {
+                let moved = next_column(&reader, &mut sources[i], &mut pileups[i], &mut refs);
+                let moved = match moved {
+                    Ok(m) => m,
+                    Err(e) => {
+                        // samtools has written every line before the failure.
+                        out.write_all(&buf).and_then(|_| out.flush()).map_err(write_failed)?;
+                        return Err(e);
+                    }
+                };
+                match moved {
                     Some((t, p)) => (at[i], has[i]) = ((i64::from(t), p), true),
                     None => (at[i], has[i]) = ((0, 0), false),
                 }
@@ -416,7 +440,14 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
                         }
                         if in_bed(last_tid, last_pos) {
                             let r = reference.as_deref().map(|v| &v[..]);
-                            format::empty_line(&mut buf, name_of(last_tid), last_pos, n, r, &o.format);
+                            format::empty_line(
+                                &mut buf,
+                                name_of(last_tid),
+                                last_pos,
+                                n,
+                                r,
+                                &o.format,
+                            );
                         }
                     }
                 }
@@ -455,12 +486,16 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
             continue;
         }
         format::line_start(&mut buf, name_of(tid), pos, r);
+        let line = LineContext { pos, reference: r, header: &header, options: &o.format };
         for i in 0..n {
             let here = has[i] && at[i] == min;
-            let (reads, column) = (&pileups[i].reads, &pileups[i].column[..]);
-            let column = if here { column } else { &[] };
+            let column = if here { &pileups[i].column[..] } else { &[] };
             format::input_columns(
-                &mut buf, reads, column, pos, r, &header, &o.format, &mut seq, &mut qual,
+                &mut buf,
+                &pileups[i].reads,
+                column,
+                &line,
+                (&mut seq, &mut qual),
             );
         }
         buf.push(b'\n');

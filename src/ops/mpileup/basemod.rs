@@ -24,15 +24,49 @@ pub struct ReadMods {
     next: Cell<i64>,
 }
 
+/// Whether an entry of a reverse read's `MM` counts more bases than the read has (htslib
+/// checks this up front for reverse reads only; a forward read's excess is never reached).
+fn reverse_overrun(r: &RecordRef<'_>, mm: &[u8]) -> bool {
+    mm.split(|&c| c == b';').filter(|e| e.len() > 2).any(|entry| {
+        let canonical = SEQ_NT16[entry[0] as usize];
+        let want = COMPLEMENT[canonical as usize];
+        let have = (0..r.l_seq()).filter(|&i| canonical == 15 || r.base_code(i) == want).count();
+        let needed: usize = entry
+            .split(|&c| c == b',')
+            .skip(1)
+            .filter_map(|d| std::str::from_utf8(d).ok()?.trim().parse::<usize>().ok())
+            .map(|d| d + 1)
+            .sum();
+        needed > have
+    })
+}
+
 /// `seq_nt16` code of the complement.
 const COMPLEMENT: [u8; 16] = [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15];
 
 impl ReadMods {
-    /// The modifications of `rec`, `None` without an `MM` tag or where it does not parse.
-    pub fn parse(rec: &[u8]) -> Option<ReadMods> {
+    /// The modifications of `rec`: `Ok(None)` without an `MM` tag or where a part does not
+    /// parse; an entry without its closing `;` is htslib's error (its log line).
+    pub fn parse(rec: &[u8]) -> Result<Option<ReadMods>, String> {
         let r = RecordRef::new(rec);
-        let mm = r.aux_get(*b"MM").or_else(|| r.aux_get(*b"Mm"))?;
-        let AuxValue::Str(mm) = mm.typed() else { return None };
+        let Some(mm) = r.aux_get(*b"MM").or_else(|| r.aux_get(*b"Mm")) else { return Ok(None) };
+        let AuxValue::Str(mm) = mm.typed() else { return Ok(None) };
+        if mm.last().is_some_and(|&c| c != b';') {
+            return Err(format!(
+                "[E::bam_parse_basemod2] {}: Hit end of MM tag. Missing semicolon?",
+                String::from_utf8_lossy(r.read_name())
+            ));
+        }
+        if r.flag() & flags::REVERSE != 0 && reverse_overrun(&r, mm) {
+            return Err(format!(
+                "[E::bam_parse_basemod2] {}: MM tag refers to bases beyond sequence length",
+                String::from_utf8_lossy(r.read_name())
+            ));
+        }
+        Ok(Self::parse_entries(&r, mm))
+    }
+
+    fn parse_entries(r: &RecordRef<'_>, mm: &[u8]) -> Option<ReadMods> {
         let ml: Vec<i32> = match r.aux_get(*b"ML").or_else(|| r.aux_get(*b"Ml")).map(|f| f.typed())
         {
             Some(AuxValue::Array(b'C', bytes)) => bytes.iter().map(|&b| i32::from(b)).collect(),
@@ -48,7 +82,10 @@ impl ReadMods {
             let (&strand, rest) = rest.split_first()?;
             let mut parts = rest.split(|&c| c == b',');
             let codes_text = parts.next()?;
-            let codes_text = codes_text.strip_suffix(b".").or_else(|| codes_text.strip_suffix(b"?")).unwrap_or(codes_text);
+            let codes_text = codes_text
+                .strip_suffix(b".")
+                .or_else(|| codes_text.strip_suffix(b"?"))
+                .unwrap_or(codes_text);
             let codes: Vec<i32> = if codes_text.first().is_some_and(u8::is_ascii_digit) {
                 vec![-std::str::from_utf8(codes_text).ok()?.parse::<i32>().ok()?]
             } else {

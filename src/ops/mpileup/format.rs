@@ -70,7 +70,14 @@ fn ref_byte(reference: Option<&[u8]>, pos: i64) -> Option<u8> {
 }
 
 /// `pileup_seq`: one read's bases field at `pos`.
-fn pileup_seq(out: &mut Vec<u8>, read: &Read, e: &Entry, pos: i64, reference: Option<&[u8]>, o: &FormatOptions) {
+fn pileup_seq(
+    out: &mut Vec<u8>,
+    read: &Read,
+    e: &Entry,
+    pos: i64,
+    reference: Option<&[u8]>,
+    o: &FormatOptions,
+) {
     let r = RecordRef::new(&read.rec);
     let rev = r.flag() & flags::REVERSE != 0;
     if !o.no_ends && e.is_head {
@@ -224,21 +231,28 @@ pub fn line_start(out: &mut Vec<u8>, name: &[u8], pos: i64, reference: Option<&[
     out.push(ref_byte(reference, pos).unwrap_or(b'N'));
 }
 
-/// One input's columns at `pos`: depth, bases, qualities and the optional columns.
+/// What every input's columns on one line share.
+pub struct LineContext<'a> {
+    pub pos: i64,
+    pub reference: Option<&'a [u8]>,
+    pub header: &'a Header,
+    pub options: &'a FormatOptions,
+}
+
+/// One input's columns: depth, bases, qualities and the optional columns; `column` is empty
+/// where the input has no reads at the position. `scratch` holds the bases and qualities.
 pub fn input_columns(
     out: &mut Vec<u8>,
     reads: &std::collections::VecDeque<Read>,
     column: &[Entry],
-    pos: i64,
-    reference: Option<&[u8]>,
-    header: &Header,
-    o: &FormatOptions,
-    seq: &mut Vec<u8>,
-    qual: &mut Vec<u8>,
+    line: &LineContext<'_>,
+    (seq, qual): (&mut Vec<u8>, &mut Vec<u8>),
 ) {
+    let LineContext { pos, reference, header, options: o } = *line;
     seq.clear();
     qual.clear();
-    let passes = |e: &Entry| base_quality(&RecordRef::new(&reads[e.read].rec), e) >= o.min_base_quality;
+    let passes =
+        |e: &Entry| base_quality(&RecordRef::new(&reads[e.read].rec), e) >= o.min_base_quality;
     for e in column {
         let read = &reads[e.read];
         let q = base_quality(&RecordRef::new(&read.rec), e);

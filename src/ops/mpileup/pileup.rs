@@ -222,7 +222,9 @@ impl Pileup {
         let ops: Vec<u32> = r.cigar().collect();
         let end = pos + cigar::ref_len(ops.iter().copied());
         if tid < self.max_tid {
-            return Err("[E::bam_plp_push] The input is not sorted (chromosomes out of order)".into());
+            return Err(
+                "[E::bam_plp_push] The input is not sorted (chromosomes out of order)".into()
+            );
         }
         if tid == self.max_tid && pos < self.max_pos {
             return Err("[E::bam_plp_push] The input is not sorted (reads out of order)".into());
@@ -230,7 +232,7 @@ impl Pileup {
         (self.max_tid, self.max_pos) = (tid, pos);
         if end > self.pos || tid > self.tid {
             self.spare = self.freed.pop().unwrap_or((0, 0));
-            let mods = if self.with_mods { ReadMods::parse(&rec) } else { None };
+            let mods = if self.with_mods { ReadMods::parse(&rec)? } else { None };
             let mut read =
                 Read { rec, mods, ops, tid, beg: pos, end, id: self.next_id, k: -1, x: 0, y: 0 };
             self.next_id += 1;
@@ -275,14 +277,12 @@ impl Pileup {
     /// Whether the pileup has a column to give without more reads (`bam_plp64_next`'s loop
     /// condition).
     fn can_move(&self) -> bool {
-        self.eof
-            || self.max_tid > self.tid
-            || (self.max_tid == self.tid && self.max_pos > self.pos)
+        self.eof || self.max_tid > self.tid || (self.max_tid == self.tid && self.max_pos > self.pos)
     }
 
     /// `bam_plp64_next`: the next column into [`Pileup::column`] with its position, or `None`
     /// when more reads are needed (or none are left).
-    pub fn next(&mut self) -> Result<Option<(i32, i64)>, String> {
+    pub fn next_column(&mut self) -> Result<Option<(i32, i64)>, String> {
         if self.eof && self.reads.is_empty() {
             return Ok(None);
         }
