@@ -107,7 +107,7 @@ fn stand_in_output(script: &Path, args: &[&str], stdin: &str) -> String {
     lines.join("\n") + "\n" + stdin
 }
 
-const ARGS: &[&str] = &["mpileup", "a b", "", "-@", "2", "--no-progress", "--", "x\ty"];
+const ARGS: &[&str] = &["newcmd", "a b", "", "-@", "2", "--no-progress", "--", "x\ty"];
 const STDIN: &str = "first line\nsecond  line\n";
 
 #[test]
@@ -123,15 +123,15 @@ fn a_missing_command_reaches_the_next_samtools_on_path_with_argv_intact() {
     }
     // An argument that is not UTF-8 arrives as the same bytes.
     use std::os::unix::ffi::OsStrExt;
-    let odd = [OsStr::new("mpileup"), OsStr::from_bytes(b"in\xff.bam")];
+    let odd = [OsStr::new("newcmd"), OsStr::from_bytes(b"in\xff.bam")];
     let out = run_with(&layout.symlink(), &odd, &path, &[], b"");
     assert_eq!(out.status.code(), Some(7));
     let needle = b"\nin\xff.bam\n";
     assert!(out.stdout.windows(needle.len()).any(|w| w == needle), "{}", text(&out.stdout));
     // `help CMD` for a command mdsam lacks is samtools' help, from samtools.
-    let out = run_with(&layout.symlink(), &["help", "mpileup"], &path, &[], b"");
+    let out = run_with(&layout.symlink(), &["help", "newcmd"], &path, &[], b"");
     assert_eq!(out.status.code(), Some(7));
-    assert_eq!(text(&out.stdout), stand_in_output(&script, &["help", "mpileup"], ""));
+    assert_eq!(text(&out.stdout), stand_in_output(&script, &["help", "newcmd"], ""));
 }
 
 #[test]
@@ -153,12 +153,12 @@ fn mdsam_samtools_overrides_path() {
     // Pointing it at mdsam itself is refused, not followed.
     let path = layout.path(&[&layout.own, &layout.stand_in]);
     let own = layout.symlink();
-    let out = run_with(&mdsam_bin(), &["mpileup"], &path, &[("MDSAM_SAMTOOLS", &own)], b"");
+    let out = run_with(&mdsam_bin(), &["newcmd"], &path, &[("MDSAM_SAMTOOLS", &own)], b"");
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
         format!(
-            "[mdsam] MDSAM_SAMTOOLS={} is mdsam itself\n[main] unrecognized command 'mpileup'\n",
+            "[mdsam] MDSAM_SAMTOOLS={} is mdsam itself\n[main] unrecognized command 'newcmd'\n",
             own.display()
         )
     );
@@ -169,9 +169,9 @@ fn with_only_mdsam_on_path_the_command_is_unrecognized_and_nothing_loops() {
     let layout = Layout::new("delegation_none");
     let path = layout.path(&[&layout.own]);
     for exe in [layout.symlink(), mdsam_bin()] {
-        let out = run_with(&exe, &["mpileup", "in.bam"], &path, &[], b"");
+        let out = run_with(&exe, &["newcmd", "in.bam"], &path, &[], b"");
         assert_eq!(out.status.code(), Some(1), "{}", exe.display());
-        assert_eq!(text(&out.stderr), "[main] unrecognized command 'mpileup'\n");
+        assert_eq!(text(&out.stderr), "[main] unrecognized command 'newcmd'\n");
         assert_eq!(text(&out.stdout), "");
     }
     let help = run_with(&mdsam_bin(), &["help"], &path, &[], b"");
@@ -189,11 +189,11 @@ fn a_wrapper_script_that_leads_back_to_mdsam_does_not_loop() {
     write_script(&wrapper.join("samtools"), &script);
     // PATH order: mdsam, then a samtools that is mdsam in disguise, then a real one.
     let path = layout.path(&[&layout.own, &wrapper, &layout.stand_in]);
-    let out = run_with(&layout.symlink(), &["mpileup", "in.bam"], &path, &[], b"");
+    let out = run_with(&layout.symlink(), &["newcmd", "in.bam"], &path, &[], b"");
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
     assert!(stderr.starts_with("[mdsam] MDSAM_DELEGATED is set"), "{stderr}");
-    assert!(stderr.ends_with("\n[main] unrecognized command 'mpileup'\n"), "{stderr}");
+    assert!(stderr.ends_with("\n[main] unrecognized command 'newcmd'\n"), "{stderr}");
     assert!(stderr.contains(&wrapper.join("samtools").display().to_string()), "{stderr}");
 }
 
@@ -227,7 +227,7 @@ fn help_and_version_say_what_is_native_and_where_the_rest_goes() {
     assert!(version.starts_with("samtools 1.24 (mdsam "), "{version}");
     assert!(
         version.contains(
-            "\nNative commands: bedcov coverage depth dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats; mdsam additions: "
+            "\nNative commands: bedcov coverage depth mpileup dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats; mdsam additions: "
         ),
         "{version}"
     );

@@ -124,3 +124,6 @@ mod bounded_memory;
 
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
+
+/// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
+mod mpileup;

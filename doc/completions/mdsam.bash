@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "bedcov coverage depth mpileup dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -10,6 +10,7 @@ _mdsam() {
         bedcov) opts='-Q -X -g -G -j -d -H -c --min-MQ --min-mq --max-depth --input-fmt-option --reference --write-index --verbosity --no-progress' ;;
         coverage) opts='-A -o -l -q -Q -h -H -w -r -b -m -d -D --input-fmt-option --reference --write-index --verbosity --rf --ff --incl-flags --excl-flags --bam-list --min-read-len --min-MQ --min-mq --min-BQ --min-bq --histogram --ascii --plot-depth --output --no-header --n-bins --region --help --depth --min-depth --no-progress' ;;
         depth) opts='-@ -q -Q -J -H -d -m -l -g -G -o -a -r -X -f -b -s --min-MQ --min-mq --min-BQ --min-bq --excl-flags --incl-flags --require-flags --input-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
+        mpileup) opts='-A -f -r -l -q -Q -R -C -B -d -b -o -E -G -6 -O -s -x -X -a -M --input-fmt-option --reference --write-index --verbosity --rf --ff --incl-flags --excl-flags --output --output-QNAME --output-qname --illumina1.3+ --count-orphans --bam-list --no-BAQ --no-baq --adjust-MQ --adjust-mq --max-depth --redo-BAQ --redo-baq --fasta-ref --exclude-RG --exclude-rg --positions --region --ignore-RG --ignore-rg --min-MQ --min-mq --min-BQ --min-bq --ignore-overlaps-removal --disable-overlap-removal --output-mods --output-BP --output-bp --output-BP-5 --output-bp-5 --output-MQ --output-mq --customized-index --reverse-del --output-extra --output-sep --output-empty --no-output-ins --no-output-ins-mods --no-output-del --no-output-ends --no-progress' ;;
         dict) opts='-? -A -h -H -a -l -s -u -o --help --no-header --alias --alt --alternative-name --assembly --species --uri --output --no-progress' ;;
         faidx) opts='-h -o -n -c -r -f -i -@ --output-fmt-option --threads --write-index --verbosity --output --help --length --continue --region-file --fastq --reverse-complement --mark-strand --fai-idx --gzi-idx --no-progress' ;;
         fqidx) opts='-h -o -n -c -r -f -i -@ --output-fmt-option --threads --write-index --verbosity --output --help --length --continue --region-file --fastq --reverse-complement --mark-strand --fai-idx --gzi-idx --no-progress' ;;

@@ -42,6 +42,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::depth::OPTIONS),
     },
     CommandDoc {
+        name: "mpileup",
+        summary: "multi-way pileup",
+        usage: super::mpileup::USAGE,
+        from_samtools: true,
+        options: Some(&super::mpileup::OPTIONS),
+    },
+    CommandDoc {
         name: "dict",
         summary: "create a sequence dictionary file",
         usage: super::dict::USAGE,

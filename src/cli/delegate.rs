@@ -294,7 +294,7 @@ mod tests {
         for name in ["bamshuf", "hw-model", "load", "view", "sort", "stats"] {
             assert!(is_native(name), "{name}");
         }
-        for name in ["mpileup", "help", "--version", ""] {
+        for name in ["newcmd", "help", "--version", ""] {
             assert!(!is_native(name), "{name}");
         }
         let (from_samtools, additions) = native_commands();

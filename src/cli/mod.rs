@@ -35,6 +35,7 @@ pub mod manpage;
 pub mod markdup;
 pub mod markdup_pipeline;
 pub mod merge;
+pub mod mpileup;
 pub mod options;
 pub mod outfmt;
 pub mod output_errors;
@@ -378,6 +379,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             (split::USAGE, split::parse(&inv, args).and_then(crate::pipeline::split::run_on_pool))
         }
         "depth" => (depth::USAGE, depth::parse(args).and_then(|o| crate::pipeline::depth::run(&o))),
+        "mpileup" => (mpileup::USAGE, mpileup::run(&inv, args)),
         "coverage" => (
             coverage::USAGE,
             coverage::parse(args).and_then(|o| crate::pipeline::coverage::run(&o)),

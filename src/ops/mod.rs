@@ -15,6 +15,7 @@ pub mod flagstat;
 pub mod idxstats;
 pub mod markdup;
 pub mod merge;
+pub mod mpileup;
 pub mod posix_regex;
 pub mod read_group;
 pub mod reset;

@@ -33,6 +33,7 @@ pub mod markdup;
 pub mod markdup_pipeline;
 pub mod memory_limit;
 pub mod merge;
+pub mod mpileup;
 pub mod prefetch;
 pub mod quickcheck;
 pub mod read_ahead;

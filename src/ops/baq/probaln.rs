@@ -158,7 +158,10 @@ fn run(
     let shape = Shape { bw, width, l_ref, l_query };
     let Scratch { f, b, s, qual } = scratch;
     zeroed(f, (lq + 1) * width);
-    zeroed(b, (lq + 1) * width);
+    // One spare cell: where the band reaches the reference's end, the row below is read one cell
+    // past its last (a value htslib reads past its buffer and never uses, as the emission there is
+    // 0); without it a short reference window panics.
+    zeroed(b, (lq + 1) * width + 1);
     zeroed(s, lq + 2);
     qual.clear();
     qual.extend(iqual[..lq].iter().map(|&v| f64::from(QUAL_TO_PROB[v as usize])));

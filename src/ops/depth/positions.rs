@@ -218,6 +218,15 @@ impl BedMask {
         BedMask { by_tid }
     }
 
+    /// Whether `beg..end` of `tid` overlaps an interval (`bed_overlap` for a read's span).
+    pub fn overlaps(&self, tid: i32, beg: i64, end: i64) -> bool {
+        let Some(list) = usize::try_from(tid).ok().and_then(|t| self.by_tid.get(t)) else {
+            return false;
+        };
+        let i = list.partition_point(|&(_, e)| e <= beg);
+        list.get(i).is_some_and(|&(b, _)| b < end)
+    }
+
     /// Whether position `pos` of `tid` lies in an interval (`bed_overlap(tid, pos, pos + 1)`).
     pub fn contains(&self, tid: i32, pos: i64) -> bool {
         let Some(list) = usize::try_from(tid).ok().and_then(|t| self.by_tid.get(t)) else {

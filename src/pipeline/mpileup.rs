@@ -1,0 +1,536 @@
+//! `samtools mpileup` (samtools 1.24 `bam_plcmd.c`): each input read in coordinate order (or
+//! through its index for `-r`), filtered and BAQ-adjusted as `mplp_func` does, piled up
+//! ([`crate::ops::mpileup::pileup`]) and merged by position as `bam_mplp64_auto` merges, one
+//! text line a position ([`crate::ops::mpileup::format`]). Command line: [`crate::cli::mpileup`].
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::rc::Rc;
+
+use crate::error::Error;
+use crate::io::faidx::IndexedFasta;
+use crate::io::index::Region;
+use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
+use crate::ops::depth::BedMask;
+use crate::ops::mpileup::format::{self, FormatOptions, LineContext};
+use crate::ops::mpileup::pileup::Pileup;
+use crate::ops::stats::ReferenceSource;
+use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::sorted_input::{SortedInput, create_text_output, load_index_logged};
+use crate::record::layout::flags;
+use crate::record::{Header, RecordRef, edit};
+
+#[derive(Clone, Debug)]
+pub struct MpileupOptions {
+    pub inputs: Vec<String>,
+    pub index_files: Option<Vec<String>>,
+    pub output: Option<String>,
+    pub reference: Option<String>,
+    pub region: Option<String>,
+    /// `-l`: BED intervals or positions.
+    pub positions: Option<String>,
+    /// `-G`: read groups left out.
+    pub exclude_rg: Option<HashSet<Vec<u8>>>,
+    pub all: u8,
+    pub min_mapq: i32,
+    pub cap_q: i32,
+    pub max_depth: i32,
+    pub baq: bool,
+    pub redo_baq: bool,
+    pub illumina13: bool,
+    pub ignore_rg: bool,
+    pub count_orphans: bool,
+    pub overlaps: bool,
+    /// `-M`: base modifications after each base.
+    pub mods: bool,
+    pub require_flags: u16,
+    pub filter_flags: u16,
+    pub format: FormatOptions,
+    pub threads: usize,
+}
+
+/// The reference sequences by id, the last three kept (`mplp_get_ref`).
+struct References {
+    fasta: Option<IndexedFasta>,
+    cache: Vec<(i32, Option<Rc<Vec<u8>>>)>,
+}
+
+impl References {
+    fn get(&mut self, tid: i32, header: &Header) -> Option<Rc<Vec<u8>>> {
+        let fasta = self.fasta.as_ref()?;
+        if let Some(i) = self.cache.iter().position(|c| c.0 == tid) {
+            let hit = self.cache.remove(i);
+            self.cache.insert(0, hit.clone());
+            return hit.1;
+        }
+        let name = header.ref_name(tid)?;
+        let seq = fasta.fetch(name, 0, i64::MAX - 1).map(Rc::new);
+        self.cache.insert(0, (tid, seq.clone()));
+        self.cache.truncate(3);
+        seq
+    }
+}
+
+/// One input: read as it goes, or (a CRAM region) the region's reads decoded up front.
+enum Source {
+    Sorted(SortedInput),
+    Loaded(std::collections::VecDeque<Vec<u8>>),
+}
+
+impl Source {
+    fn next_record(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        match self {
+            Source::Sorted(input) => {
+                let Some(r) = input.current()? else { return Ok(None) };
+                let rec = r.bytes().to_vec();
+                input.advance();
+                Ok(Some(rec))
+            }
+            Source::Loaded(records) => Ok(records.pop_front()),
+        }
+    }
+}
+
+/// The reads of `region` in a CRAM input, through its `.crai`.
+fn load_cram_region(
+    path: &str,
+    reader: &mut crate::io::cram::Reader,
+    explicit: Option<&str>,
+    region: Region,
+) -> Result<Source, Error> {
+    let crai = crate::pipeline::cram_region::load_crai(path, explicit)
+        .map_err(|_| Error::Bare(format!("[mpileup] fail to load index for {path}")))?;
+    let mut records = std::collections::VecDeque::new();
+    crate::pipeline::cram_region::for_each_region_batch(
+        reader,
+        &crai,
+        path,
+        std::slice::from_ref(&region),
+        false,
+        &mut |batch| {
+            records.extend(batch.iter().map(|r| r.bytes().to_vec()));
+            Ok(())
+        },
+    )?;
+    Ok(Source::Loaded(records))
+}
+
+/// `bam_smpl_add`: how many distinct samples the inputs' `@RG` lines name.
+fn count_samples(names_and_texts: &[(String, Option<Vec<u8>>)]) -> usize {
+    let mut samples: Vec<Vec<u8>> = Vec::new();
+    let mut rgs: HashSet<Vec<u8>> = HashSet::new();
+    let mut add = |key: Vec<u8>, val: &[u8], samples: &mut Vec<Vec<u8>>| {
+        if rgs.insert(key) && !samples.iter().any(|s| s == val) {
+            samples.push(val.to_vec());
+        }
+    };
+    let find = |hay: &[u8], needle: &[u8], from: usize| {
+        hay.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|i| i + from)
+    };
+    let field_end = |t: &[u8], at: usize| {
+        t[at..].iter().position(|&c| c == b'\t' || c == b'\n').map_or(t.len(), |i| at + i)
+    };
+    for (name, text) in names_and_texts {
+        let Some(t) = text else {
+            add(name.as_bytes().to_vec(), name.as_bytes(), &mut samples);
+            continue;
+        };
+        let (mut p, mut n, mut first_sm) = (0usize, 0, None);
+        while let Some(q0) = find(t, b"@RG", p) {
+            p = q0 + 3;
+            let q = find(t, b"\tID:", p).map(|i| i + 4);
+            let r = find(t, b"\tSM:", p).map(|i| i + 4);
+            let (Some(q), Some(r)) = (q, r) else { break };
+            let id = &t[q..field_end(t, q)];
+            let sm = &t[r..field_end(t, r)];
+            let mut key = name.as_bytes().to_vec();
+            key.push(b'/');
+            key.extend_from_slice(id);
+            add(key, sm, &mut samples);
+            first_sm.get_or_insert(sm.to_vec());
+            p = q.max(r);
+            n += 1;
+        }
+        if n == 0 {
+            add(name.as_bytes().to_vec(), name.as_bytes(), &mut samples);
+        } else if let (1, Some(sm)) = (n, first_sm) {
+            add(name.as_bytes().to_vec(), &sm, &mut samples);
+        }
+    }
+    samples.len()
+}
+
+pub fn run(options: &MpileupOptions) -> Result<(), Error> {
+    let pool = crate::pipeline::threads::pool(options.threads);
+    pool.install(|| mpileup(options))
+}
+
+const WORDING: Wording = Wording {
+    cannot_open: "[mpileup] failed to open",
+    no_header: "[mpileup] fail to read the header of",
+};
+
+/// Opens every input (queried for `-r` through its index); the first header and the region.
+fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region>), Error> {
+    let mut sources = Vec::new();
+    let mut header: Option<Header> = None;
+    let mut region = None;
+    let mut texts = Vec::new();
+    for (i, name) in o.inputs.iter().enumerate() {
+        // htslib opens `file://` URLs as the local file.
+        let path = name.strip_prefix("file://").unwrap_or(name);
+        if path != "-"
+            && let Err(e) = std::fs::metadata(path)
+        {
+            crate::pipeline::sorted_input::log_open_failure(path);
+            let reason = crate::error::c_message(&e);
+            return Err(Error::Bare(format!("[mpileup] failed to open {name}: {reason}")));
+        }
+        let opened = open_sequence_input(path, o.threads, &WORDING)?;
+        let h = opened.header.clone();
+        texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
+        let input = match &o.region {
+            None => Source::Sorted(SortedInput::whole(path, opened)),
+            Some(text) => {
+                let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
+                if let crate::io::open::RecordReader::Cram(mut reader) = opened.reader {
+                    let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
+                        Error::Bare(format!(
+                            "[E::mpileup] fail to parse region '{text}' with {path}"
+                        ))
+                    })?;
+                    region.get_or_insert(r);
+                    sources.push(load_cram_region(path, &mut reader, explicit, r)?);
+                    header.get_or_insert(h);
+                    continue;
+                }
+                let no_index = || Error::Bare(format!("[mpileup] fail to load index for {path}"));
+                let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
+                let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
+                    Error::Bare(format!("[E::mpileup] fail to parse region '{text}' with {path}"))
+                })?;
+                region.get_or_insert(r);
+                Source::Sorted(SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?)
+            }
+        };
+        sources.push(input);
+        header.get_or_insert(h);
+    }
+    eprintln!("[mpileup] {} samples in {} input files", count_samples(&texts), o.inputs.len());
+    let header = header.ok_or_else(|| Error::Bare("[mpileup] no input file/data given".into()))?;
+    Ok((sources, header, region))
+}
+
+/// The per-read state `mplp_func` keeps across calls.
+struct Reader<'a> {
+    o: &'a MpileupOptions,
+    header: &'a Header,
+    bed: Option<&'a BedMask>,
+}
+
+impl Reader<'_> {
+    /// `mplp_func`: the next read that passes the filters, BAQ and `-C` applied.
+    fn next(&self, src: &mut Source, refs: &mut References) -> Result<Option<Vec<u8>>, Error> {
+        let o = self.o;
+        loop {
+            let Some(mut rec) = src.next_record()? else { return Ok(None) };
+            let r = RecordRef::new(&rec);
+            let (tid, flag) = (r.ref_id(), r.flag());
+            if tid < 0 || flag & flags::UNMAP != 0 {
+                continue;
+            }
+            if o.require_flags != 0 && o.require_flags & flag == 0 {
+                continue;
+            }
+            if o.filter_flags & flag != 0 {
+                continue;
+            }
+            if let Some(bed) = self.bed
+                && o.all == 0
+                && !bed.overlaps(tid, r.pos(), r.end_pos())
+            {
+                continue;
+            }
+            if let Some(rgs) = &o.exclude_rg
+                && let Some(rg) = r.aux_get(*b"RG")
+                && matches!(rg.ty, b'Z' | b'H')
+                && rgs.contains(rg.value)
+            {
+                continue;
+            }
+            if o.illumina13 {
+                let at = r.aux_offset() - r.l_seq();
+                let n = r.l_seq();
+                for q in &mut rec[at..at + n] {
+                    *q = q.saturating_sub(31);
+                }
+            }
+            let reference = refs.get(tid, self.header);
+            let r = RecordRef::new(&rec);
+            if let Some(seq) = &reference
+                && (seq.len() as i64) <= r.pos()
+            {
+                eprintln!(
+                    "[mplp_func] Skipping because {} is outside of {} [ref:{tid}]",
+                    r.pos(),
+                    seq.len()
+                );
+                continue;
+            }
+            if let Some(seq) = &reference {
+                if o.baq {
+                    if o.redo_baq {
+                        edit::delete_tag(&mut rec, *b"BQ");
+                    }
+                    let mut warnings = Vec::new();
+                    let baq = BaqFlags { apply: true, extend: true };
+                    let _ = prob_realn(&mut rec, seq, baq, &mut warnings);
+                    for w in warnings {
+                        eprintln!("{w}");
+                    }
+                }
+                if o.cap_q > 10 {
+                    let q = cap_mapq(&rec, seq, o.cap_q);
+                    if q < 0 {
+                        continue;
+                    }
+                    let mapq = &mut rec[crate::record::layout::MAPQ];
+                    if i32::from(*mapq) > q {
+                        *mapq = q as u8;
+                    }
+                }
+            }
+            let r = RecordRef::new(&rec);
+            if i32::from(r.mapq()) < o.min_mapq {
+                continue;
+            }
+            let flag = r.flag();
+            if !o.count_orphans && flag & flags::PAIRED != 0 && flag & flags::PROPER_PAIR == 0 {
+                continue;
+            }
+            return Ok(Some(rec));
+        }
+    }
+}
+
+/// `bam_plp64_auto` for input `i`: its next column, reading as many reads as it needs.
+fn next_column(
+    reader: &Reader<'_>,
+    src: &mut Source,
+    plp: &mut Pileup,
+    refs: &mut References,
+) -> Result<Option<(i32, i64)>, Error> {
+    let failed =
+        |m: String| Error::Bare(format!("{m}\nsamtools mpileup: error reading from input file"));
+    if let Some(p) = plp.next_column().map_err(failed)? {
+        return Ok(Some(p));
+    }
+    if plp.is_finished() {
+        return Ok(None);
+    }
+    while let Some(rec) = reader.next(src, refs)? {
+        plp.push(rec).map_err(failed)?;
+        if let Some(p) = plp.next_column().map_err(failed)? {
+            return Ok(Some(p));
+        }
+    }
+    plp.finish();
+    plp.next_column().map_err(failed)
+}
+
+/// `-l`: the BED file's intervals.
+fn read_positions(path: &str, header: &Header) -> Result<BedMask, Error> {
+    let intervals = crate::io::bed::read_bed(path).map_err(|_| {
+        let reason = std::fs::File::open(path)
+            .err()
+            .map(|e| format!(": {}", crate::error::c_message(&e)))
+            .unwrap_or_default();
+        Error::Bare(format!("samtools mpileup: Could not read file \"{path}\"{reason}"))
+    })?;
+    let tids = intervals.into_iter().filter_map(|(name, b, e)| Some((header.tid(&name)?, b, e)));
+    Ok(BedMask::new(header.refs().len(), tids))
+}
+
+fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
+    let fasta = match &o.reference {
+        // samtools prints htslib's line only.
+        Some(path) => Some(
+            IndexedFasta::open(path)
+                .map_err(|m| Error::Bare(m.lines().next().unwrap_or_default().to_string()))?,
+        ),
+        None => None,
+    };
+    if let Some(path) = &o.reference {
+        crate::cli::global::choose_reference(path);
+    }
+    let (mut sources, header, region) = open_inputs(o)?;
+    let bed = o.positions.as_deref().map(|p| read_positions(p, &header)).transpose()?;
+    let out_path = o.output.as_deref().unwrap_or("-");
+    let (mut out, file) = create_text_output(out_path, "mpileup")?;
+    let write_failed = |e: std::io::Error| Error::io(out_path, e);
+    let max_depth = if o.max_depth == 0 {
+        eprintln!("[mpileup] Max depth set to maximum value ({})", i32::MAX);
+        i64::from(i32::MAX)
+    } else {
+        if i64::from(o.max_depth) * sources.len() as i64 > 1 << 20 {
+            eprintln!("[mpileup] Combined max depth is above 1M. Potential memory hog!");
+        }
+        i64::from(o.max_depth)
+    };
+    let n = sources.len();
+    let mut refs = References { fasta, cache: Vec::new() };
+    let reader = Reader { o, header: &header, bed: bed.as_ref() };
+    let mut pileups: Vec<Pileup> =
+        (0..n).map(|_| Pileup::new(max_depth, o.overlaps, o.mods)).collect();
+    // `bam_mplp64_auto`'s state: each input's column position, and whether it has one.
+    let mut at: Vec<(i64, i64)> = vec![(-1, i64::MAX); n];
+    let mut has: Vec<bool> = vec![false; n];
+    let mut min: (i64, i64) = (-1, i64::MAX);
+    let (beg0, end0, tid0) = region.map_or((0, i64::MAX, 0), |r| (r.beg, r.end, r.tid));
+    let (mut last_tid, mut last_pos): (i64, i64) = (-1, -1);
+    let mut one_seq = false;
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 17);
+    let (mut seq, mut qual) = (Vec::new(), Vec::new());
+    let name_of = |tid: i64| header.ref_name(tid as i32).unwrap_or(b"");
+    let len_of = |tid: i64| header.refs().get(tid as usize).map_or(0, |r| r.len as i64);
+    let in_bed = |tid: i64, pos: i64| bed.as_ref().is_none_or(|b| b.contains(tid as i32, pos));
+    let mut reference: Option<Rc<Vec<u8>>> = None;
+    loop {
+        // bam_mplp64_auto: the inputs at the last column move on; the lowest position is next.
+        let mut new_min: (u32, i64) = (u32::MAX, i64::MAX);
+        for i in 0..n {
+            if at[i] == min {
+                let moved = next_column(&reader, &mut sources[i], &mut pileups[i], &mut refs);
+                let moved = match moved {
+                    Ok(m) => m,
+                    Err(e) => {
+                        // samtools has written every line before the failure.
+                        out.write_all(&buf).and_then(|_| out.flush()).map_err(write_failed)?;
+                        return Err(e);
+                    }
+                };
+                match moved {
+                    Some((t, p)) => (at[i], has[i]) = ((i64::from(t), p), true),
+                    None => (at[i], has[i]) = ((0, 0), false),
+                }
+            }
+            if has[i] {
+                let key = (at[i].0 as u32, at[i].1);
+                if key < new_min {
+                    new_min = key;
+                }
+            }
+        }
+        if new_min.1 == i64::MAX {
+            break;
+        }
+        min = (i64::from(new_min.0 as i32), new_min.1);
+        let (tid, pos) = min;
+        one_seq = true;
+        if region.is_some() && (pos < beg0 || pos >= end0) {
+            continue;
+        }
+        if o.all > 0 {
+            while tid > last_tid {
+                if last_tid >= 0 && region.is_none() {
+                    loop {
+                        last_pos += 1;
+                        if last_pos >= len_of(last_tid) {
+                            break;
+                        }
+                        if in_bed(last_tid, last_pos) {
+                            let r = reference.as_deref().map(|v| &v[..]);
+                            format::empty_line(
+                                &mut buf,
+                                name_of(last_tid),
+                                last_pos,
+                                n,
+                                r,
+                                &o.format,
+                            );
+                        }
+                    }
+                }
+                last_tid += 1;
+                last_pos = -1;
+                reference = None;
+                if o.all < 2 {
+                    break;
+                }
+                if tid > last_tid {
+                    reference = refs.get(last_tid as i32, &header);
+                }
+            }
+        }
+        if last_tid != tid || reference.is_none() {
+            reference = refs.get(tid as i32, &header);
+            last_tid = tid;
+        }
+        let r = reference.as_deref().map(|v| &v[..]);
+        if o.all > 0 {
+            loop {
+                last_pos += 1;
+                if last_pos >= pos {
+                    break;
+                }
+                if region.is_some() && last_pos < beg0 {
+                    continue;
+                }
+                if in_bed(tid, last_pos) {
+                    format::empty_line(&mut buf, name_of(tid), last_pos, n, r, &o.format);
+                }
+            }
+            last_pos = pos;
+        }
+        if !in_bed(tid, pos) {
+            continue;
+        }
+        format::line_start(&mut buf, name_of(tid), pos, r);
+        let line = LineContext { pos, reference: r, header: &header, options: &o.format };
+        for i in 0..n {
+            let here = has[i] && at[i] == min;
+            let column = if here { &pileups[i].column[..] } else { &[] };
+            format::input_columns(
+                &mut buf,
+                &pileups[i].reads,
+                column,
+                &line,
+                (&mut seq, &mut qual),
+            );
+        }
+        buf.push(b'\n');
+        if buf.len() >= 1 << 16 {
+            out.write_all(&buf).map_err(write_failed)?;
+            buf.clear();
+        }
+    }
+    if o.all > 0 {
+        if last_tid < 0 && region.is_some() && o.all > 1 {
+            last_tid = i64::from(tid0);
+            last_pos = beg0 - 1;
+        } else if last_tid < 0 && !one_seq && o.all > 1 {
+            last_tid = 0;
+        }
+        while last_tid >= 0 && last_tid < header.refs().len() as i64 {
+            reference = refs.get(last_tid as i32, &header);
+            let r = reference.as_deref().map(|v| &v[..]);
+            loop {
+                last_pos += 1;
+                if last_pos >= len_of(last_tid) || last_pos >= end0 {
+                    break;
+                }
+                if in_bed(last_tid, last_pos) {
+                    format::empty_line(&mut buf, name_of(last_tid), last_pos, n, r, &o.format);
+                }
+            }
+            last_tid += 1;
+            last_pos = -1;
+            if o.all < 2 || region.is_some() {
+                break;
+            }
+        }
+    }
+    out.write_all(&buf).and_then(|_| out.flush()).map_err(write_failed)?;
+    drop(out);
+    file.map_or(Ok(()), |f| f.commit().map_err(write_failed))
+}
