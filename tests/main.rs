@@ -124,3 +124,6 @@ mod bounded_memory;
 
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
+
+/// The one command table: help lists exactly what dispatch runs, under samtools headings; usage cases.
+mod command_table;

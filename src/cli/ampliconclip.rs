@@ -135,6 +135,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
     })
 }
 
+/// Runs `ampliconclip` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::ampliconclip::run_on_pool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,3 +97,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
         filter,
     })
 }
+
+/// Runs `calmd` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::calmd::run)
+}

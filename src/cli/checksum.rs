@@ -178,6 +178,19 @@ pub fn parse(args: &[String]) -> Result<ChecksumOptions, Error> {
     Ok(o)
 }
 
+/// Runs `checksum` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    if args.is_empty() && std::io::stdin().is_terminal() {
+        // samtools prints the global options part to stdout, the rest to stderr.
+        let (head, globals) = USAGE.split_at(USAGE.find(GLOBAL_PART).unwrap_or(USAGE.len()));
+        eprint!("{head}");
+        print!("{globals}");
+        return Ok(());
+    }
+    parse(args).and_then(crate::pipeline::checksum::run)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

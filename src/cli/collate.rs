@@ -114,3 +114,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         tmp_prefix,
     })
 }
+
+/// Runs `collate` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::collate::run_on_pool)
+}

@@ -93,6 +93,11 @@ pub fn parse(args: &[String]) -> Result<DepthOptions, Error> {
     Ok(o)
 }
 
+/// Runs `depth` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(|o| crate::pipeline::depth::run(&o))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

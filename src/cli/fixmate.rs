@@ -74,3 +74,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
         fix,
     })
 }
+
+/// Runs `fixmate` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::fixmate::run_on_pool)
+}

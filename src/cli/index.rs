@@ -82,3 +82,8 @@ pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
         threads: threads + 1,
     })
 }
+
+/// Runs `index` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(crate::pipeline::index::run)
+}

@@ -161,3 +161,8 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
     });
     Ok(PipelineOptions { markdup, fix, index, pg, verify, memory, tmp_prefix })
 }
+
+/// Runs `markdup-pipeline` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::markdup_pipeline::run_on_pool)
+}

@@ -90,3 +90,10 @@ pub fn parse(args: &[String]) -> Result<SimulateCommand, Error> {
     }
     Ok(SimulateCommand { options: o, output, fasta })
 }
+
+/// Runs `simulate` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    let command = parse(args)?;
+    let threads = command.options.threads;
+    crate::pipeline::threads::pool(threads).install(|| crate::pipeline::simulate::run(command))
+}

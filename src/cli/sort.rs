@@ -179,6 +179,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     })
 }
 
+/// Runs `sort` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::sort::run_on_pool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

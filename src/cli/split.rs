@@ -115,6 +115,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SplitOptions, Error> {
     Ok(o)
 }
 
+/// Runs `split` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::split::run_on_pool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

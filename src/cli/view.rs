@@ -512,6 +512,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> ViewRequest {
     }
 }
 
+/// Runs `view` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    crate::pipeline::view::run_request(parse(inv, args))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
