@@ -142,3 +142,17 @@ fn usage_cases_exit_and_print_where_samtools_does() {
         );
     }
 }
+
+/// `-@ N` is N threads besides the main one: `load` reports the total it ran with.
+#[test]
+fn threads_option_counts_extra_threads() {
+    let dir = scratch_dir("command_table_threads");
+    let sam = dir.join("in.sam");
+    std::fs::write(&sam, "@SQ\tSN:c\tLN:10\nr\t0\tc\t1\t0\t2M\t*\t0\t0\tAC\tII\n").unwrap();
+    for (extra, total) in [("0", "1"), ("2", "3"), ("-4", "1")] {
+        let out = run_isolated(&mdsam_bin(), &["load", "-@", extra, sam.to_str().unwrap()], &dir);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let stdout = text(&out.stdout);
+        assert_eq!(stdout.trim_end().rsplit('\t').next(), Some(total), "-@ {extra}: {stdout}");
+    }
+}

@@ -131,7 +131,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgOptions, E
         output,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         rg_line,
         rg_id,
         mode,

@@ -128,7 +128,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
         rejects,
         stats,
         primer_counts,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         pg: common.pg(inv, &permuted(&OPTIONS, args)),
         command_line,
         clip,

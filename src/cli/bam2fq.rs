@@ -11,6 +11,7 @@ use crate::ops::bam2fq::style::{AuxChoice, FastqStyle, parse_umi_tags};
 use crate::ops::bam2fq::{Changes, Selection, TagFilter};
 use crate::pipeline::bam2fq::Bam2fqOptions;
 use crate::pipeline::bam2fq_outputs::OutputNames;
+use crate::pipeline::threads::Threads;
 
 pub const FASTQ_USAGE: &str = include_str!("usage/fastq.txt");
 pub const FASTA_USAGE: &str = include_str!("usage/fasta.txt");
@@ -116,7 +117,8 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
     let (mut barcode_tag, mut quality_tag) = (None, None);
     let (mut index_format, mut extra_tags): (Option<String>, Option<String>) = (None, None);
     let mut umi_tags = "OX,RX".to_string();
-    let (mut level, mut default_quality, mut threads) = (1, 1i64, 0);
+    let (mut level, mut default_quality) = (1, 1i64);
+    let mut threads = Threads::default();
     let (mut no_sc, mut sc_backup, mut sc_tag) = (false, true, None);
     for o in opts {
         let v = o.value.unwrap_or_default();
@@ -260,7 +262,7 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
         changes,
         pairing,
         level,
-        threads: threads + 1,
+        threads: threads.total(),
     })
 }
 

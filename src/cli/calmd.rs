@@ -89,7 +89,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
         reference,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         flags,
         baq: realign.then_some(baq),
         cap_q,

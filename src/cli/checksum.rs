@@ -155,7 +155,7 @@ fn apply(o: &mut ChecksumOptions, key: &str, v: &str) -> Result<(), Error> {
         }
         "a" => check_all(o),
         "o" => o.output = v.to_string(),
-        "@" => o.threads = global::parse_threads(v)? + 1,
+        "@" => o.threads = global::parse_threads(v)?.total(),
         "reference" => global::choose_reference(v),
         _ => {}
     }

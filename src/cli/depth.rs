@@ -65,7 +65,7 @@ pub fn parse(args: &[String]) -> Result<DepthOptions, Error> {
             "r" => o.region = Some(v.to_string()),
             "s" => o.remove_overlaps = true,
             "X" => with_indexes = true,
-            "@" => o.threads = global::parse_threads(v)? + 1,
+            "@" => o.threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 global::parse_input_fmt_option(v)?;

@@ -124,7 +124,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxOptions, Error> {
                     Error::ShowUsage(line) => invalid(line, v),
                     e => e,
                 })?;
-                o.threads = extra + 1;
+                o.threads = extra.total();
             }
             "verbosity" => global::check_verbosity(v).map_err(|e| match e {
                 Error::ShowUsage(line) => invalid(line, v),

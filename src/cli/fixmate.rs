@@ -68,7 +68,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
         output,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         // fixmate writes no index: samtools takes --write-index and ignores it.
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         fix,

@@ -35,7 +35,7 @@ pub fn parse(args: &[String]) -> Result<FlagstatOptions, Error> {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "O" => format = ReportFormat::from_option(v),
-            "@" => threads = global::parse_threads(v)? + 1,
+            "@" => threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 if let Some(expr) = global::parse_input_fmt_option(v)? {

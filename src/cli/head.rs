@@ -42,7 +42,7 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadOptions, Er
             // strtoull(optarg, NULL, 0)
             "h" => options.header_lines = Some(super::c_number::strtoul(v, 0).value),
             "n" => options.records = super::c_number::strtoul(v, 0).value,
-            "@" => options.threads = global::parse_threads(v)? + 1,
+            "@" => options.threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 if let Some(expr) = global::parse_input_fmt_option(v)? {

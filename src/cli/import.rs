@@ -158,7 +158,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportOptions, Error> 
         rg_line,
         order,
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
-        threads: common.threads + 1,
+        threads: common.threads.total(),
     })
 }
 

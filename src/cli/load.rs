@@ -4,6 +4,7 @@
 use super::Invocation;
 use super::options::OptionTable;
 use crate::error::Error;
+use crate::pipeline::threads::Threads;
 
 pub const USAGE: &str = "
 Usage: mdsam load [-@ INT] <in.bam|in.sam>
@@ -26,15 +27,14 @@ pub const OPTIONS: OptionTable = OptionTable {
 
 pub fn run(_inv: &Invocation, args: &[String]) -> Result<(), Error> {
     let (opts, positionals) = OPTIONS.parse(args).map_err(|e| Error::Usage(e.to_string()))?;
-    let mut threads = 1;
+    let mut threads = Threads::default();
     for o in opts {
         if o.key == "@" {
-            threads = super::global::parse_threads(o.value.as_deref().unwrap_or("0"))? + 1;
+            threads = super::global::parse_threads(o.value.as_deref().unwrap_or("0"))?;
         }
     }
     let input = positionals.first().ok_or_else(|| Error::Usage("no input".into()))?;
-    let r = crate::pipeline::threads::pool(threads)
-        .install(|| crate::pipeline::load::run(input, threads))?;
+    let r = threads.pool().install(|| crate::pipeline::load::run(input, threads.total()))?;
     println!(
         "{:.6}\t{}\t{}\t{}\t{}\t{}",
         r.seconds,
@@ -42,7 +42,7 @@ pub fn run(_inv: &Invocation, args: &[String]) -> Result<(), Error> {
         r.bytes,
         r.allocations,
         crate::alloc::active().name(),
-        threads
+        threads.total()
     );
     Ok(())
 }

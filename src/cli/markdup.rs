@@ -172,7 +172,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         output,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         pg: (!common.no_pg).then_some(pg_fields),
         command,
         stats,

@@ -118,7 +118,7 @@ pub fn parse(
         output,
         format,
         level: out.level.unwrap_or(-1),
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         tags: tags.complete(!no_rg),
         keep_read_groups: !no_rg,
         keep_dup,

@@ -83,7 +83,7 @@ pub fn parse(args: &[String]) -> Result<SimulateCommand, Error> {
             "read-groups" => o.read_groups = number("--read-groups", v)?,
             "fasta" => fasta = Some(v.to_string()),
             "o" => output = v.to_string(),
-            "@" => o.threads = super::global::parse_threads(v)? + 1,
+            "@" => o.threads = super::global::parse_threads(v)?.total(),
             "?" => return Err(Error::Help),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }

@@ -109,7 +109,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SplitOptions, Error> {
     o.input = positionals[0].clone();
     o.explicit_format = out.explicit;
     o.level = out.level.unwrap_or(-1);
-    o.threads = common.threads + 1;
+    o.threads = common.threads.total();
     o.write_index = common.write_index;
     o.pg = common.pg(inv, &permuted(&OPTIONS, args));
     Ok(o)

@@ -133,7 +133,7 @@ fn apply(o: &mut StatsOptions, extra: &mut Extras, key: &str, v: &str) -> Result
             o.ref_chunk = i64::from(mb.wrapping_mul(1 << 20)).max(1);
         }
         "h" | "?" => extra.usage = true,
-        "@" => o.threads = global::parse_threads(v)? + 1,
+        "@" => o.threads = global::parse_threads(v)?.total(),
         "verbosity" => global::check_verbosity(v)?,
         "input-fmt-option" => {
             if let Some(expr) = global::parse_input_fmt_option(v)? {

@@ -478,7 +478,7 @@ impl ViewArgs {
             unmap_rejected: self.unmap,
             filter: self.filter,
             edit: self.edit,
-            threads: self.common.threads + 1,
+            threads: self.common.threads.total(),
             fai_refs: None,
             keep_read_groups: self.read_groups,
             pg,
