@@ -1,5 +1,6 @@
 //! samtools-compatible command lines: dispatch on the command (or on argv[0] when installed as
-//! `samtools`), one file per command turning arguments into plain option structs.
+//! `samtools`) through the one command table ([`catalog::COMMANDS`]), one file per command
+//! turning arguments into plain option structs and running them (its `run`).
 
 pub mod addreplacerg;
 pub mod ampliconclip;
