@@ -125,5 +125,7 @@ mod bounded_memory;
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
 
+/// The one command table: help lists exactly what dispatch runs, under samtools headings; usage cases.
+mod command_table;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;

@@ -24,14 +24,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["-h"],
 };
 
-/// What the command line asks for.
-pub enum AddReplaceRgRequest {
-    /// `-h` or no arguments: the usage on stdout, and exit 1 (samtools' cleanup of its missing
-    /// state reports a failure).
-    Usage,
-    Run(Box<AddReplaceRgOptions>),
-}
-
 /// `basic_unescape`: `\\` and `\t` only.
 fn unescape(text: &str) -> Result<Vec<u8>, Error> {
     let fail = |m: &str| Error::Bare(format!("[basic_unescape] {m}"));
@@ -60,9 +52,10 @@ fn rg_id(line: &[u8]) -> Option<Vec<u8>> {
     Some(rest[..rest.iter().position(|&c| c == b'\t').unwrap_or(rest.len())].to_vec())
 }
 
-pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgRequest, Error> {
+/// `Err(Error::Help)`: `-h` or no arguments: the usage on stdout, and exit 1 (samtools' cleanup of its missing state reports a failure).
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgOptions, Error> {
     if args.is_empty() {
-        return Ok(AddReplaceRgRequest::Usage);
+        return Err(Error::Help);
     }
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut out = OutputChoice::default();
@@ -96,7 +89,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgRequest, E
                 }
             }
             "o" => output = Some(v.to_string()),
-            "h" => return Ok(AddReplaceRgRequest::Usage),
+            "h" => return Err(Error::Help),
             "u" => uncompressed = true,
             "w" => overwrite = true,
             "O" => out.set_format(v)?,
@@ -133,12 +126,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgRequest, E
         .or_else(|| output.as_deref().and_then(OutputFormat::from_path))
         .unwrap_or(OutputFormat::Sam);
     let level = out.level.unwrap_or(if uncompressed { 0 } else { -1 });
-    Ok(AddReplaceRgRequest::Run(Box::new(AddReplaceRgOptions {
+    Ok(AddReplaceRgOptions {
         input,
         output,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         rg_line,
         rg_id,
         mode,
@@ -147,7 +140,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgRequest, E
         pg: common.pg(inv, args),
         write_index: common.write_index,
         filter,
-    })))
+    })
+}
+
+/// Runs `addreplacerg` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::addreplacerg::run)
 }
 
 #[cfg(test)]

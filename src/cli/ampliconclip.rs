@@ -128,11 +128,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
         rejects,
         stats,
         primer_counts,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         pg: common.pg(inv, &permuted(&OPTIONS, args)),
         command_line,
         clip,
     })
+}
+
+/// Runs `ampliconclip` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::ampliconclip::run_on_pool)
 }
 
 #[cfg(test)]

@@ -63,13 +63,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     ],
 };
 
-/// What the command line asks for.
-pub enum AmpliconstatsRequest {
-    Run(Box<AmpliconstatsOptions>),
-    /// `-h`, or no BED: the usage on stdout, exit 0.
-    Usage,
-}
-
 /// `-d INT[,INT]...` as samtools reads it with `strtol`: numbers while each is followed by a
 /// comma, into the depths already set.
 fn parse_depths(v: &str, depths: &mut [i32; MAX_DEPTHS]) {
@@ -89,7 +82,8 @@ fn flag_value(v: &str) -> Result<u32, Error> {
     parse_flags(v).map(u32::from).map_err(|m| Error::Bare(format!("samtools ampliconstats: {m}\n")))
 }
 
-pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsRequest, Error> {
+/// `Err(Error::Help)`: `-h`, or no BED: the usage on stdout, exit 0.
+pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut common = CommonOptions::default();
     let mut counting = CountOptions { flag_require: 0, flag_filter: 0x10B04, tlen_adjust: 0 };
@@ -128,7 +122,7 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsRe
             "s" => use_sample_name = true,
             "o" => output = Some(v.to_string()),
             "S" => report.multi_ref = false,
-            "h" => return Ok(AmpliconstatsRequest::Usage),
+            "h" => return Err(Error::Help),
             // samtools complains, shows its usage and carries on.
             "p" => eprint!("Unexpected global option.\n{USAGE}"),
             // --input-fmt: the format is read from the data.
@@ -137,7 +131,7 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsRe
         }
     }
     let mut positionals = positionals.into_iter();
-    let Some(bed) = positionals.next() else { return Ok(AmpliconstatsRequest::Usage) };
+    let Some(bed) = positionals.next() else { return Err(Error::Help) };
     let mut inputs: Vec<String> = positionals.collect();
     if inputs.is_empty() {
         if stdin_is_terminal {
@@ -150,7 +144,7 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsRe
         command_line.push(' ');
         command_line.push_str(&a.replace('\t', " "));
     }
-    Ok(AmpliconstatsRequest::Run(Box::new(AmpliconstatsOptions {
+    Ok(AmpliconstatsOptions {
         bed,
         inputs,
         output,
@@ -163,7 +157,14 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsRe
         threads: common.threads,
         command_line,
         version: format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})"),
-    })))
+    })
+}
+
+/// Runs `ampliconstats` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    parse(args, std::io::stdin().is_terminal())
+        .and_then(|o| crate::pipeline::ampliconstats::run(&o))
 }
 
 #[cfg(test)]

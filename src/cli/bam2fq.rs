@@ -11,6 +11,7 @@ use crate::ops::bam2fq::style::{AuxChoice, FastqStyle, parse_umi_tags};
 use crate::ops::bam2fq::{Changes, Selection, TagFilter};
 use crate::pipeline::bam2fq::Bam2fqOptions;
 use crate::pipeline::bam2fq_outputs::OutputNames;
+use crate::pipeline::threads::Threads;
 
 pub const FASTQ_USAGE: &str = include_str!("usage/fastq.txt");
 pub const FASTA_USAGE: &str = include_str!("usage/fasta.txt");
@@ -84,13 +85,6 @@ pub const FASTA_OPTIONS: OptionTable = OptionTable {
     ..FASTQ_OPTIONS
 };
 
-/// What the command line asks for.
-pub enum Bam2fqRequest {
-    Run(Box<Bam2fqOptions>),
-    /// No input and stdin is a terminal: the usage on stdout, exit 0.
-    Usage,
-}
-
 fn flag_value(option: &str, v: &str) -> Result<u32, Error> {
     // parse_long_value(optarg, &n, 0)
     super::c_number::parse_long_value(v, 0)
@@ -104,7 +98,8 @@ fn tag_of(v: &str) -> [u8; 2] {
 }
 
 /// Parses `fastq`, `fasta` or `bam2fq` (`cmd`) arguments.
-pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2fqRequest, Error> {
+/// `Err(Error::Help)`: no input and stdin is a terminal: the usage on stdout, exit 0.
+pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2fqOptions, Error> {
     let fasta = cmd == "fasta";
     let table = match cmd {
         "fasta" => &FASTA_OPTIONS,
@@ -122,7 +117,8 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
     let (mut barcode_tag, mut quality_tag) = (None, None);
     let (mut index_format, mut extra_tags): (Option<String>, Option<String>) = (None, None);
     let mut umi_tags = "OX,RX".to_string();
-    let (mut level, mut default_quality, mut threads) = (1, 1i64, 0);
+    let (mut level, mut default_quality) = (1, 1i64);
+    let mut threads = Threads::default();
     let (mut no_sc, mut sc_backup, mut sc_tag) = (false, true, None);
     for o in opts {
         let v = o.value.unwrap_or_default();
@@ -215,7 +211,7 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
         ));
     }
     if positionals.is_empty() && stdin_is_terminal {
-        return Ok(Bam2fqRequest::Usage);
+        return Err(Error::Help);
     }
     if positionals.len() > 1 {
         return refuse("Too many arguments.");
@@ -256,7 +252,7 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
         barcode_tags: [barcode, quality],
         index,
     };
-    Ok(Bam2fqRequest::Run(Box::new(Bam2fqOptions {
+    Ok(Bam2fqOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         fasta,
         outputs: names,
@@ -266,8 +262,8 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
         changes,
         pairing,
         level,
-        threads: threads + 1,
-    })))
+        threads: threads.total(),
+    })
 }
 
 /// `-d TAG[:VALUE]`.
@@ -298,6 +294,13 @@ fn same_tag(selection: &mut Selection, tag: [u8; 2]) -> Result<(), Error> {
     }
 }
 
+/// Runs `fastq`, `fasta` or `bam2fq` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    let options = parse(args, &inv.command, std::io::stdin().is_terminal())?;
+    crate::pipeline::bam2fq::run(&options)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,16 +311,11 @@ mod tests {
 
     #[test]
     fn named_read_files_turn_off_the_read_numbers_unless_n_capital() {
-        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-1", "a", "x.bam"]), "fastq", false) else {
-            panic!()
-        };
+        let Ok(o) = parse(&args(&["-1", "a", "x.bam"]), "fastq", false) else { panic!() };
         assert!(!o.style.rnum);
-        let Ok(Bam2fqRequest::Run(o)) = parse(&args(&["-N", "-o", "a", "x.bam"]), "fastq", false)
-        else {
-            panic!()
-        };
+        let Ok(o) = parse(&args(&["-N", "-o", "a", "x.bam"]), "fastq", false) else { panic!() };
         assert!(o.style.rnum && o.outputs.reads[1] == o.outputs.reads[2]);
         assert!(matches!(parse(&args(&["-i", "x.bam"]), "fastq", false), Err(Error::ShowUsage(_))));
-        assert!(matches!(parse(&args(&[]), "fasta", true), Ok(Bam2fqRequest::Usage)));
+        assert!(matches!(parse(&args(&[]), "fasta", true), Err(Error::Help)));
     }
 }

@@ -82,3 +82,8 @@ pub fn parse(args: &[String]) -> Result<BedcovRunOptions, Error> {
     o.pileup_cap = Some(if min_depth > max_depth { min_depth } else { max_depth });
     Ok(o)
 }
+
+/// Runs `bedcov` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(|o| crate::pipeline::bedcov::run(&o))
+}

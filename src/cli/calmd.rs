@@ -89,11 +89,16 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
         reference,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         flags,
         baq: realign.then_some(baq),
         cap_q,
         pg: common.pg(inv, &argv),
         filter,
     })
+}
+
+/// Runs `calmd` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::calmd::run)
 }

@@ -62,6 +62,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CatOptions, Error> {
     Ok(parsed)
 }
 
+/// Runs `cat` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::cat::run)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

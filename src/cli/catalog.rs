@@ -6,287 +6,444 @@
 //! `-x`, `--long` or `-x, --long`); a test checks them against each command's table both ways.
 
 use super::options::OptionTable;
+use super::{
+    Invocation, addreplacerg, ampliconclip, ampliconstats, bam2fq, bedcov, calmd, cat, checksum,
+    collate, completion, coverage, depad, depth, dict, faidx, fixmate, flagstat, head, hw_model,
+    idxstats, import, index, install_shim, load, manpage, markdup, markdup_pipeline, merge,
+    mpileup, quickcheck, reheader, reset, simulate, sort, split, stats, view,
+};
+use crate::error::Error;
+use Heading::{Additions, Editing, FileOperations, Indexing, Statistics, Viewing};
+use NoArguments::{Usage, UsageOnTerminal};
 
-/// One command: its name, what it does, its usage text.
+/// A command's `run`: one signature for every command, native or mdsam's own.
+pub type RunFn = fn(&Invocation, &[String]) -> Result<(), Error>;
+
+/// The groups of `mdsam help`: samtools 1.24's own headings, then mdsam's additions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Heading {
+    Indexing,
+    Editing,
+    FileOperations,
+    Statistics,
+    Viewing,
+    Additions,
+}
+
+impl Heading {
+    pub const ALL: [Heading; 6] = [
+        Heading::Indexing,
+        Heading::Editing,
+        Heading::FileOperations,
+        Heading::Statistics,
+        Heading::Viewing,
+        Heading::Additions,
+    ];
+
+    /// The heading's words in `help` (samtools' spelling for its own).
+    pub fn title(self) -> &'static str {
+        match self {
+            Heading::Indexing => "Indexing",
+            Heading::Editing => "Editing",
+            Heading::FileOperations => "File operations",
+            Heading::Statistics => "Statistics",
+            Heading::Viewing => "Viewing",
+            Heading::Additions => "mdsam additions",
+        }
+    }
+}
+
+/// What a command line of the command name alone means, decided before its parser runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoArguments {
+    /// The parser decides (most commands: read stdin, or the parser's own usage case).
+    Parse,
+    /// The usage on stdout, exit 0 (samtools' `if (argc == 1) usage(stdout)`).
+    Usage,
+    /// The same, only when stdin is a terminal (samtools' `isatty(STDIN_FILENO)` test).
+    UsageOnTerminal,
+}
+
+/// One command: its name, what it does, its usage text, how it runs.
 pub struct CommandDoc {
     pub name: &'static str,
+    /// Other names it answers to (samtools' `bamshuf` for `collate`).
+    pub aliases: &'static [&'static str],
+    pub heading: Heading,
     pub summary: &'static str,
     pub usage: &'static str,
     /// samtools has this command (else it is an mdsam addition).
     pub from_samtools: bool,
     /// The options it parses (`None`: positionals only).
     pub options: Option<&'static OptionTable>,
+    pub run: RunFn,
+    pub no_arguments: NoArguments,
+    /// The exit status after printing the usage for [`Error::Help`] (samtools' stats,
+    /// addreplacerg and quickcheck print it and exit 1).
+    pub help_status: i32,
+    /// [`Error::ShowUsage`] prints the usage on stdout (stats), not stderr.
+    pub show_usage_on_stdout: bool,
+    /// The usage printed after a mistake, when shorter than `usage` (view drops its notes).
+    pub usage_after_error: Option<fn() -> &'static str>,
+    /// Gets a man page and completion (hw-model's usage names its subcommands' options, which
+    /// no option table parses; hw-model/PROFILE.md documents it).
+    pub documented: bool,
 }
 
-/// The commands in `mdsam help` order.
+/// A samtools command, with the defaults most commands share.
+const fn samtools(
+    heading: Heading,
+    name: &'static str,
+    summary: &'static str,
+    usage: &'static str,
+    options: &'static OptionTable,
+    run: RunFn,
+) -> CommandDoc {
+    CommandDoc {
+        name,
+        aliases: &[],
+        heading,
+        summary,
+        usage,
+        from_samtools: true,
+        options: Some(options),
+        run,
+        no_arguments: NoArguments::Parse,
+        help_status: 0,
+        show_usage_on_stdout: false,
+        usage_after_error: None,
+        documented: true,
+    }
+}
+
+/// An mdsam addition.
+const fn addition(
+    name: &'static str,
+    summary: &'static str,
+    usage: &'static str,
+    options: Option<&'static OptionTable>,
+    run: RunFn,
+) -> CommandDoc {
+    CommandDoc {
+        name,
+        aliases: &[],
+        heading: Additions,
+        summary,
+        usage,
+        from_samtools: false,
+        options,
+        run,
+        no_arguments: NoArguments::Parse,
+        help_status: 0,
+        show_usage_on_stdout: false,
+        usage_after_error: None,
+        documented: true,
+    }
+}
+
+impl CommandDoc {
+    const fn no_arguments(self, no_arguments: NoArguments) -> Self {
+        CommandDoc { no_arguments, ..self }
+    }
+
+    const fn help_status(self, help_status: i32) -> Self {
+        CommandDoc { help_status, ..self }
+    }
+}
+
+/// Every native command, in `mdsam help` order (samtools' own order under its headings).
 pub const COMMANDS: &[CommandDoc] = &[
+    samtools(
+        Indexing,
+        "dict",
+        "create a sequence dictionary file",
+        dict::USAGE,
+        &dict::OPTIONS,
+        dict::run,
+    ),
+    samtools(Indexing, "faidx", "index/extract FASTA", faidx::USAGE, &faidx::OPTIONS, faidx::run),
+    samtools(
+        Indexing,
+        "fqidx",
+        "index/extract FASTQ",
+        faidx::FQIDX_USAGE,
+        &faidx::FQIDX_OPTIONS,
+        faidx::run,
+    ),
+    samtools(Indexing, "index", "index alignment", index::USAGE, &index::OPTIONS, index::run)
+        .no_arguments(Usage),
+    samtools(
+        Editing,
+        "calmd",
+        "recalculate MD/NM tags and '=' bases",
+        calmd::USAGE,
+        &calmd::OPTIONS,
+        calmd::run,
+    ),
+    samtools(
+        Editing,
+        "fixmate",
+        "fix mate information",
+        fixmate::USAGE,
+        &fixmate::OPTIONS,
+        fixmate::run,
+    )
+    .no_arguments(Usage),
+    samtools(
+        Editing,
+        "reheader",
+        "replace BAM header",
+        reheader::USAGE,
+        &reheader::OPTIONS,
+        reheader::run,
+    ),
+    samtools(
+        Editing,
+        "addreplacerg",
+        "adds or replaces RG tags",
+        addreplacerg::USAGE,
+        &addreplacerg::OPTIONS,
+        addreplacerg::run,
+    )
+    .help_status(1),
+    samtools(
+        Editing,
+        "markdup",
+        "mark duplicates",
+        markdup::USAGE,
+        &markdup::OPTIONS,
+        markdup::run,
+    ),
+    samtools(
+        Editing,
+        "ampliconclip",
+        "clip oligos from the end of reads",
+        ampliconclip::USAGE,
+        &ampliconclip::OPTIONS,
+        ampliconclip::run,
+    ),
     CommandDoc {
-        name: "bedcov",
-        summary: "read depth per BED region",
-        usage: super::bedcov::USAGE,
-        from_samtools: true,
-        options: Some(&super::bedcov::OPTIONS),
+        aliases: &["bamshuf"],
+        ..samtools(
+            FileOperations,
+            "collate",
+            "shuffle and group alignments by name",
+            collate::USAGE,
+            &collate::OPTIONS,
+            collate::run,
+        )
     },
+    samtools(FileOperations, "cat", "concatenate BAMs", cat::USAGE, &cat::OPTIONS, cat::run),
+    samtools(
+        FileOperations,
+        "merge",
+        "merge sorted alignments",
+        merge::USAGE,
+        &merge::OPTIONS,
+        merge::run,
+    ),
+    samtools(
+        FileOperations,
+        "mpileup",
+        "multi-way pileup",
+        mpileup::USAGE,
+        &mpileup::OPTIONS,
+        mpileup::run,
+    ),
+    samtools(FileOperations, "sort", "sort alignment file", sort::USAGE, &sort::OPTIONS, sort::run),
+    samtools(
+        FileOperations,
+        "split",
+        "splits a file by read group",
+        split::USAGE,
+        &split::OPTIONS,
+        split::run,
+    ),
+    samtools(
+        FileOperations,
+        "quickcheck",
+        "quickly check if SAM/BAM/CRAM file appears intact",
+        quickcheck::USAGE,
+        &quickcheck::OPTIONS,
+        quickcheck::run,
+    )
+    .help_status(1),
+    samtools(
+        FileOperations,
+        "fastq",
+        "converts a BAM to a FASTQ",
+        bam2fq::FASTQ_USAGE,
+        &bam2fq::FASTQ_OPTIONS,
+        bam2fq::run,
+    ),
+    samtools(
+        FileOperations,
+        "fasta",
+        "converts a BAM to a FASTA",
+        bam2fq::FASTA_USAGE,
+        &bam2fq::FASTA_OPTIONS,
+        bam2fq::run,
+    ),
+    samtools(
+        FileOperations,
+        "bam2fq",
+        "converts a BAM to a FASTQ (the old name of fastq)",
+        bam2fq::BAM2FQ_USAGE,
+        &bam2fq::BAM2FQ_OPTIONS,
+        bam2fq::run,
+    ),
+    samtools(
+        FileOperations,
+        "import",
+        "Converts FASTA or FASTQ files to SAM/BAM/CRAM",
+        import::USAGE,
+        &import::OPTIONS,
+        import::run,
+    ),
+    samtools(
+        FileOperations,
+        "reset",
+        "Reverts aligner changes in reads",
+        reset::USAGE,
+        &reset::OPTIONS,
+        reset::run,
+    ),
+    samtools(
+        Statistics,
+        "bedcov",
+        "read depth per BED region",
+        bedcov::USAGE,
+        &bedcov::OPTIONS,
+        bedcov::run,
+    ),
+    samtools(
+        Statistics,
+        "coverage",
+        "alignment depth and percent coverage",
+        coverage::USAGE,
+        &coverage::OPTIONS,
+        coverage::run,
+    ),
+    samtools(Statistics, "depth", "compute the depth", depth::USAGE, &depth::OPTIONS, depth::run),
+    samtools(
+        Statistics,
+        "flagstat",
+        "simple stats",
+        flagstat::USAGE,
+        &flagstat::OPTIONS,
+        flagstat::run,
+    ),
+    samtools(
+        Statistics,
+        "idxstats",
+        "BAM index stats",
+        idxstats::USAGE,
+        &idxstats::OPTIONS,
+        idxstats::run,
+    ),
+    // samtools prints its usage on stdout and exits 1 for -h and for a bad option.
     CommandDoc {
-        name: "coverage",
-        summary: "alignment depth and percent coverage",
-        usage: super::coverage::USAGE,
-        from_samtools: true,
-        options: Some(&super::coverage::OPTIONS),
+        show_usage_on_stdout: true,
+        ..samtools(
+            Statistics,
+            "stats",
+            "generate stats (former bamcheck)",
+            stats::USAGE,
+            &stats::OPTIONS,
+            stats::run,
+        )
+        .help_status(1)
     },
+    samtools(
+        Statistics,
+        "ampliconstats",
+        "generate amplicon specific stats",
+        ampliconstats::USAGE,
+        &ampliconstats::OPTIONS,
+        ampliconstats::run,
+    ),
+    samtools(
+        Statistics,
+        "checksum",
+        "produce order-agnostic checksums of sequence content",
+        checksum::USAGE,
+        &checksum::OPTIONS,
+        checksum::run,
+    ),
+    samtools(Viewing, "head", "header viewer", head::USAGE, &head::OPTIONS, head::run),
     CommandDoc {
-        name: "depth",
-        summary: "compute the depth",
-        usage: super::depth::USAGE,
-        from_samtools: true,
-        options: Some(&super::depth::OPTIONS),
+        usage_after_error: Some(view::error_usage),
+        ..samtools(
+            Viewing,
+            "view",
+            "SAM<->BAM<->CRAM conversion",
+            view::USAGE,
+            &view::OPTIONS,
+            view::run,
+        )
+        .no_arguments(UsageOnTerminal)
     },
+    samtools(
+        Viewing,
+        "depad",
+        "convert padded BAM to unpadded BAM",
+        depad::USAGE,
+        &depad::OPTIONS,
+        depad::run,
+    ),
+    addition(
+        "markdup-pipeline",
+        "collate + fixmate -m + sort + markdup in memory",
+        markdup_pipeline::USAGE,
+        Some(&markdup_pipeline::OPTIONS),
+        markdup_pipeline::run,
+    )
+    .no_arguments(Usage),
+    addition(
+        "simulate",
+        "write realistic simulated alignments (SAM/BAM)",
+        simulate::USAGE,
+        Some(&simulate::OPTIONS),
+        simulate::run,
+    ),
+    addition(
+        "install-shim",
+        "put a samtools that is mdsam into a directory",
+        install_shim::USAGE,
+        None,
+        install_shim::run,
+    ),
+    addition("man", "write the man pages into a directory", manpage::USAGE, None, manpage::run),
+    addition(
+        "completion",
+        "print a shell completion script",
+        completion::USAGE,
+        None,
+        completion::run,
+    ),
     CommandDoc {
-        name: "mpileup",
-        summary: "multi-way pileup",
-        usage: super::mpileup::USAGE,
-        from_samtools: true,
-        options: Some(&super::mpileup::OPTIONS),
+        documented: false,
+        ..addition(
+            "hw-model",
+            "calibrate | predict | report: project a profiled run onto other hardware",
+            hw_model::USAGE,
+            None,
+            hw_model::run,
+        )
     },
-    CommandDoc {
-        name: "dict",
-        summary: "create a sequence dictionary file",
-        usage: super::dict::USAGE,
-        from_samtools: true,
-        options: Some(&super::dict::OPTIONS),
-    },
-    CommandDoc {
-        name: "faidx",
-        summary: "index/extract FASTA",
-        usage: super::faidx::USAGE,
-        from_samtools: true,
-        options: Some(&super::faidx::OPTIONS),
-    },
-    CommandDoc {
-        name: "fqidx",
-        summary: "index/extract FASTQ",
-        usage: super::faidx::FQIDX_USAGE,
-        from_samtools: true,
-        options: Some(&super::faidx::FQIDX_OPTIONS),
-    },
-    CommandDoc {
-        name: "fastq",
-        summary: "converts a BAM to a FASTQ",
-        usage: super::bam2fq::FASTQ_USAGE,
-        from_samtools: true,
-        options: Some(&super::bam2fq::FASTQ_OPTIONS),
-    },
-    CommandDoc {
-        name: "fasta",
-        summary: "converts a BAM to a FASTA",
-        usage: super::bam2fq::FASTA_USAGE,
-        from_samtools: true,
-        options: Some(&super::bam2fq::FASTA_OPTIONS),
-    },
-    CommandDoc {
-        name: "bam2fq",
-        summary: "converts a BAM to a FASTQ (the old name of fastq)",
-        usage: super::bam2fq::BAM2FQ_USAGE,
-        from_samtools: true,
-        options: Some(&super::bam2fq::BAM2FQ_OPTIONS),
-    },
-    CommandDoc {
-        name: "import",
-        summary: "converts FASTQ files to unmapped SAM/BAM/CRAM",
-        usage: super::import::USAGE,
-        from_samtools: true,
-        options: Some(&super::import::OPTIONS),
-    },
-    CommandDoc {
-        name: "index",
-        summary: "index alignment",
-        usage: super::index::USAGE,
-        from_samtools: true,
-        options: Some(&super::index::OPTIONS),
-    },
-    CommandDoc {
-        name: "fixmate",
-        summary: "fix mate information",
-        usage: super::fixmate::USAGE,
-        from_samtools: true,
-        options: Some(&super::fixmate::OPTIONS),
-    },
-    CommandDoc {
-        name: "markdup",
-        summary: "mark duplicates",
-        usage: super::markdup::USAGE,
-        from_samtools: true,
-        options: Some(&super::markdup::OPTIONS),
-    },
-    CommandDoc {
-        name: "collate",
-        summary: "shuffle and group alignments by name",
-        usage: super::collate::USAGE,
-        from_samtools: true,
-        options: Some(&super::collate::OPTIONS),
-    },
-    CommandDoc {
-        name: "cat",
-        summary: "concatenate BAMs",
-        usage: super::cat::USAGE,
-        from_samtools: true,
-        options: Some(&super::cat::OPTIONS),
-    },
-    CommandDoc {
-        name: "merge",
-        summary: "merge sorted alignments",
-        usage: super::merge::USAGE,
-        from_samtools: true,
-        options: Some(&super::merge::OPTIONS),
-    },
-    CommandDoc {
-        name: "sort",
-        summary: "sort alignment file",
-        usage: super::sort::USAGE,
-        from_samtools: true,
-        options: Some(&super::sort::OPTIONS),
-    },
-    CommandDoc {
-        name: "quickcheck",
-        summary: "quickly check if SAM/BAM/CRAM file appears intact",
-        usage: super::quickcheck::USAGE,
-        from_samtools: true,
-        options: Some(&super::quickcheck::OPTIONS),
-    },
-    CommandDoc {
-        name: "flagstat",
-        summary: "simple stats",
-        usage: super::flagstat::USAGE,
-        from_samtools: true,
-        options: Some(&super::flagstat::OPTIONS),
-    },
-    CommandDoc {
-        name: "idxstats",
-        summary: "BAM index stats",
-        usage: super::idxstats::USAGE,
-        from_samtools: true,
-        options: Some(&super::idxstats::OPTIONS),
-    },
-    CommandDoc {
-        name: "stats",
-        summary: "produces summary statistics",
-        usage: super::stats::USAGE,
-        from_samtools: true,
-        options: Some(&super::stats::OPTIONS),
-    },
-    CommandDoc {
-        name: "checksum",
-        summary: "produce order-agnostic checksums of sequence content",
-        usage: super::checksum::USAGE,
-        from_samtools: true,
-        options: Some(&super::checksum::OPTIONS),
-    },
-    CommandDoc {
-        name: "head",
-        summary: "header viewer",
-        usage: super::head::USAGE,
-        from_samtools: true,
-        options: Some(&super::head::OPTIONS),
-    },
-    CommandDoc {
-        name: "addreplacerg",
-        summary: "adds or replaces RG tags",
-        usage: super::addreplacerg::USAGE,
-        from_samtools: true,
-        options: Some(&super::addreplacerg::OPTIONS),
-    },
-    CommandDoc {
-        name: "calmd",
-        summary: "recalculate MD/NM tags and '=' bases",
-        usage: super::calmd::USAGE,
-        from_samtools: true,
-        options: Some(&super::calmd::OPTIONS),
-    },
-    CommandDoc {
-        name: "reheader",
-        summary: "replace BAM header",
-        usage: super::reheader::USAGE,
-        from_samtools: true,
-        options: Some(&super::reheader::OPTIONS),
-    },
-    CommandDoc {
-        name: "reset",
-        summary: "Reverts aligner changes in reads",
-        usage: super::reset::USAGE,
-        from_samtools: true,
-        options: Some(&super::reset::OPTIONS),
-    },
-    CommandDoc {
-        name: "view",
-        summary: "SAM<->BAM conversion",
-        usage: super::view::USAGE,
-        from_samtools: true,
-        options: Some(&super::view::OPTIONS),
-    },
-    CommandDoc {
-        name: "split",
-        summary: "splits a file by read group",
-        usage: super::split::USAGE,
-        from_samtools: true,
-        options: Some(&super::split::OPTIONS),
-    },
-    CommandDoc {
-        name: "depad",
-        summary: "convert padded BAM to unpadded BAM",
-        usage: super::depad::USAGE,
-        from_samtools: true,
-        options: Some(&super::depad::OPTIONS),
-    },
-    CommandDoc {
-        name: "ampliconclip",
-        summary: "clip oligos from the end of reads",
-        usage: super::ampliconclip::USAGE,
-        from_samtools: true,
-        options: Some(&super::ampliconclip::OPTIONS),
-    },
-    CommandDoc {
-        name: "ampliconstats",
-        summary: "generate amplicon specific stats",
-        usage: super::ampliconstats::USAGE,
-        from_samtools: true,
-        options: Some(&super::ampliconstats::OPTIONS),
-    },
-    CommandDoc {
-        name: "markdup-pipeline",
-        summary: "collate + fixmate -m + sort + markdup in memory",
-        usage: super::markdup_pipeline::USAGE,
-        from_samtools: false,
-        options: Some(&super::markdup_pipeline::OPTIONS),
-    },
-    CommandDoc {
-        name: "simulate",
-        summary: "write realistic simulated alignments (SAM/BAM)",
-        usage: super::simulate::USAGE,
-        from_samtools: false,
-        options: Some(&super::simulate::OPTIONS),
-    },
-    CommandDoc {
-        name: "install-shim",
-        summary: "put a samtools that is mdsam into a directory",
-        usage: super::install_shim::USAGE,
-        from_samtools: false,
-        options: None,
-    },
-    CommandDoc {
-        name: "man",
-        summary: "write the man pages into a directory",
-        usage: super::manpage::USAGE,
-        from_samtools: false,
-        options: None,
-    },
-    CommandDoc {
-        name: "completion",
-        summary: "print a shell completion script",
-        usage: super::completion::USAGE,
-        from_samtools: false,
-        options: None,
-    },
+    addition(
+        "load",
+        "read a whole file into memory and report time, records and allocations",
+        load::USAGE,
+        Some(&load::OPTIONS),
+        load::run,
+    ),
 ];
+
+/// The commands with a man page and completion.
+pub fn documented() -> impl Iterator<Item = &'static CommandDoc> {
+    COMMANDS.iter().filter(|c| c.documented)
+}
 
 /// Options every command accepts (mdsam's own, taken out before the command's parser runs).
 pub const GLOBAL_OPTIONS: &[&str] = &["--no-progress"];
@@ -346,9 +503,9 @@ pub fn options(usage: &str) -> Vec<String> {
     found
 }
 
-/// The command called `name`.
+/// The command called `name` (or one of its aliases): mdsam runs it natively.
 pub fn find(name: &str) -> Option<&'static CommandDoc> {
-    COMMANDS.iter().find(|c| c.name == name)
+    COMMANDS.iter().find(|c| c.name == name || c.aliases.contains(&name))
 }
 
 #[cfg(test)]
@@ -380,8 +537,9 @@ mod tests {
     #[test]
     fn every_command_has_options_and_a_unique_name() {
         for c in COMMANDS {
-            assert_eq!(COMMANDS.iter().filter(|o| o.name == c.name).count(), 1, "{}", c.name);
-            if !matches!(c.name, "install-shim" | "man" | "completion" | "index") {
+            let named = |o: &CommandDoc| o.name == c.name || o.aliases.contains(&c.name);
+            assert_eq!(COMMANDS.iter().filter(|o| named(o)).count(), 1, "{}", c.name);
+            if c.documented && !matches!(c.name, "install-shim" | "man" | "completion" | "index") {
                 assert!(!options(c.usage).is_empty(), "{} has no options", c.name);
             }
         }
@@ -401,7 +559,7 @@ mod tests {
     #[test]
     fn usage_texts_and_option_tables_name_the_same_options() {
         let mut wrong = Vec::new();
-        for c in COMMANDS {
+        for c in documented() {
             let documented = options(c.usage);
             let Some(table) = c.options else {
                 if !documented.is_empty() {

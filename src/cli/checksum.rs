@@ -155,7 +155,7 @@ fn apply(o: &mut ChecksumOptions, key: &str, v: &str) -> Result<(), Error> {
         }
         "a" => check_all(o),
         "o" => o.output = v.to_string(),
-        "@" => o.threads = global::parse_threads(v)? + 1,
+        "@" => o.threads = global::parse_threads(v)?.total(),
         "reference" => global::choose_reference(v),
         _ => {}
     }
@@ -176,6 +176,19 @@ pub fn parse(args: &[String]) -> Result<ChecksumOptions, Error> {
     (o.layout.show_pass, o.layout.show_fail) = (o.settings.show_pass, o.settings.show_fail);
     o.layout.flag_mask = o.hasher.flag_mask;
     Ok(o)
+}
+
+/// Runs `checksum` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    if args.is_empty() && std::io::stdin().is_terminal() {
+        // samtools prints the global options part to stdout, the rest to stderr.
+        let (head, globals) = USAGE.split_at(USAGE.find(GLOBAL_PART).unwrap_or(USAGE.len()));
+        eprint!("{head}");
+        print!("{globals}");
+        return Ok(());
+    }
+    parse(args).and_then(crate::pipeline::checksum::run)
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use super::{Invocation, global};
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::pipeline::collate::CollateOptions;
+use crate::pipeline::memory_budget::{MemoryBudget, PER_THREAD_DEFAULT};
 
 pub const USAGE: &str = include_str!("usage/collate.txt");
 
@@ -105,12 +106,17 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
         output,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         bins: bins.max(1) as usize,
         fast: fast.then_some(store.max(2) as usize),
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
-        // As sort's default: 768M for each thread.
-        memory: memory.unwrap_or((768u64 << 20) * common.threads.max(1) as u64),
+        memory: MemoryBudget::per_sorting_thread(memory, PER_THREAD_DEFAULT, common.threads)
+            .limit(),
         tmp_prefix,
     })
+}
+
+/// Runs `collate` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::collate::run_on_pool)
 }

@@ -4,11 +4,12 @@
 
 use super::{Invocation, global};
 use crate::error::Error;
+use crate::pipeline::threads::Threads;
 
 #[derive(Default)]
 pub struct CommonOptions {
-    /// `-@`: extra threads, as samtools counts them.
-    pub threads: usize,
+    /// `-@`.
+    pub threads: Threads,
     pub no_pg: bool,
     pub write_index: bool,
 }
@@ -48,6 +49,6 @@ mod tests {
         assert!(c.take("verbosity", Some("8")).unwrap());
         assert!(!c.take("l", Some("1")).unwrap());
         assert!(c.take("@", Some("x")).is_err());
-        assert_eq!((c.threads, c.no_pg, c.write_index), (3, true, false));
+        assert_eq!((c.threads.extra(), c.no_pg, c.write_index), (3, true, false));
     }
 }

@@ -146,3 +146,8 @@ pub fn parse(args: &[String]) -> Result<CoverageRunOptions, Error> {
     o.inputs = positionals;
     Ok(o)
 }
+
+/// Runs `coverage` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(|o| crate::pipeline::coverage::run(&o))
+}

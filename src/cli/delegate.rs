@@ -38,21 +38,16 @@ pub const OVERRIDE_VARIABLE: &str = "MDSAM_SAMTOOLS";
 /// Set for the delegated child: an mdsam that sees it never delegates again.
 pub const MARKER_VARIABLE: &str = "MDSAM_DELEGATED";
 
-/// Commands mdsam answers that have no catalog entry: samtools' old name for `collate`, and
-/// mdsam's `hw-model` and `load` (documented elsewhere).
-const NATIVE_OUTSIDE_CATALOG: &[&str] = &["bamshuf", "hw-model", "load"];
-
-/// Whether mdsam runs `command` itself.
+/// Whether mdsam runs `command` itself: the command table has it (by name or alias).
 pub fn is_native(command: &str) -> bool {
-    catalog::find(command).is_some() || NATIVE_OUTSIDE_CATALOG.contains(&command)
+    catalog::find(command).is_some()
 }
 
-/// The native commands as `mdsam help` groups them: samtools' and mdsam's additions (there,
-/// `hw-model` too; `bamshuf` and `load` stay unlisted).
+/// The native commands as `mdsam --version` groups them: samtools' and mdsam's additions.
 pub fn native_commands() -> (Vec<&'static str>, Vec<&'static str>) {
     let from_samtools = catalog::COMMANDS.iter().filter(|c| c.from_samtools).map(|c| c.name);
     let additions = catalog::COMMANDS.iter().filter(|c| !c.from_samtools).map(|c| c.name);
-    (from_samtools.collect(), additions.chain(["hw-model"]).collect())
+    (from_samtools.collect(), additions.collect())
 }
 
 /// Where a command mdsam lacks goes.

@@ -105,6 +105,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
     })
 }
 
+/// Runs `depad` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(|o| crate::pipeline::depad::run(&o))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

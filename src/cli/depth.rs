@@ -65,7 +65,7 @@ pub fn parse(args: &[String]) -> Result<DepthOptions, Error> {
             "r" => o.region = Some(v.to_string()),
             "s" => o.remove_overlaps = true,
             "X" => with_indexes = true,
-            "@" => o.threads = global::parse_threads(v)? + 1,
+            "@" => o.threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 global::parse_input_fmt_option(v)?;
@@ -91,6 +91,11 @@ pub fn parse(args: &[String]) -> Result<DepthOptions, Error> {
     }
     o.column_names = positionals[positionals.len() - n..].to_vec();
     Ok(o)
+}
+
+/// Runs `depth` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(|o| crate::pipeline::depth::run(&o))
 }
 
 #[cfg(test)]

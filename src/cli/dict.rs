@@ -53,6 +53,12 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<DictOptions, Er
     Ok(o)
 }
 
+/// Runs `dict` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    parse(args, std::io::stdin().is_terminal()).and_then(|o| crate::pipeline::dict::run(&o))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,13 +53,6 @@ pub const FQIDX_OPTIONS: OptionTable = OptionTable {
     unlisted: &["--verbosity", "-f", "--fastq"],
 };
 
-/// What the command line asks for.
-pub enum FaidxRequest {
-    Run(Box<FaidxOptions>),
-    /// The usage on stdout, exit 0 (`-h`, or no input).
-    Usage,
-}
-
 /// `--mark-strand TYPE`: the (positive, negative) name suffixes.
 fn parse_mark_strand(v: &str) -> Option<(Vec<u8>, Vec<u8>)> {
     match v {
@@ -75,7 +68,8 @@ fn parse_mark_strand(v: &str) -> Option<(Vec<u8>, Vec<u8>)> {
 }
 
 /// Parses `faidx` (`fastq` false) or `fqidx` arguments.
-pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
+/// `Err(Error::Help)`: the usage on stdout, exit 0 (`-h`, or no input).
+pub fn parse(args: &[String], fastq: bool) -> Result<FaidxOptions, Error> {
     let table = if fastq { &FQIDX_OPTIONS } else { &OPTIONS };
     let (opts, positionals) = table.parse_or_usage(args)?;
     let mut o = FaidxOptions {
@@ -114,7 +108,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
             "r" => o.region_file = Some(v.to_string()),
             "f" => o.format = Format::Fastq,
             "i" => o.reverse_complement = true,
-            "h" => return Ok(FaidxRequest::Usage),
+            "h" => return Err(Error::Help),
             "mark-strand" => match parse_mark_strand(v) {
                 Some((pos, neg)) => (o.pos_strand_name, o.neg_strand_name) = (pos, neg),
                 None => {
@@ -130,7 +124,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
                     Error::ShowUsage(line) => invalid(line, v),
                     e => e,
                 })?;
-                o.threads = extra + 1;
+                o.threads = extra.total();
             }
             "verbosity" => global::check_verbosity(v).map_err(|e| match e {
                 Error::ShowUsage(line) => invalid(line, v),
@@ -151,10 +145,15 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxRequest, Error> {
         }
     }
     let mut positionals = positionals.into_iter();
-    let Some(input) = positionals.next() else { return Ok(FaidxRequest::Usage) };
+    let Some(input) = positionals.next() else { return Err(Error::Help) };
     o.input = input;
     o.regions = positionals.collect();
-    Ok(FaidxRequest::Run(Box::new(o)))
+    Ok(o)
+}
+
+/// Runs `faidx` or `fqidx` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args, inv.command == "fqidx").and_then(|o| crate::pipeline::faidx::run(&o))
 }
 
 #[cfg(test)]
@@ -168,11 +167,11 @@ mod tests {
     #[test]
     fn options_fill_the_struct() {
         let args = strings(&["-n", "5", "-i", "--mark-strand", "custom, f, r", "in.fa", "a:1-2"]);
-        let FaidxRequest::Run(o) = parse(&args, false).unwrap() else { panic!("usage") };
+        let o = parse(&args, false).unwrap();
         assert_eq!((o.line_len, o.reverse_complement), (5, true));
         assert_eq!((o.pos_strand_name, o.neg_strand_name), (b" f".to_vec(), b" r".to_vec()));
         assert_eq!((o.input.as_str(), o.regions), ("in.fa", vec!["a:1-2".to_string()]));
-        assert!(matches!(parse(&strings(&[]), true).unwrap(), FaidxRequest::Usage));
+        assert!(matches!(parse(&strings(&[]), true), Err(Error::Help)));
         assert!(parse(&strings(&["--mark-strand", "up", "x"]), false).is_err());
     }
 }

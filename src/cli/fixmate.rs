@@ -68,9 +68,14 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
         output,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         // fixmate writes no index: samtools takes --write-index and ignores it.
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         fix,
     })
+}
+
+/// Runs `fixmate` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::fixmate::run_on_pool)
 }

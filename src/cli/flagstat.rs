@@ -27,20 +27,15 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["--write-index"],
 };
 
-/// What the command line asks for: the counts, or the usage on stdout (no input at all).
-pub enum FlagstatRequest {
-    Run(FlagstatOptions),
-    Usage,
-}
-
-pub fn parse(args: &[String]) -> Result<FlagstatRequest, Error> {
+/// `Err(Error::Help)`: the usage on stdout (no input at all).
+pub fn parse(args: &[String]) -> Result<FlagstatOptions, Error> {
     let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
     let (mut format, mut threads, mut filter) = (ReportFormat::Default, 1, None);
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "O" => format = ReportFormat::from_option(v),
-            "@" => threads = global::parse_threads(v)? + 1,
+            "@" => threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 if let Some(expr) = global::parse_input_fmt_option(v)? {
@@ -52,13 +47,13 @@ pub fn parse(args: &[String]) -> Result<FlagstatRequest, Error> {
         }
     }
     match positionals.len() {
-        0 => Ok(FlagstatRequest::Usage),
-        1 => Ok(FlagstatRequest::Run(FlagstatOptions {
-            input: positionals.remove(0),
-            format,
-            threads,
-            filter,
-        })),
+        0 => Err(Error::Help),
+        1 => Ok(FlagstatOptions { input: positionals.remove(0), format, threads, filter }),
         _ => Err(Error::ShowUsage(None)),
     }
+}
+
+/// Runs `flagstat` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(|o| crate::pipeline::flagstat::run(&o))
 }

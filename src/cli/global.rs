@@ -4,6 +4,7 @@ use super::c_number;
 use super::getopt::{LongOpt, REFUSED};
 use crate::error::Error;
 use crate::io::bgzf::codec::Engine;
+use crate::pipeline::threads::Threads;
 
 /// How a command takes one of samtools' global long options: one argument of
 /// `SAM_OPT_GLOBAL_OPTIONS(o1, …, o6)` in samtools' `sam_opts.h`.
@@ -94,9 +95,9 @@ impl Globals {
 
 /// `-@`/`--threads` as samtools' `parse_sam_global_opt` reads it (`parse_int_value`: a whole
 /// decimal `int`; a negative count is no extra thread); a bad value shows the usage.
-pub fn parse_threads(v: &str) -> Result<usize, Error> {
+pub fn parse_threads(v: &str) -> Result<Threads, Error> {
     match c_number::parse_int_value(v) {
-        Some(n) => Ok(n.max(0) as usize),
+        Some(n) => Ok(Threads::from_extra(n.max(0) as usize)),
         None => Err(Error::ShowUsage(Some("Invalid threads value.".into()))),
     }
 }

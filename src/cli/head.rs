@@ -30,14 +30,9 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["--write-index"],
 };
 
-/// What the command line asks for: the head, or the usage on stdout (no input on a terminal).
-pub enum HeadRequest {
-    Run(HeadOptions),
-    UsageOnTerminal,
-}
-
 /// `stdin_is_terminal` decides samtools' `nargs == 0 && isatty(STDIN_FILENO)` case.
-pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadRequest, Error> {
+/// `Err(Error::Help)`: the usage on stdout (no input on a terminal).
+pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut options =
         HeadOptions { input: "-".into(), header_lines: None, records: 0, threads: 1, filter: None };
@@ -47,7 +42,7 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadRequest, Er
             // strtoull(optarg, NULL, 0)
             "h" => options.header_lines = Some(super::c_number::strtoul(v, 0).value),
             "n" => options.records = super::c_number::strtoul(v, 0).value,
-            "@" => options.threads = global::parse_threads(v)? + 1,
+            "@" => options.threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 if let Some(expr) = global::parse_input_fmt_option(v)? {
@@ -60,12 +55,18 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadRequest, Er
         }
     }
     match positionals.as_slice() {
-        [] if stdin_is_terminal => Ok(HeadRequest::UsageOnTerminal),
-        [] => Ok(HeadRequest::Run(options)),
+        [] if stdin_is_terminal => Err(Error::Help),
+        [] => Ok(options),
         [input] => {
             options.input = input.clone();
-            Ok(HeadRequest::Run(options))
+            Ok(options)
         }
         _ => Err(Error::ShowUsage(None)),
     }
+}
+
+/// Runs `head` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    parse(args, std::io::stdin().is_terminal()).and_then(|o| crate::pipeline::head::run(&o))
 }

@@ -5,7 +5,7 @@ use crate::error::Error;
 
 pub const USAGE: &str = hw_model::cli::USAGE;
 
-pub fn run(args: &[String]) -> Result<(), Error> {
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
     // An mdsam-only command answers `--help` anywhere on its line with its usage and exit 0.
     if args.is_empty() || args.iter().take_while(|a| *a != "--").any(|a| a == "--help" || a == "-h")
     {

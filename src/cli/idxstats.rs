@@ -26,13 +26,8 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["--write-index"],
 };
 
-/// What the command line asks for: the stats, or the usage on stdout (no input at all).
-pub enum IdxstatsRequest {
-    Run(IdxstatsOptions),
-    Usage,
-}
-
-pub fn parse(args: &[String]) -> Result<IdxstatsRequest, Error> {
+/// `Err(Error::Help)`: the usage on stdout (no input at all).
+pub fn parse(args: &[String]) -> Result<IdxstatsOptions, Error> {
     let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
     let mut explicit_index = false;
     let mut threads = 1;
@@ -41,7 +36,7 @@ pub fn parse(args: &[String]) -> Result<IdxstatsRequest, Error> {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
             "X" => explicit_index = true,
-            "@" => threads = global::parse_threads(v)? + 1,
+            "@" => threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
                 if let Some(expr) = global::parse_input_fmt_option(v)? {
@@ -54,13 +49,14 @@ pub fn parse(args: &[String]) -> Result<IdxstatsRequest, Error> {
     }
     let wanted = if explicit_index { 2 } else { 1 };
     if positionals.len() != wanted {
-        return if positionals.is_empty() {
-            Ok(IdxstatsRequest::Usage)
-        } else {
-            Err(Error::ShowUsage(None))
-        };
+        return if positionals.is_empty() { Err(Error::Help) } else { Err(Error::ShowUsage(None)) };
     }
     let index = explicit_index.then(|| positionals.pop()).flatten();
     let input = positionals.remove(0);
-    Ok(IdxstatsRequest::Run(IdxstatsOptions { input, index, threads, filter }))
+    Ok(IdxstatsOptions { input, index, threads, filter })
+}
+
+/// Runs `idxstats` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(|o| crate::pipeline::idxstats::run(&o))
 }

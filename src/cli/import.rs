@@ -54,19 +54,13 @@ pub const OPTIONS: OptionTable = OptionTable {
     ],
 };
 
-/// What the command line asks for.
-pub enum ImportRequest {
-    Run(Box<ImportOptions>),
-    /// `-h`, or no input file: the usage on stdout, exit 0.
-    Usage,
-}
-
 fn tag_of(v: &str) -> [u8; 2] {
     let b = v.as_bytes();
     [b.first().copied().unwrap_or(0), b.get(1).copied().unwrap_or(0)]
 }
 
-pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> {
+/// `Err(Error::Help)`: `-h`, or no input file: the usage on stdout, exit 0.
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut files: [Option<String>; 6] = Default::default();
     let mut common = CommonOptions::default();
@@ -126,7 +120,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
                 };
                 order = Some((tag_of(&v), width));
             }
-            "h" => return Ok(ImportRequest::Usage),
+            "h" => return Err(Error::Help),
             "O" => out.set_format(&v)?,
             "output-fmt-option" => out.set_option(&v),
             _ => return Err(Error::ShowUsage(None)),
@@ -141,13 +135,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
         }
     }
     if files.iter().all(Option::is_none) {
-        return Ok(ImportRequest::Usage);
+        return Err(Error::Help);
     }
     let umi_tag_id = umi.then(|| parse_umi_tags(&umi_tag).first().copied().unwrap_or(*b"RX"));
     let format =
         out.explicit.or_else(|| OutputFormat::from_path(&output)).unwrap_or(OutputFormat::Sam);
     let level = out.level.unwrap_or(if uncompressed { 0 } else { -1 });
-    Ok(ImportRequest::Run(Box::new(ImportOptions {
+    Ok(ImportOptions {
         files,
         output,
         format,
@@ -164,6 +158,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
         rg_line,
         order,
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
-        threads: common.threads + 1,
-    })))
+        threads: common.threads.total(),
+    })
+}
+
+/// Runs `import` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(|o| crate::pipeline::import::run(&o))
 }

@@ -6,6 +6,7 @@ use super::global::{Globals, Take};
 use super::options::OptionTable;
 use crate::error::Error;
 use crate::pipeline::index::IndexOptions;
+use crate::pipeline::threads::Threads;
 
 pub const USAGE: &str = include_str!("usage/index.txt");
 
@@ -36,7 +37,7 @@ pub const OPTIONS: OptionTable = OptionTable {
 pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let (mut csi, mut min_shift, mut multiple, mut output, mut threads) =
-        (false, 14i64, false, None, 0usize);
+        (false, 14i64, false, None, Threads::default());
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
@@ -54,7 +55,7 @@ pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
             // parse_int_value, with index's own message
             "@" => {
                 threads = super::c_number::parse_int_value(v)
-                    .map(|n| n.max(0) as usize)
+                    .map(|n| Threads::from_extra(n.max(0) as usize))
                     .ok_or_else(|| Error::Usage("invalid thread count".into()))?
             }
             _ => {}
@@ -79,6 +80,11 @@ pub fn parse(args: &[String]) -> Result<IndexOptions, Error> {
         inputs,
         output,
         csi_min_shift: csi.then_some(min_shift.clamp(0, 31) as u32),
-        threads: threads + 1,
+        threads: threads.total(),
     })
+}
+
+/// Runs `index` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(crate::pipeline::index::run)
 }

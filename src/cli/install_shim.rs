@@ -10,7 +10,7 @@ Creates DIR/samtools, a symbolic link to this mdsam binary. Put DIR first on PAT
 existing samtools scripts with mdsam.
 ";
 
-pub fn run(args: &[String]) -> Result<(), Error> {
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
     let [dir] = args else {
         return Err(Error::Usage("install-shim takes one directory".into()));
     };

@@ -172,7 +172,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         output,
         format,
         level,
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         pg: (!common.no_pg).then_some(pg_fields),
         command,
         stats,
@@ -183,4 +183,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
         tmp_prefix,
         md,
     })
+}
+
+/// Runs `markdup` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::markdup::run_on_pool)
 }

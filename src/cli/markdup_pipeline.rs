@@ -16,6 +16,7 @@ use super::outfmt::OutputChoice;
 use crate::error::Error;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::pipeline::markdup_pipeline::PipelineOptions;
+use crate::pipeline::memory_budget::MemoryBudget;
 use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/markdup-pipeline.txt");
@@ -137,7 +138,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
         Some(l) => l,
         None => -1,
     };
-    markdup.threads = common.threads + 1;
+    markdup.threads = common.threads.total();
     markdup.command = whole.clone();
     markdup.pg = None;
     let index = match index {
@@ -159,5 +160,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
             step_pg(inv, "markdup", &md_cl, &whole),
         ]
     });
+    let memory = MemoryBudget::of_machine(memory).bytes();
     Ok(PipelineOptions { markdup, fix, index, pg, verify, memory, tmp_prefix })
+}
+
+/// Runs `markdup-pipeline` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::markdup_pipeline::run_on_pool)
 }

@@ -132,6 +132,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MergeOptions, Error> {
     Ok(parsed)
 }
 
+/// Runs `merge` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::merge::run_on_pool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub const OPTIONS: OptionTable = OptionTable {
     globals_first: false,
 };
 
+/// `Err(Error::Help)`: no input: the usage on stdout, exit 1.
 pub fn parse(args: &[String]) -> Result<QuickcheckOptions, Error> {
     // Plain getopt reads `--name` as the short option `-`: an error where getopt reaches it.
     let long_at = args.iter().take_while(|a| *a != "--").position(|a| a.starts_with("--"));
@@ -34,5 +35,14 @@ pub fn parse(args: &[String]) -> Result<QuickcheckOptions, Error> {
             _ => {}
         }
     }
+    if options.inputs.is_empty() {
+        // samtools prints its usage on stdout and exits 1.
+        return Err(Error::Help);
+    }
     Ok(options)
+}
+
+/// Runs `quickcheck` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(args).and_then(|o| crate::pipeline::quickcheck::run(&o))
 }

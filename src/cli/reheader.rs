@@ -23,14 +23,8 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["-h", "--help"],
 };
 
-/// What the command line asks for.
-pub enum ReheaderRequest {
-    /// `-h`: the usage on stdout, exit 0.
-    Help,
-    Run(ReheaderOptions),
-}
-
-pub fn parse(inv: &Invocation, args: &[String]) -> Result<ReheaderRequest, Error> {
+/// `Err(Error::Help)`: `-h`: the usage on stdout, exit 0.
+pub fn parse(inv: &Invocation, args: &[String]) -> Result<ReheaderOptions, Error> {
     let (opts, positionals) = OPTIONS.parse(args).map_err(|e| {
         // samtools adds its own line after getopt's.
         Error::ShowUsage(Some(format!("reheader: {e}\nInvalid option '?'")))
@@ -41,7 +35,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ReheaderRequest, Error
             "P" => no_pg = true,
             "i" => in_place = true,
             "c" => command = o.value,
-            "h" => return Ok(ReheaderRequest::Help),
+            "h" => return Err(Error::Help),
             _ => return Err(Error::ShowUsage(None)),
         }
     }
@@ -52,10 +46,10 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ReheaderRequest, Error
     };
     // samtools stringifies argv after getopt has permuted it.
     let argv = super::permuted::permuted(&OPTIONS, args);
-    Ok(ReheaderRequest::Run(ReheaderOptions {
-        input,
-        new_header,
-        in_place,
-        pg: (!no_pg).then(|| inv.pg_fields(&argv)),
-    }))
+    Ok(ReheaderOptions { input, new_header, in_place, pg: (!no_pg).then(|| inv.pg_fields(&argv)) })
+}
+
+/// Runs `reheader` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::reheader::run)
 }

@@ -31,13 +31,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["--write-index", "--verbosity"],
 };
 
-/// What the command line asks for.
-pub enum ResetRequest {
-    /// No arguments and stdin a terminal: the usage on stdout, exit 0.
-    Usage,
-    Run(Box<ResetOptions>),
-}
-
 /// `parse_aux_list`: two-character tags separated by commas, added to `set`.
 pub fn parse_aux_list(set: &mut Option<Vec<[u8; 2]>>, list: &str, who: &str) -> Result<(), Error> {
     let tags = set.get_or_insert_with(Vec::new);
@@ -60,11 +53,12 @@ pub fn parse_aux_list(set: &mut Option<Vec<[u8; 2]>>, list: &str, who: &str) -> 
     Ok(())
 }
 
+/// `Err(Error::Help)`: no arguments and stdin a terminal: the usage on stdout, exit 0.
 pub fn parse(
     inv: &Invocation,
     args: &[String],
     stdin_is_terminal: bool,
-) -> Result<ResetRequest, Error> {
+) -> Result<ResetOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut out = OutputChoice::default();
     let mut common = CommonOptions::default();
@@ -105,7 +99,7 @@ pub fn parse(
         }
     }
     if args.is_empty() && stdin_is_terminal {
-        return Ok(ResetRequest::Usage);
+        return Err(Error::Help);
     }
     if positionals.len() > 1 {
         return Err(Error::ShowUsage(None));
@@ -119,19 +113,25 @@ pub fn parse(
     let command_line = common
         .pg(inv, &argv)
         .and_then(|fields| fields.into_iter().find(|(k, _)| k == "CL").map(|(_, v)| v));
-    Ok(ResetRequest::Run(Box::new(ResetOptions {
+    Ok(ResetOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
         format,
         level: out.level.unwrap_or(-1),
-        threads: common.threads + 1,
+        threads: common.threads.total(),
         tags: tags.complete(!no_rg),
         keep_read_groups: !no_rg,
         keep_dup,
         reject_pg,
         command_line,
         filter,
-    })))
+    })
+}
+
+/// Runs `reset` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    parse(inv, args, std::io::stdin().is_terminal()).and_then(crate::pipeline::reset::run)
 }
 
 #[cfg(test)]

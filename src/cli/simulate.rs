@@ -83,10 +83,17 @@ pub fn parse(args: &[String]) -> Result<SimulateCommand, Error> {
             "read-groups" => o.read_groups = number("--read-groups", v)?,
             "fasta" => fasta = Some(v.to_string()),
             "o" => output = v.to_string(),
-            "@" => o.threads = super::global::parse_threads(v)? + 1,
+            "@" => o.threads = super::global::parse_threads(v)?.total(),
             "?" => return Err(Error::Help),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }
     Ok(SimulateCommand { options: o, output, fasta })
+}
+
+/// Runs `simulate` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    let command = parse(args)?;
+    let threads = command.options.threads;
+    crate::pipeline::threads::pool(threads).install(|| crate::pipeline::simulate::run(command))
 }

@@ -12,6 +12,7 @@ use super::outfmt::OutputChoice;
 use crate::error::Error;
 use crate::ops::sort::minhash::Minimiser;
 use crate::ops::sort::{NameOrder, SortOrder};
+use crate::pipeline::memory_budget::{MemoryBudget, PER_THREAD_DEFAULT};
 use crate::pipeline::sink::index_request;
 use crate::pipeline::sort::SortOptions;
 
@@ -72,7 +73,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     let mut name: Option<NameOrder> = None;
     let mut tag: Option<[u8; 2]> = None;
     let mut minimiser = Minimiser { kmer: 20, try_rev: true, squash: false };
-    let mut max_mem: u64 = 768 << 20;
+    let mut max_mem: u64 = PER_THREAD_DEFAULT;
     let mut total_mem: Option<u64> = None;
     let mut tmp_prefix: Option<String> = None;
     let mut minimiser_ref: Option<String> = None;
@@ -168,15 +169,19 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         output,
         format,
         level: out.level.map_or(-1, |l| l.min(9)),
-        threads: common.threads + 1,
-        // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
-        memory: total_mem.unwrap_or_else(|| max_mem.saturating_mul(common.threads.max(1) as u64)),
+        threads: common.threads.total(),
+        memory: MemoryBudget::per_sorting_thread(total_mem, max_mem, common.threads).limit(),
         tmp_prefix,
         minimiser_ref: minimiser_ref.map(|r| (r, window)),
         order,
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         index,
     })
+}
+
+/// Runs `sort` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::sort::run_on_pool)
 }
 
 #[cfg(test)]

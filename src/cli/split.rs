@@ -109,10 +109,15 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SplitOptions, Error> {
     o.input = positionals[0].clone();
     o.explicit_format = out.explicit;
     o.level = out.level.unwrap_or(-1);
-    o.threads = common.threads + 1;
+    o.threads = common.threads.total();
     o.write_index = common.write_index;
     o.pg = common.pg(inv, &permuted(&OPTIONS, args));
     Ok(o)
+}
+
+/// Runs `split` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    parse(inv, args).and_then(crate::pipeline::split::run_on_pool)
 }
 
 #[cfg(test)]

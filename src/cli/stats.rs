@@ -49,13 +49,6 @@ pub const OPTIONS: OptionTable = OptionTable {
     unlisted: &["-?", "--write-index"],
 };
 
-/// What the command line asks for.
-pub enum StatsRequest {
-    Run(Box<StatsOptions>),
-    /// `-h`, or no input on a terminal: the usage on stdout, exit 1.
-    Usage,
-}
-
 /// `sscanf(v, "%d,%d,%d")`: the three numbers, or `None`.
 fn coverage_triple(v: &str) -> Option<(i32, i32, i32)> {
     let mut parts = v.splitn(3, ',');
@@ -140,7 +133,7 @@ fn apply(o: &mut StatsOptions, extra: &mut Extras, key: &str, v: &str) -> Result
             o.ref_chunk = i64::from(mb.wrapping_mul(1 << 20)).max(1);
         }
         "h" | "?" => extra.usage = true,
-        "@" => o.threads = global::parse_threads(v)? + 1,
+        "@" => o.threads = global::parse_threads(v)?.total(),
         "verbosity" => global::check_verbosity(v)?,
         "input-fmt-option" => {
             if let Some(expr) = global::parse_input_fmt_option(v)? {
@@ -154,7 +147,8 @@ fn apply(o: &mut StatsOptions, extra: &mut Extras, key: &str, v: &str) -> Result
     Ok(())
 }
 
-pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, Error> {
+/// `Err(Error::Help)`: `-h`, or no input on a terminal: the usage on stdout, exit 1.
+pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsOptions, Error> {
     // A getopt failure is `ShowUsage`: the caller prints the usage on stdout, as samtools.
     let (opts, mut positionals) = OPTIONS.parse_or_usage(args)?;
     let (settings, coverage) = defaults();
@@ -188,12 +182,12 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, E
     for opt in &opts {
         apply(&mut o, &mut extra, &opt.key, opt.value.as_deref().unwrap_or(""))?;
         if extra.usage {
-            return Ok(StatsRequest::Usage);
+            return Err(Error::Help);
         }
     }
     if positionals.is_empty() {
         if stdin_is_terminal {
-            return Ok(StatsRequest::Usage);
+            return Err(Error::Help);
         }
         positionals.push("-".into());
     }
@@ -216,7 +210,13 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsRequest, E
             return Err(Error::Failed);
         }
     };
-    Ok(StatsRequest::Run(Box::new(o)))
+    Ok(o)
+}
+
+/// Runs `stats` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(_inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    use std::io::IsTerminal;
+    parse(args, std::io::stdin().is_terminal()).and_then(crate::pipeline::stats::run)
 }
 
 #[cfg(test)]
@@ -226,7 +226,7 @@ mod tests {
     fn parse_line(line: &str) -> StatsOptions {
         let args: Vec<String> = line.split_whitespace().map(String::from).collect();
         match parse(&args, false) {
-            Ok(StatsRequest::Run(o)) => *o,
+            Ok(o) => o,
             _ => panic!("{line} did not parse"),
         }
     }

@@ -478,7 +478,7 @@ impl ViewArgs {
             unmap_rejected: self.unmap,
             filter: self.filter,
             edit: self.edit,
-            threads: self.common.threads + 1,
+            threads: self.common.threads.total(),
             fai_refs: None,
             keep_read_groups: self.read_groups,
             pg,
@@ -510,6 +510,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> ViewRequest {
         Ok((options, fai, bed)) => ViewRequest { lists, options: Ok(options), fai, bed },
         Err(e) => ViewRequest { lists, options: Err(e), fai: None, bed: None },
     }
+}
+
+/// Runs `view` (the entry in [`super::catalog::COMMANDS`]).
+pub fn run(inv: &super::Invocation, args: &[String]) -> Result<(), Error> {
+    crate::pipeline::view::run_request(parse(inv, args))
 }
 
 #[cfg(test)]

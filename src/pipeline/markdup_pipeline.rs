@@ -17,7 +17,7 @@
 //! `--max-memory`: when the records read pass the budget, the steps run through temporary files
 //! instead (collate's bins, sort's runs, a streaming markdup), with the same output; see
 //! [`spill`]. Without it the budget is the memory the process may really use
-//! ([`memory_limit`]: 3/4 of the cgroup limit, else 1/2 of the available memory), so a cluster
+//! ([`crate::pipeline::memory_limit`]: 3/4 of the cgroup limit, else 1/2 of the available memory), so a cluster
 //! job is never killed for memory where samtools' pipe would finish.
 //!
 //! `@PG`: one line per logical step (collate, fixmate, sort, markdup), chained by `PP` as the four
@@ -44,7 +44,6 @@ use crate::ops::sort::SortOrder;
 use crate::pipeline::collate::{BinFiles, collated_order};
 use crate::pipeline::fixmate::fix_templates;
 use crate::pipeline::markdup::{MarkdupOptions, ReadGroups, create_output, mark, read_group_ids};
-use crate::pipeline::memory_limit;
 use crate::pipeline::sort::{batch_cost, data_budget, sorted_order};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordRef, RecordStore};
@@ -59,8 +58,8 @@ pub struct PipelineOptions {
     /// The four steps' `@PG` fields (collate, fixmate, sort, markdup); `None` with `--no-PG`.
     pub pg: Option<[Vec<(String, String)>; 4]>,
     pub verify: bool,
-    /// `--max-memory`: total budget in bytes; `None`: the default of [`memory_limit`] (the
-    /// cgroup's limit or the machine's available memory; no limit when neither is known).
+    /// The total budget in bytes ([`crate::pipeline::memory_budget::MemoryBudget::of_machine`]:
+    /// `--max-memory`, else the machine's); `None`: no limit.
     pub memory: Option<u64>,
     /// `-T PREFIX` for temporary files.
     pub tmp_prefix: Option<String>,
@@ -296,10 +295,7 @@ fn template_ranges(store: &RecordStore, order: &[RecordIdx]) -> Vec<std::ops::Ra
 }
 
 /// Runs the pipeline on the current pool.
-pub fn run(mut opts: PipelineOptions) -> Result<(), Error> {
-    if opts.memory.is_none() {
-        opts.memory = memory_limit::System::real().default_budget();
-    }
+pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     if std::env::var_os("MDSAM_SPILL_REPORT").is_some() {
         eprintln!("[markdup-pipeline] memory budget: {:?} bytes", opts.memory);
     }

@@ -23,6 +23,7 @@ use crate::ops::sort::keys;
 use crate::ops::sort::merge::RunHeap;
 use crate::pipeline::region;
 use crate::pipeline::sink::{Encoded, RecordSink};
+use crate::pipeline::threads::Threads;
 use crate::record::{Batch, Header, RecordRef};
 
 pub struct MergeOptions {
@@ -37,8 +38,8 @@ pub struct MergeOptions {
     pub level: i32,
     /// `-u`.
     pub uncompressed: bool,
-    /// `-@`: extra threads.
-    pub threads: usize,
+    /// `-@`.
+    pub threads: Threads,
     pub order: SortOrder,
     /// `-h FILE`: its header goes first.
     pub header_file: Option<String>,
@@ -68,7 +69,7 @@ impl Default for MergeOptions {
             format: OutputFormat::Bam,
             level: -1,
             uncompressed: false,
-            threads: 0,
+            threads: Threads::default(),
             order: SortOrder::Coordinate,
             header_file: None,
             combine_rg: false,
@@ -462,7 +463,7 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
         }
     }
     // -u writes uncompressed BAM on the calling thread, as samtools sets no output threads.
-    let threads = if opts.uncompressed { 1 } else { opts.threads + 1 };
+    let threads = if opts.uncompressed { 1 } else { opts.threads.total() };
     let mut sink =
         RecordSink::create(&opts.output, opts.format, opts.level, threads, &header, true)?;
     if let Some((path, bai)) = &opts.index {
@@ -475,5 +476,5 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
 
 /// Runs `merge` on a pool of `-@ + 1` threads.
 pub fn run_on_pool(opts: MergeOptions) -> Result<(), Error> {
-    crate::pipeline::threads::pool(opts.threads + 1).install(|| run(opts))
+    opts.threads.pool().install(|| run(opts))
 }

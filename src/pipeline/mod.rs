@@ -31,6 +31,7 @@ pub mod input_filter;
 pub mod load;
 pub mod markdup;
 pub mod markdup_pipeline;
+pub mod memory_budget;
 pub mod memory_limit;
 pub mod merge;
 pub mod mpileup;

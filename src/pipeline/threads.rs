@@ -1,4 +1,33 @@
-//! The one thread pool a command runs on.
+//! The one thread pool a command runs on, and the count it is sized by.
+
+/// A thread count as samtools' `-@` gives it: extra threads beside the main one. The one place
+/// where "extra" becomes a total, so no command adds the main thread by hand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Threads {
+    extra: usize,
+}
+
+impl Threads {
+    /// `-@ n`: `n` threads besides the main one.
+    pub const fn from_extra(extra: usize) -> Self {
+        Threads { extra }
+    }
+
+    /// The extra threads, as samtools counts them (`-@`).
+    pub const fn extra(self) -> usize {
+        self.extra
+    }
+
+    /// Every thread: the extras and the main one (the size of mdsam's pool).
+    pub const fn total(self) -> usize {
+        self.extra + 1
+    }
+
+    /// The pool of [`Self::total`] workers.
+    pub fn pool(self) -> rayon::ThreadPool {
+        pool(self.total())
+    }
+}
 
 /// Stack of each worker: noodles' rANS Nx16 order-1 decoder keeps its frequency tables on the
 /// stack (a CRAM 3.1 container overflowed rayon's default 2 MiB; 4 MiB was enough). 8 MiB, the
@@ -65,4 +94,17 @@ fn current_address_space() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_threads_count_the_main_one_once() {
+        let threads = Threads::from_extra(3);
+        assert_eq!((threads.extra(), threads.total()), (3, 4));
+        assert_eq!(Threads::default().total(), 1);
+        assert_eq!(threads.pool().current_num_threads(), 4);
+    }
 }

@@ -23,6 +23,7 @@ use crate::ops::ampliconstats::{
 };
 use crate::pipeline::amplicon_bed;
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::threads::Threads;
 use crate::record::{Header, RecordRef};
 use report::{Scope, write_report};
 use stats::{AmpStats, CountOptions};
@@ -42,8 +43,8 @@ pub struct AmpliconstatsOptions {
     pub margin: i64,
     /// `-s`.
     pub use_sample_name: bool,
-    /// Extra threads (`-@`).
-    pub threads: usize,
+    /// `-@`.
+    pub threads: Threads,
     /// The command line for `SS\tCommand line:`.
     pub command_line: String,
     /// For `SS\tSamtools version:`.
@@ -161,8 +162,8 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
         ));
     }
     let mut text = String::new();
-    let first =
-        open(&opts.inputs[0], opts.threads).map_err(|m| failed_late(&mut out, &mut text, m))?;
+    let first = open(&opts.inputs[0], opts.threads.extra())
+        .map_err(|m| failed_late(&mut out, &mut text, m))?;
     let header = first.header.clone();
     let mut report = opts.report.clone();
     report.header_refs = header.refs().len();
@@ -215,7 +216,7 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
     for (k, r) in amplicons.iter().enumerate() {
         by_tid[r.tid] = Some(k);
     }
-    let pool = crate::pipeline::threads::pool(opts.threads + 1);
+    let pool = opts.threads.pool();
     let mut first = Some(first);
     for path in &opts.inputs {
         let opened = match first.take() {
@@ -224,7 +225,9 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
                 return Err(failed_late(&mut out, &mut text, unrecognised(path)));
             }
             Some(o) => o,
-            None => open(path, opts.threads).map_err(|m| failed_late(&mut out, &mut text, m))?,
+            None => {
+                open(path, opts.threads.extra()).map_err(|m| failed_late(&mut out, &mut text, m))?
+            }
         };
         let Opened { mut reader, header: file_header, .. } = opened;
         let consistent = file_header.refs().len() == header.refs().len()
