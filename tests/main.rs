@@ -124,3 +124,6 @@ mod bounded_memory;
 
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
+
+/// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.
+mod small_commands;

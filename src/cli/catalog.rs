@@ -252,6 +252,20 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::markdup_pipeline::OPTIONS),
     },
     CommandDoc {
+        name: "flags",
+        summary: "explain BAM flags",
+        usage: super::flags_command::USAGE,
+        from_samtools: true,
+        options: None,
+    },
+    CommandDoc {
+        name: "samples",
+        summary: "list the samples in a set of SAM/BAM/CRAM files",
+        usage: super::samples::USAGE,
+        from_samtools: true,
+        options: Some(&super::samples::OPTIONS),
+    },
+    CommandDoc {
         name: "simulate",
         summary: "write realistic simulated alignments (SAM/BAM)",
         usage: super::simulate::USAGE,
@@ -374,7 +388,7 @@ mod tests {
     fn every_command_has_options_and_a_unique_name() {
         for c in COMMANDS {
             assert_eq!(COMMANDS.iter().filter(|o| o.name == c.name).count(), 1, "{}", c.name);
-            if !matches!(c.name, "install-shim" | "man" | "completion" | "index") {
+            if !matches!(c.name, "install-shim" | "man" | "completion" | "index" | "flags") {
                 assert!(!options(c.usage).is_empty(), "{} has no options", c.name);
             }
         }

@@ -22,6 +22,7 @@ pub mod dict;
 pub mod faidx;
 pub mod fixmate;
 pub mod flags;
+pub mod flags_command;
 pub mod flagstat;
 pub mod getopt;
 pub mod global;
@@ -42,6 +43,7 @@ pub mod permuted;
 pub mod quickcheck;
 pub mod reheader;
 pub mod reset;
+pub mod samples;
 pub mod simulate;
 pub mod sort;
 pub mod split;
@@ -442,6 +444,8 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             dict::parse(args, std::io::stdin().is_terminal())
                 .and_then(|o| crate::pipeline::dict::run(&o)),
         ),
+        "flags" => (flags_command::USAGE, flags_command::run(&inv, args)),
+        "samples" => (samples::USAGE, samples::run(&inv, args)),
         // Commands that are not native were delegated before this point (cli::delegate).
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");

@@ -41,6 +41,7 @@ pub mod reheader;
 pub mod reheader_in_place;
 pub mod reset;
 pub mod rewrite;
+pub mod samples;
 pub mod simulate;
 pub mod sink;
 pub mod sort;

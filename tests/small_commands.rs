@@ -1,0 +1,138 @@
+//! The small commands samtools has and mdsam used to hand to it (issue 42 item 3): `flags`,
+//! `samples`, …, run natively (delegation off) and compared with the samtools 1.24 oracle in
+//! stdout, stderr and exit status.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::support;
+
+/// Runs `program args` in `dir` with stdin from `stdin` (or nothing), delegation off.
+fn run_in(dir: &Path, program: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("MDSAM_SAMTOOLS", "/bin/false")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let mut input = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut input, stdin.unwrap_or_default()).expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("wait")
+}
+
+/// mdsam answers `args` (in `dir`) exactly as the oracle: same bytes out, same bytes on
+/// stderr, same exit status.
+fn assert_same_as_oracle(oracle: &Path, dir: &Path, args: &[&str], stdin: Option<&[u8]>) {
+    let want = run_in(dir, oracle, args, stdin);
+    let got = run_in(dir, &support::mdsam_bin(), args, stdin);
+    let show = |o: &Output| {
+        format!(
+            "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    assert!(
+        want.stdout == got.stdout
+            && want.stderr == got.stderr
+            && want.status.code() == got.status.code(),
+        "samtools {}\n=== samtools\n{}=== mdsam\n{}",
+        args.join(" "),
+        show(&want),
+        show(&got)
+    );
+}
+
+#[test]
+fn flags_converts_numbers_and_names_as_samtools() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_flags");
+    for args in [
+        &["flags"][..],
+        &["flags", "0x3", "paired,DUP", "70000", "0x10abc", "", " 017", "4294967297"],
+        &["flags", "UNMAP,UNMAP", "0x"],
+        // Mistakes: the lines before, then the message and the usage on stderr, exit 1.
+        &["flags", "3", "PAIRED,", "4"],
+        &["flags", "-1"],
+        &["flags", "2147483648"],
+        &["flags", "--help"],
+    ] {
+        assert_same_as_oracle(&oracle, &dir, args, None);
+    }
+}
+
+/// A header with `n` read groups whose samples repeat, one without SM and one with only LB.
+fn header_with_read_groups(n: usize) -> String {
+    let mut text = String::from("@HD\tVN:1.6\n@SQ\tSN:c1\tLN:10\n@SQ\tSN:c2\tLN:4\n");
+    for i in 0..n {
+        text.push_str(&format!("@RG\tID:g{i}\tSM:sample{}\tLB:lib{}\n", i % (n / 2 + 1), i % 3));
+    }
+    text.push_str("@RG\tID:bare\n");
+    text
+}
+
+#[test]
+fn samples_lists_read_group_samples_in_samtools_order() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_samples");
+    // Enough samples for several khash resizes: the order is the table's.
+    std::fs::write(dir.join("many.sam"), header_with_read_groups(61)).unwrap();
+    std::fs::write(dir.join("few.sam"), header_with_read_groups(4)).unwrap();
+    std::fs::write(dir.join("none.sam"), "@SQ\tSN:c1\tLN:10\n").unwrap();
+    std::fs::write(dir.join("match.fa"), ">c1\nACGTACGTAC\n>c2\nACGT\n").unwrap();
+    std::fs::write(dir.join("other.fa"), ">c1\nACGTACGTAC\n").unwrap();
+    std::fs::write(dir.join("refs.txt"), "other.fa\nmatch.fa\n").unwrap();
+    // An index that does not load is no index (N); a real one is (Y).
+    std::fs::write(dir.join("many.sam.csi"), b"not empty").unwrap();
+    support::run_ok(
+        &oracle,
+        &[
+            "sort",
+            "-o",
+            dir.join("few.bam").to_str().unwrap(),
+            dir.join("few.sam").to_str().unwrap(),
+        ],
+    );
+    support::run_ok(&oracle, &["index", dir.join("few.bam").to_str().unwrap()]);
+    std::fs::copy(dir.join("few.bam.bai"), dir.join("few.bai")).unwrap();
+    for args in [
+        &["samples", "many.sam", "few.sam", "none.sam"][..],
+        &["samples", "-h", "-i", "-f", "other.fa", "-f", "match.fa", "many.sam", "few.sam"],
+        &["samples", "-h", "-T", "LB", "-F", "refs.txt", "-o", "out.tsv", "few.sam"],
+        &["samples", "-T", "LBX", "few.sam"],
+        &["samples", "-X", "few.sam"],
+        &["samples", "-h", "-i", "-X", "few.sam", "many.sam", "x.bai", "many.sam.csi"],
+        &["samples", "-i", "few.bam", "many.sam"],
+        &["samples", "-i", "-X", "few.sam", "few.bam", "few.bai", "few.bai"],
+        &["samples", "few.sam", "missing.sam", "many.sam"],
+        &["samples", "-f", "missing.fa", "few.sam"],
+        &["samples", "-Z", "few.sam"],
+        &["samples", "-?"],
+    ] {
+        assert_same_as_oracle(&oracle, &dir, args, None);
+    }
+    let out = std::fs::read(dir.join("out.tsv")).unwrap();
+    assert!(out.starts_with(b"#LB\tPATH\tREFERENCE\n"), "{}", String::from_utf8_lossy(&out));
+    // No input named: paths (with -X, path TAB index) come one a line on stdin.
+    assert_same_as_oracle(&oracle, &dir, &["samples", "-i"], Some(b"few.sam\nnone.sam\n"));
+    assert_same_as_oracle(
+        &oracle,
+        &dir,
+        &["samples", "-X", "-i"],
+        Some(b"few.sam\tx\nnone.sam\tnone.bai\n"),
+    );
+}
+
+#[test]
+fn samples_refuses_a_stdin_line_without_an_index() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_samples_stdin");
+    std::fs::write(dir.join("few.sam"), header_with_read_groups(4)).unwrap();
+    // samtools' message ends with whatever errno holds; on the first line that is ENOTTY.
+    assert_same_as_oracle(&oracle, &dir, &["samples", "-X"], Some(b"few.sam\nfew.sam\tx\n"));
+}
