@@ -7,9 +7,26 @@ use std::process::{Command, Output, Stdio};
 
 use crate::support;
 
-/// Runs `program args` in `dir` with stdin from `stdin` (or nothing), delegation off.
-fn run_in(dir: &Path, program: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(program)
+/// How a command's standard input is given.
+#[derive(Clone, Copy)]
+enum Stdin<'a> {
+    Bytes(&'a [u8]),
+    /// A new pseudo-terminal (through python3's `pty`), as samtools' test_usage runs commands.
+    Terminal,
+}
+
+/// Runs `program` with stdin on a new pseudo-terminal: python3 opens it and passes the child's
+/// outputs and exit status through.
+const ON_TERMINAL: &str = "import pty,subprocess,sys\nm,s=pty.openpty()\np=subprocess.run(sys.argv[1:],stdin=s,capture_output=True)\nsys.stdout.buffer.write(p.stdout);sys.stderr.buffer.write(p.stderr);sys.exit(p.returncode)";
+
+/// Runs `program args` in `dir` with `stdin` (or nothing), delegation off.
+fn run_in(dir: &Path, program: &Path, args: &[&str], stdin: Option<Stdin>) -> Output {
+    let mut command = Command::new(program);
+    if let Some(Stdin::Terminal) = stdin {
+        command = Command::new("python3");
+        command.args(["-c", ON_TERMINAL]).arg(program);
+    }
+    let mut child = command
         .args(args)
         .current_dir(dir)
         .env("MDSAM_SAMTOOLS", "/bin/false")
@@ -19,15 +36,23 @@ fn run_in(dir: &Path, program: &Path, args: &[&str], stdin: Option<&[u8]>) -> Ou
         .spawn()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
     let mut input = child.stdin.take().expect("stdin");
-    std::io::Write::write_all(&mut input, stdin.unwrap_or_default()).expect("write stdin");
+    if let Some(Stdin::Bytes(bytes)) = stdin {
+        std::io::Write::write_all(&mut input, bytes).expect("write stdin");
+    }
     drop(input);
     child.wait_with_output().expect("wait")
 }
 
 /// mdsam answers `args` (in `dir`) exactly as the oracle: same bytes out, same bytes on
 /// stderr, same exit status.
-fn assert_same_as_oracle(oracle: &Path, dir: &Path, args: &[&str], stdin: Option<&[u8]>) {
-    let want = run_in(dir, oracle, args, stdin);
+fn assert_same_as_oracle(oracle: &Path, dir: &Path, args: &[&str], stdin: Option<Stdin>) {
+    let mut want = run_in(dir, oracle, args, stdin);
+    // The oracle's pysam build renames `stdout` in samtools' texts; samtools' own say `stdout`.
+    let unrename = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes).replace("samtools_stdout", "stdout").into_bytes()
+    };
+    want.stdout = unrename(&want.stdout);
+    want.stderr = unrename(&want.stderr);
     let got = run_in(dir, &support::mdsam_bin(), args, stdin);
     let show = |o: &Output| {
         format!(
@@ -119,12 +144,17 @@ fn samples_lists_read_group_samples_in_samtools_order() {
     let out = std::fs::read(dir.join("out.tsv")).unwrap();
     assert!(out.starts_with(b"#LB\tPATH\tREFERENCE\n"), "{}", String::from_utf8_lossy(&out));
     // No input named: paths (with -X, path TAB index) come one a line on stdin.
-    assert_same_as_oracle(&oracle, &dir, &["samples", "-i"], Some(b"few.sam\nnone.sam\n"));
+    assert_same_as_oracle(
+        &oracle,
+        &dir,
+        &["samples", "-i"],
+        Some(Stdin::Bytes(b"few.sam\nnone.sam\n")),
+    );
     assert_same_as_oracle(
         &oracle,
         &dir,
         &["samples", "-X", "-i"],
-        Some(b"few.sam\tx\nnone.sam\tnone.bai\n"),
+        Some(Stdin::Bytes(b"few.sam\tx\nnone.sam\tnone.bai\n")),
     );
 }
 
@@ -134,5 +164,28 @@ fn samples_refuses_a_stdin_line_without_an_index() {
     let dir = support::scratch_dir("small_samples_stdin");
     std::fs::write(dir.join("few.sam"), header_with_read_groups(4)).unwrap();
     // samtools' message ends with whatever errno holds; on the first line that is ENOTTY.
-    assert_same_as_oracle(&oracle, &dir, &["samples", "-X"], Some(b"few.sam\nfew.sam\tx\n"));
+    assert_same_as_oracle(
+        &oracle,
+        &dir,
+        &["samples", "-X"],
+        Some(Stdin::Bytes(b"few.sam\nfew.sam\tx\n")),
+    );
+}
+
+/// test_usage's `usage-13-collate`: bare `samtools collate` at a terminal prints the usage on
+/// stdout, nothing on stderr, exit 1 (mdsam's usage names one option more, `--max-memory`).
+#[test]
+fn collate_without_arguments_prints_its_usage_on_stdout_at_a_terminal() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_collate_usage");
+    let want = run_in(&dir, &oracle, &["collate"], Some(Stdin::Terminal));
+    let got = run_in(&dir, &support::mdsam_bin(), &["collate"], Some(Stdin::Terminal));
+    for o in [&want, &got] {
+        assert!(o.stdout.starts_with(b"Usage: samtools collate "), "{o:?}");
+        assert!(o.stderr.is_empty(), "{o:?}");
+        assert_eq!(o.status.code(), Some(1));
+    }
+    // Not at a terminal: the message and the usage on stderr.
+    let got = run_in(&dir, &support::mdsam_bin(), &["collate"], None);
+    assert!(got.stdout.is_empty() && got.stderr.starts_with(b"collate: no input filename"));
 }
