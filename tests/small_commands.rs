@@ -189,3 +189,60 @@ fn collate_without_arguments_prints_its_usage_on_stdout_at_a_terminal() {
     let got = run_in(&dir, &support::mdsam_bin(), &["collate"], None);
     assert!(got.stdout.is_empty() && got.stderr.starts_with(b"collate: no input filename"));
 }
+
+#[test]
+fn reference_rebuilds_from_md_and_embedded_cram_references_as_samtools() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_reference");
+    let opts = mdsam::simulate::SimulateOptions {
+        pairs: 1500,
+        n_refs: 3,
+        ref_len: 20_000,
+        order: mdsam::simulate::Order::Coordinate,
+        ..Default::default()
+    };
+    let sam = support::simulated_sam(&dir, &opts);
+    let fasta = support::simulated_fasta(&dir, &opts);
+    let (sam, fasta) = (sam.to_str().unwrap(), fasta.to_str().unwrap());
+    support::run_ok(&oracle, &["view", "-b", "-o", dir.join("a.bam").to_str().unwrap(), sam]);
+    support::run_ok(&oracle, &["index", dir.join("a.bam").to_str().unwrap()]);
+    let cram = dir.join("e.cram");
+    support::run_ok(
+        &oracle,
+        &[
+            "view",
+            "-C",
+            "-T",
+            fasta,
+            "--output-fmt-option",
+            "embed_ref=1",
+            "-o",
+            cram.to_str().unwrap(),
+            sam,
+        ],
+    );
+    support::run_ok(&oracle, &["index", cram.to_str().unwrap()]);
+    // MD and CIGAR that disagree (a deletion in MD where the CIGAR has matches).
+    std::fs::write(
+        dir.join("bad.sam"),
+        "@SQ\tSN:c1\tLN:20\nr1\t0\tc1\t3\t60\t5M\t*\t0\t0\tACGTA\t*\tMD:Z:2^A3\n",
+    )
+    .unwrap();
+    for args in [
+        &["reference", "a.bam"][..],
+        &["reference", "-q", "a.bam"],
+        &["reference", "-r", "chr2:100-5000", "a.bam"],
+        &["reference", "-r", "chr3", "a.bam"],
+        &["reference", "-r", "chr9", "a.bam"],
+        &["reference", "-o", "out.fa", "e.cram"],
+        &["reference", "-e", "e.cram"],
+        &["reference", "-e", "-r", "chr2:1000-3000", "e.cram"],
+        &["reference", "-r", "chr1:19000-19990", "e.cram"],
+        &["reference", "-r", "chr1", "bad.sam"],
+        &["reference", "bad.sam"],
+        &["reference", "-Z", "a.bam"],
+    ] {
+        assert_same_as_oracle(&oracle, &dir, args, None);
+    }
+    assert!(std::fs::read(dir.join("out.fa")).unwrap().starts_with(b">chr1\n"));
+}

@@ -266,6 +266,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::samples::OPTIONS),
     },
     CommandDoc {
+        name: "reference",
+        summary: "Generates a reference from aligned data",
+        usage: super::reference::USAGE,
+        from_samtools: true,
+        options: Some(&super::reference::OPTIONS),
+    },
+    CommandDoc {
         name: "simulate",
         summary: "write realistic simulated alignments (SAM/BAM)",
         usage: super::simulate::USAGE,
@@ -388,7 +395,10 @@ mod tests {
     fn every_command_has_options_and_a_unique_name() {
         for c in COMMANDS {
             assert_eq!(COMMANDS.iter().filter(|o| o.name == c.name).count(), 1, "{}", c.name);
-            if !matches!(c.name, "install-shim" | "man" | "completion" | "index" | "flags") {
+            if !matches!(
+                c.name,
+                "install-shim" | "man" | "completion" | "index" | "flags" | "reference"
+            ) {
                 assert!(!options(c.usage).is_empty(), "{} has no options", c.name);
             }
         }

@@ -41,6 +41,7 @@ pub mod outfmt;
 pub mod output_errors;
 pub mod permuted;
 pub mod quickcheck;
+pub mod reference;
 pub mod reheader;
 pub mod reset;
 pub mod samples;
@@ -446,6 +447,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         ),
         "flags" => (flags_command::USAGE, flags_command::run(&inv, args)),
         "samples" => (samples::USAGE, samples::run(&inv, args)),
+        "reference" => (reference::USAGE, reference::run(&inv, args)),
         // Commands that are not native were delegated before this point (cli::delegate).
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");

@@ -17,6 +17,7 @@ pub mod markdup;
 pub mod merge;
 pub mod posix_regex;
 pub mod read_group;
+pub mod reference;
 pub mod reset;
 pub mod sort;
 pub mod stats;

@@ -36,6 +36,7 @@ pub mod merge;
 pub mod prefetch;
 pub mod quickcheck;
 pub mod read_ahead;
+pub mod reference;
 pub mod region;
 pub mod reheader;
 pub mod reheader_in_place;
