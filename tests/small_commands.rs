@@ -246,3 +246,27 @@ fn reference_rebuilds_from_md_and_embedded_cram_references_as_samtools() {
     }
     assert!(std::fs::read(dir.join("out.fa")).unwrap().starts_with(b">chr1\n"));
 }
+
+/// `pad2unpad` is samtools' old name for `depad`: the same output, its own name in getopt's
+/// messages.
+#[test]
+fn pad2unpad_is_depad() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_pad2unpad");
+    std::fs::write(
+        dir.join("p.sam"),
+        "@SQ\tSN:c1\tLN:12\nr1\t0\tc1\t1\t60\t4M1P4M\t*\t0\t0\tACGTACGT\t*\n",
+    )
+    .unwrap();
+    let first_line =
+        |o: &Output| String::from_utf8_lossy(&o.stderr).lines().next().map(str::to_string);
+    let want = run_in(&dir, &oracle, &["pad2unpad", "p.sam", "-T"], None);
+    let got = run_in(&dir, &support::mdsam_bin(), &["pad2unpad", "p.sam", "-T"], None);
+    assert_eq!(first_line(&got), first_line(&want));
+    let got = run_in(&dir, &support::mdsam_bin(), &["pad2unpad", "-s", "p.sam"], None);
+    let want = run_in(&dir, &support::mdsam_bin(), &["depad", "-s", "p.sam"], None);
+    assert_eq!(got.status.code(), want.status.code());
+    // The same SAM but for @PG's command line, which names the command as called.
+    let without_pg = |o: &Output| support::sam_without_pg(&o.stdout);
+    assert_eq!((without_pg(&got), got.stderr), (without_pg(&want), want.stderr));
+}

@@ -38,9 +38,9 @@ pub const OVERRIDE_VARIABLE: &str = "MDSAM_SAMTOOLS";
 /// Set for the delegated child: an mdsam that sees it never delegates again.
 pub const MARKER_VARIABLE: &str = "MDSAM_DELEGATED";
 
-/// Commands mdsam answers that have no catalog entry: samtools' old name for `collate`, and
-/// mdsam's `hw-model` and `load` (documented elsewhere).
-const NATIVE_OUTSIDE_CATALOG: &[&str] = &["bamshuf", "hw-model", "load"];
+/// Commands mdsam answers that have no catalog entry: samtools' old names for `collate` and
+/// `depad`, and mdsam's `hw-model` and `load` (documented elsewhere).
+const NATIVE_OUTSIDE_CATALOG: &[&str] = &["bamshuf", "pad2unpad", "hw-model", "load"];
 
 /// Whether mdsam runs `command` itself.
 pub fn is_native(command: &str) -> bool {

@@ -374,7 +374,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
             ampliconclip::USAGE,
             ampliconclip::parse(&inv, args).and_then(crate::pipeline::ampliconclip::run_on_pool),
         ),
-        "depad" => {
+        "depad" | "pad2unpad" => {
             (depad::USAGE, depad::parse(&inv, args).and_then(|o| crate::pipeline::depad::run(&o)))
         }
         "split" => {
