@@ -270,3 +270,31 @@ fn pad2unpad_is_depad() {
     let without_pg = |o: &Output| support::sam_without_pg(&o.stdout);
     assert_eq!((without_pg(&got), got.stderr), (without_pg(&want), want.stderr));
 }
+
+/// The CRAM header container's text block is gzip-compressed from CRAM 3.0 on, as htslib
+/// writes it: a raw one made a CRAM with a large header (peer cramsize-01's 138 KB) 2.5 times
+/// samtools' size.
+#[test]
+fn cram_with_a_large_header_is_about_samtools_size() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_cram_header_size");
+    let mut sam = String::from("@HD\tVN:1.6\n");
+    for i in 0..3000 {
+        sam.push_str(&format!("@SQ\tSN:contig{i}\tLN:{}\n", 1000 + i));
+    }
+    for i in 0..200 {
+        sam.push_str(&format!("read{i}\t4\t*\t0\t0\t*\t*\t0\t0\tACGTACGTAC\tIIIIIIIIII\n"));
+    }
+    std::fs::write(dir.join("in.sam"), sam).unwrap();
+    let size = |program: &Path, name: &str| {
+        let out = run_in(&dir, program, &["view", "-C", "-o", name, "in.sam"], None);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::metadata(dir.join(name)).unwrap().len()
+    };
+    let (theirs, ours) =
+        (size(&oracle, "samtools.cram"), size(&support::mdsam_bin(), "mdsam.cram"));
+    assert!(ours * 10 <= theirs * 11, "mdsam {ours} bytes, samtools {theirs}");
+    // And it reads back.
+    let back = run_in(&dir, &support::mdsam_bin(), &["view", "-c", "mdsam.cram"], None);
+    assert_eq!(String::from_utf8_lossy(&back.stdout).trim(), "200");
+}
