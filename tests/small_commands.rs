@@ -298,3 +298,36 @@ fn cram_with_a_large_header_is_about_samtools_size() {
     let back = run_in(&dir, &support::mdsam_bin(), &["view", "-c", "mdsam.cram"], None);
     assert_eq!(String::from_utf8_lossy(&back.stdout).trim(), "200");
 }
+
+#[test]
+fn rmdup_keeps_and_drops_the_reads_samtools_does() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("small_rmdup");
+    let opts = mdsam::simulate::SimulateOptions {
+        pairs: 3000,
+        n_refs: 3,
+        ref_len: 30_000,
+        dup_rate: 0.3,
+        order: mdsam::simulate::Order::Coordinate,
+        ..Default::default()
+    };
+    let sam = support::simulated_sam(&dir, &opts);
+    std::fs::rename(&sam, dir.join("in.sam")).unwrap();
+    for mode in [&[][..], &["-s"], &["-S"]] {
+        let mut args = vec!["rmdup"];
+        args.extend_from_slice(mode);
+        args.extend(["in.sam", "out.sam"]);
+        let want = run_in(&dir, &oracle, &args, None);
+        let want_sam = std::fs::read(dir.join("out.sam")).unwrap();
+        let got = run_in(&dir, &support::mdsam_bin(), &args, None);
+        let got_sam = std::fs::read(dir.join("out.sam")).unwrap();
+        assert_eq!(got.status.code(), want.status.code(), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&got.stderr), String::from_utf8_lossy(&want.stderr));
+        assert!(got_sam == want_sam, "rmdup {mode:?}: SAM output differs");
+    }
+    for args in
+        [&["rmdup"][..], &["rmdup", "-Z", "in.sam", "x.sam"], &["rmdup", "missing.bam", "x.bam"]]
+    {
+        assert_same_as_oracle(&oracle, &dir, args, None);
+    }
+}

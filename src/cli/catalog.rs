@@ -273,6 +273,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::reference::OPTIONS),
     },
     CommandDoc {
+        name: "rmdup",
+        summary: "remove PCR duplicates (old; markdup is preferred)",
+        usage: super::rmdup::USAGE,
+        from_samtools: true,
+        options: Some(&super::rmdup::OPTIONS),
+    },
+    CommandDoc {
         name: "simulate",
         summary: "write realistic simulated alignments (SAM/BAM)",
         usage: super::simulate::USAGE,

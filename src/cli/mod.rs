@@ -44,6 +44,7 @@ pub mod quickcheck;
 pub mod reference;
 pub mod reheader;
 pub mod reset;
+pub mod rmdup;
 pub mod samples;
 pub mod simulate;
 pub mod sort;
@@ -448,6 +449,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         "flags" => (flags_command::USAGE, flags_command::run(&inv, args)),
         "samples" => (samples::USAGE, samples::run(&inv, args)),
         "reference" => (reference::USAGE, reference::run(&inv, args)),
+        "rmdup" => (rmdup::USAGE, rmdup::run(&inv, args)),
         // Commands that are not native were delegated before this point (cli::delegate).
         _ => {
             eprintln!("[main] unrecognized command '{cmd}'");

@@ -19,6 +19,7 @@ pub mod posix_regex;
 pub mod read_group;
 pub mod reference;
 pub mod reset;
+pub mod rmdup;
 pub mod sort;
 pub mod stats;
 pub mod view;

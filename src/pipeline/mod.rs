@@ -42,6 +42,7 @@ pub mod reheader;
 pub mod reheader_in_place;
 pub mod reset;
 pub mod rewrite;
+pub mod rmdup;
 pub mod samples;
 pub mod simulate;
 pub mod sink;

@@ -55,7 +55,7 @@ fn fnv1a_hash(s: &[u8]) -> u32 {
 }
 
 /// `names` (distinct, in insertion order) in the order a khash string set walks them.
-fn khash_order(names: &[Vec<u8>]) -> Vec<usize> {
+pub(crate) fn khash_order(names: &[Vec<u8>]) -> Vec<usize> {
     let mut table: BinTable<(), NameKey> = BinTable::default();
     for (id, name) in names.iter().enumerate() {
         table.entry(NameKey { hash: fnv1a_hash(name), id: id as u32 });
