@@ -31,8 +31,13 @@ pub const OPTIONS: OptionTable = OptionTable {
         ..Globals::LONG
     }),
     globals_first: false,
-    // The usage is one line naming the short options only.
+    // The usage is one line naming the options in brackets, which the catalog does not read.
     unlisted: &[
+        "-@",
+        "-q",
+        "-o",
+        "-e",
+        "-r",
         "--output",
         "--quiet",
         "--embedded",
