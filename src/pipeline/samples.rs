@@ -221,7 +221,7 @@ fn print_inputs(options: &SamplesOptions, printer: &mut Printer) -> Result<(), E
     if !options.custom_index {
         return options.inputs.iter().try_for_each(|input| printer.print_file(input, None));
     }
-    if options.inputs.len() % 2 != 0 {
+    if !options.inputs.len().is_multiple_of(2) {
         return Err(Error::Bare(
             "samtools samples: Odd number of filenames detected! Each BAM file should have an index file"
                 .into(),
