@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats markdup-pipeline simulate install-shim man completion help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "bedcov coverage depth dict faidx fqidx fastq fasta bam2fq import index fixmate markdup collate cat merge sort quickcheck flagstat idxstats stats checksum head addreplacerg calmd reheader reset view split depad ampliconclip ampliconstats markdup-pipeline flags samples reference rmdup simulate install-shim man completion help version" -- "$cur"))
         return
     fi
     local opts
@@ -40,6 +40,10 @@ _mdsam() {
         ampliconclip) opts='-b -@ -o -O -f -u --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --soft-clip --hard-clip --strand --clipped --fail --both-ends --filter-len --fail-len --no-excluded --rejects-file --primer-counts --original --keep-tag --tolerance --unmap-len --no-progress' ;;
         ampliconstats) opts='-? -h -f -F -@ -p -m -d -s -a -l -t -o -c -b -D -S --input-fmt --input-fmt-option --reference --threads --write-index --verbosity --help --flag-require --flag-filter --min-depth --output --pos-margin --use-sample-name --max-amplicons --max-amplicon-length --tlen-adjust --tcoord-min-count --tcoord-bin --depth-bin --single-ref --no-progress' ;;
         markdup-pipeline) opts='-@ -O -u -l -r -p -c -s -S -f -d -m -t -T --no-PG --verify --max-memory --fixmate-remove --fixmate-cigar --max-read-length --include-fails --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --move-umi-to-tag --umi-separator --json --duplicate-count --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
+        flags) opts='--no-progress' ;;
+        samples) opts='-? -h -i -X -o -f -F -T --no-progress' ;;
+        reference) opts='-@ -q -o -e -r --output --quiet --embedded --region --threads --write-index --verbosity --no-progress' ;;
+        rmdup) opts='-s -S --input-fmt-option --output-fmt --output-fmt-option --reference --write-index --verbosity --no-progress' ;;
         simulate) opts='-n -s -o -@ -? --pairs --seed --order --read-length --refs --ref-length --dup-rate --optical-rate --read-groups --fasta --output --threads --help --no-progress' ;;
         install-shim) opts='--no-progress' ;;
         man) opts='--no-progress' ;;
