@@ -129,3 +129,5 @@ mod resource_limits;
 mod command_table;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;
+/// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.
+mod small_commands;

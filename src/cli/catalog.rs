@@ -8,9 +8,10 @@
 use super::options::OptionTable;
 use super::{
     Invocation, addreplacerg, ampliconclip, ampliconstats, bam2fq, bedcov, calmd, cat, checksum,
-    collate, completion, coverage, depad, depth, dict, faidx, fixmate, flagstat, head, hw_model,
-    idxstats, import, index, install_shim, load, manpage, markdup, markdup_pipeline, merge,
-    mpileup, quickcheck, reheader, reset, simulate, sort, split, stats, view,
+    collate, completion, coverage, depad, depth, dict, faidx, fixmate, flags_command, flagstat,
+    head, hw_model, idxstats, import, index, install_shim, load, manpage, markdup,
+    markdup_pipeline, merge, mpileup, quickcheck, reference, reheader, reset, rmdup, samples,
+    simulate, sort, split, stats, view,
 };
 use crate::error::Error;
 use Heading::{Additions, Editing, FileOperations, Indexing, Statistics, Viewing};
@@ -149,6 +150,10 @@ impl CommandDoc {
     const fn help_status(self, help_status: i32) -> Self {
         CommandDoc { help_status, ..self }
     }
+
+    const fn aliases(self, aliases: &'static [&'static str]) -> Self {
+        CommandDoc { aliases, ..self }
+    }
 }
 
 /// Every native command, in `mdsam help` order (samtools' own order under its headings).
@@ -213,6 +218,14 @@ pub const COMMANDS: &[CommandDoc] = &[
         markdup::USAGE,
         &markdup::OPTIONS,
         markdup::run,
+    ),
+    samtools(
+        Editing,
+        "rmdup",
+        "remove PCR duplicates (old; markdup is preferred)",
+        rmdup::USAGE,
+        &rmdup::OPTIONS,
+        rmdup::run,
     ),
     samtools(
         Editing,
@@ -302,6 +315,14 @@ pub const COMMANDS: &[CommandDoc] = &[
     ),
     samtools(
         FileOperations,
+        "reference",
+        "Generates a reference from aligned data",
+        reference::USAGE,
+        &reference::OPTIONS,
+        reference::run,
+    ),
+    samtools(
+        FileOperations,
         "reset",
         "Reverts aligner changes in reads",
         reset::USAGE,
@@ -370,6 +391,14 @@ pub const COMMANDS: &[CommandDoc] = &[
         &checksum::OPTIONS,
         checksum::run,
     ),
+    samtools(
+        Viewing,
+        "flags",
+        "explain BAM flags",
+        flags_command::USAGE,
+        &flags_command::OPTIONS,
+        flags_command::run,
+    ),
     samtools(Viewing, "head", "header viewer", head::USAGE, &head::OPTIONS, head::run),
     CommandDoc {
         usage_after_error: Some(view::error_usage),
@@ -390,6 +419,15 @@ pub const COMMANDS: &[CommandDoc] = &[
         depad::USAGE,
         &depad::OPTIONS,
         depad::run,
+    )
+    .aliases(&["pad2unpad"]),
+    samtools(
+        Viewing,
+        "samples",
+        "list the samples in a set of SAM/BAM/CRAM files",
+        samples::USAGE,
+        &samples::OPTIONS,
+        samples::run,
     ),
     addition(
         "markdup-pipeline",
@@ -539,7 +577,12 @@ mod tests {
         for c in COMMANDS {
             let named = |o: &CommandDoc| o.name == c.name || o.aliases.contains(&c.name);
             assert_eq!(COMMANDS.iter().filter(|o| named(o)).count(), 1, "{}", c.name);
-            if c.documented && !matches!(c.name, "install-shim" | "man" | "completion" | "index") {
+            if c.documented
+                && !matches!(
+                    c.name,
+                    "install-shim" | "man" | "completion" | "index" | "flags" | "reference"
+                )
+            {
                 assert!(!options(c.usage).is_empty(), "{} has no options", c.name);
             }
         }

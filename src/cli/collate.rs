@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::pipeline::collate::CollateOptions;
 use crate::pipeline::memory_budget::{MemoryBudget, PER_THREAD_DEFAULT};
+use std::io::IsTerminal;
 
 pub const USAGE: &str = include_str!("usage/collate.txt");
 
@@ -75,6 +76,11 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
     let level = if (0..=9).contains(&level) { level as i32 } else { 1 };
     let mut positionals = positionals.into_iter();
     let Some(input) = positionals.next() else {
+        // Bare `samtools collate` at a terminal: the usage alone, on stdout (still exit 1).
+        if args.is_empty() && std::io::stdin().is_terminal() {
+            print!("{USAGE}");
+            return Err(Error::Failed);
+        }
         return Err(Error::ShowUsage(Some("collate: no input filename specified.".into())));
     };
     let prefix = positionals.next();

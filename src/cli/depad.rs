@@ -54,7 +54,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
         Ok(parsed) => parsed,
         Err(e) => {
             // getopt's `?` is `-?` to samtools: the long help.
-            eprintln!("depad: {e}");
+            eprintln!("{}: {e}", inv.command);
             return Err(usage(true));
         }
     };

@@ -76,6 +76,7 @@ pub const OPTIONS: OptionTable = OptionTable {
     globals_first: true,
     unlisted: &[
         "--output-qname",
+        "--illumina1.3+",
         "--no-baq",
         "--adjust-mq",
         "--redo-baq",
