@@ -124,3 +124,6 @@ mod bounded_memory;
 
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
+
+/// `consensus` natively (both modes, every output format and option) against the samtools oracle.
+mod consensus;

@@ -196,6 +196,13 @@ pub const COMMANDS: &[CommandDoc] = &[
         options: Some(&super::calmd::OPTIONS),
     },
     CommandDoc {
+        name: "consensus",
+        summary: "produce a consensus Pileup/FASTA/FASTQ",
+        usage: super::consensus::USAGE,
+        from_samtools: true,
+        options: Some(&super::consensus::OPTIONS),
+    },
+    CommandDoc {
         name: "reheader",
         summary: "replace BAM header",
         usage: super::reheader::USAGE,

@@ -14,6 +14,7 @@ pub mod checksum;
 pub mod collate;
 pub mod common;
 pub mod completion;
+pub mod consensus;
 pub mod coverage;
 pub mod delegate;
 pub mod depad;
@@ -377,6 +378,7 @@ fn run_parsed_command(argv0: &str, cmd: &str, args: &[String]) -> i32 {
         "split" => {
             (split::USAGE, split::parse(&inv, args).and_then(crate::pipeline::split::run_on_pool))
         }
+        "consensus" => (consensus::USAGE, consensus::run(&inv, args)),
         "depth" => (depth::USAGE, depth::parse(args).and_then(|o| crate::pipeline::depth::run(&o))),
         "coverage" => (
             coverage::USAGE,
