@@ -127,6 +127,8 @@ mod resource_limits;
 
 /// The one command table: help lists exactly what dispatch runs, under samtools headings; usage cases.
 mod command_table;
+/// `consensus` natively (both modes, every output format and option) against the samtools oracle.
+mod consensus;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.

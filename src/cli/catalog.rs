@@ -8,8 +8,8 @@
 use super::options::OptionTable;
 use super::{
     Invocation, addreplacerg, ampliconclip, ampliconstats, bam2fq, bedcov, calmd, cat, checksum,
-    collate, completion, coverage, depad, depth, dict, faidx, fixmate, flags_command, flagstat,
-    head, hw_model, idxstats, import, index, install_shim, load, manpage, markdup,
+    collate, completion, consensus, coverage, depad, depth, dict, faidx, fixmate, flags_command,
+    flagstat, head, hw_model, idxstats, import, index, install_shim, load, manpage, markdup,
     markdup_pipeline, merge, mpileup, quickcheck, reference, reheader, reset, rmdup, samples,
     simulate, sort, split, stats, view,
 };
@@ -247,6 +247,14 @@ pub const COMMANDS: &[CommandDoc] = &[
         )
     },
     samtools(FileOperations, "cat", "concatenate BAMs", cat::USAGE, &cat::OPTIONS, cat::run),
+    samtools(
+        FileOperations,
+        "consensus",
+        "produce a consensus Pileup/FASTA/FASTQ",
+        consensus::USAGE,
+        &consensus::OPTIONS,
+        consensus::run,
+    ),
     samtools(
         FileOperations,
         "merge",

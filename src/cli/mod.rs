@@ -15,6 +15,7 @@ pub mod checksum;
 pub mod collate;
 pub mod common;
 pub mod completion;
+pub mod consensus;
 pub mod coverage;
 pub mod delegate;
 pub mod depad;

@@ -8,6 +8,7 @@ pub mod calmd;
 pub mod cat;
 pub mod checksum;
 pub mod collate;
+pub mod consensus;
 pub mod depad;
 pub mod depth;
 pub mod fixmate;

@@ -14,6 +14,7 @@ pub mod cat_cram;
 pub mod checked_open;
 pub mod checksum;
 pub mod collate;
+pub mod consensus;
 pub mod coverage;
 pub mod cram_region;
 pub mod depad;

@@ -1,0 +1,472 @@
+//! The default bayesian mode (`calculate_consensus_gap5` and `gap5m` in samtools'
+//! bam_consensus.c, from Gap5): each read's base adds log likelihoods to the 15 hypotheses
+//! (AA, AC, ..., TT, A*, ..., **) and the most likely pure and heterozygous calls win, with
+//! phred-scaled confidences.
+
+use super::calibration::Calibration;
+use super::emit::BaseCaller;
+use super::pileup::PileupRead;
+use super::tables::{MQUAL_POW_1M, Q2P};
+use super::{Mode, Options};
+
+const TENLOG2OVERLOG10: f64 = 3.0103;
+
+/// samtools' `cons_probs`: priors and per-quality log likelihoods.
+pub struct ConsProbs {
+    lprior15: [f64; 15],
+    p_mm_big: [f64; 101],
+    pxx: [f64; 101],
+    px_m: [f64; 101],
+    pox: [f64; 101],
+    po_m: [f64; 101],
+    poo: [f64; 101],
+    puu: [f64; 101],
+    pum: [f64; 101],
+    pmm: [f64; 101],
+    poly_mul: f64,
+}
+
+/// `consensus_init`.
+pub fn init(
+    p_het: f64,
+    p_indel: f64,
+    het_scale: f64,
+    poly_mul: f64,
+    q: &Calibration,
+    bayes116: bool,
+) -> ConsProbs {
+    let mut prior = [p_het / 6.0; 25];
+    for i in [0, 6, 12, 18, 24] {
+        prior[i] = 1.0;
+    }
+    for i in (4..24).step_by(5) {
+        prior[i] = p_indel / 6.0;
+    }
+    for p in &mut prior[20..24] {
+        *p = p_indel / 6.0;
+    }
+    let pick = [0, 1, 2, 3, 4, 6, 7, 8, 9, 12, 13, 14, 18, 19, 24];
+    let lprior15 = pick.map(|i| prior[i].ln());
+    let mut c = ConsProbs {
+        lprior15,
+        p_mm_big: [0.0; 101],
+        pxx: [0.0; 101],
+        px_m: [0.0; 101],
+        pox: [0.0; 101],
+        po_m: [0.0; 101],
+        poo: [0.0; 101],
+        puu: [0.0; 101],
+        pum: [0.0; 101],
+        pmm: [0.0; 101],
+        poly_mul,
+    };
+    for i in 1..101 {
+        let prob = 1.0 - 10f64.powf(-f64::from(q.smap[i]) / 10.0);
+        c.p_mm_big[i] = prob.ln();
+        c.pxx[i] = ((1.0 - prob) / 3.0).ln();
+        c.px_m[i] = ((c.p_mm_big[i].exp() + c.pxx[i].exp()) / 2.0).ln();
+        c.px_m[i] += het_scale.ln();
+        if bayes116 {
+            c.pmm[i] = c.p_mm_big[i];
+            c.po_m[i] = c.px_m[i];
+            c.pum[i] = c.px_m[i];
+            c.pox[i] = c.pxx[i];
+            c.poo[i] = c.pxx[i];
+            c.puu[i] = c.pxx[i];
+        } else {
+            let prob = 1.0 - 10f64.powf(-f64::from(q.omap[i]) / 10.0);
+            c.poo[i] = ((1.0 - prob) / 3.0).ln();
+            if c.poo[i] > c.p_mm_big[i] - 0.5 {
+                c.poo[i] = c.p_mm_big[i] - 0.5;
+            }
+            c.pox[i] = ((c.poo[i].exp() + c.pxx[i].exp()) / 2.0).ln();
+            c.po_m[i] = ((c.poo[i].exp() + c.p_mm_big[i].exp()) / 2.0).ln();
+            if c.po_m[i] > c.px_m[i] + 0.5 {
+                c.po_m[i] = c.px_m[i] + 0.5;
+            }
+            let prob = 1.0 - 10f64.powf(-f64::from(q.umap[i]) / 10.0);
+            c.pmm[i] = prob.ln();
+            c.puu[i] = ((1.0 - prob) / 3.0).ln();
+            if c.puu[i] > c.p_mm_big[i] - 0.5 {
+                c.puu[i] = c.p_mm_big[i] - 0.5;
+            }
+            c.pum[i] = ((c.puu[i].exp() + c.pmm[i].exp()) / 2.0).ln();
+        }
+    }
+    for t in [
+        &mut c.p_mm_big,
+        &mut c.pxx,
+        &mut c.px_m,
+        &mut c.pmm,
+        &mut c.poo,
+        &mut c.pox,
+        &mut c.po_m,
+        &mut c.puu,
+        &mut c.pum,
+    ] {
+        t[0] = t[1];
+    }
+    c
+}
+
+/// `e_tab` (exp of -500..=500) and `e_tab2` (exp of -50.0..=50.0 by tenths).
+pub struct ExpTables {
+    whole: Vec<f64>,
+    tenths: Vec<f64>,
+}
+
+impl ExpTables {
+    pub fn new() -> Self {
+        ExpTables {
+            whole: (-500..=500).map(|i| f64::from(i).exp()).collect(),
+            tenths: (-500..=500).map(|i| (f64::from(i) / 10.0).exp()).collect(),
+        }
+    }
+
+    /// `fast_exp`.
+    fn exp(&self, y: f64) -> f64 {
+        if (-50.0..=50.0).contains(&y) {
+            return self.tenths[((y * 10.0) as i32 + 500) as usize];
+        }
+        let y = y.clamp(-500.0, 500.0);
+        self.whole[(y as i32 + 500) as usize]
+    }
+}
+
+impl Default for ExpTables {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `fast_log2`: exponent plus a cubic of the mantissa.
+pub fn fast_log2(val: f64) -> f64 {
+    let mut x = val.to_bits();
+    let e = ((x >> 52) & 2047) as i64 - 1024;
+    x &= !(2047u64 << 52);
+    x += 1023u64 << 52;
+    let d = f64::from_bits(x);
+    let v = ((-1.0 / 3.0) * d + 2.0) * d - 2.0 / 3.0;
+    e as f64 + v
+}
+
+fn ph_log(x: f64) -> f64 {
+    -TENLOG2OVERLOG10 * fast_log2(x)
+}
+
+/// One column's calls (`consensus_t`).
+#[derive(Clone, Copy, Default)]
+pub struct Cons {
+    /// 0..4: A C G T *.
+    pub call: i32,
+    /// `"ACGT*"[het / 5]` with `"ACGT*"[het % 5]`.
+    pub het_call: i32,
+    pub het_logodd: i32,
+    pub phred: i32,
+    pub depth: i32,
+}
+
+const MASK24: i32 = (1 << 24) - 1;
+
+/// `nm_local` at query index `i` (samtools looks one past the base: `seq_offset + 1`).
+fn nm_local(p: &PileupRead, i: i64) -> f64 {
+    let Some(nm) = p.extra.as_deref() else { return 0.0 };
+    if i < 0 {
+        return f64::from(nm[0] & MASK24);
+    }
+    if i >= p.l_qseq {
+        return f64::from(nm[p.l_qseq as usize - 1] & MASK24);
+    }
+    f64::from(nm[i as usize] & MASK24) / 10.0
+}
+
+fn poly_len(p: &PileupRead, i: i64) -> i32 {
+    match p.extra.as_deref() {
+        Some(nm) if i >= 0 && i < p.l_qseq => nm[i as usize] >> 24,
+        _ => 0,
+    }
+}
+
+const MAP_SING: [i32; 15] = [0, 5, 5, 5, 5, 1, 5, 5, 5, 2, 5, 5, 3, 5, 4];
+const MAP_HET: [i32; 15] = [0, 1, 2, 3, 4, 6, 7, 8, 9, 12, 13, 14, 18, 19, 24];
+/// BAM base code (and 16 = gap) to A C G T * N.
+const L: [usize; 32] = [
+    5, 0, 1, 5, 2, 5, 5, 5, 3, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
+];
+
+/// `calculate_consensus_gap5`.
+fn gap5(reads: &[PileupRead], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Cons {
+    let min_e_exp = f64::from(f64::MIN_EXP) * 2f64.ln() + 1.0;
+    let mut s = [0f64; 15];
+    let mut counts = [0i32; 6];
+    let td = reads.len() as i32;
+    let mut depth = 0;
+    for p in reads {
+        if p.qual < o.min_qual || p.ref_skip {
+            continue;
+        }
+        let r = p.record();
+        let mut qual = p.qual as u8;
+        if qual == 255 || (qual == 0 && p.qual_at(0) == 255) {
+            qual = o.default_qual as u8;
+        }
+        let base = L[p.base4 as usize];
+        if o.use_mqual {
+            let mut mqual = f64::from(r.mapq());
+            if o.nm_adjust {
+                mqual /= nm_local(p, p.seq_offset + 1) + 1.0;
+                mqual *= 1.0 + 2.0 * (0.5 - f64::from(td.min(30)) / 60.0);
+            }
+            mqual *= o.scale_mqual;
+            if mqual < f64::from(o.low_mqual) {
+                mqual = f64::from(o.low_mqual);
+            }
+            if mqual > f64::from(o.high_mqual) {
+                mqual = f64::from(o.high_mqual);
+            }
+            let pq = Q2P[qual as usize];
+            let m = MQUAL_POW_1M[mqual as i32 as usize];
+            qual = ph_log(pq + 0.75 * m - pq * m) as u8;
+        }
+        if qual < 1 {
+            qual = 1;
+        }
+        let poly = f64::from(poly_len(p, p.seq_offset + 1));
+        let q2 = f64::from(qual) - (poly - 2.0) * cp.poly_mul;
+        let qual2 = (if 1.0 > q2 { 1.0 } else { q2 }) as i32 as usize;
+        let qual = qual as usize;
+        let xx = cp.pxx[qual];
+        let mm_big = cp.p_mm_big[qual] - xx;
+        let xm = cp.px_m[qual] - xx;
+        let oo = cp.poo[qual2] - xx;
+        let om = cp.po_m[qual2] - xx;
+        let ox = cp.pox[qual2] - xx;
+        let uu = cp.puu[qual2] - xx;
+        let um = cp.pum[qual2] - xx;
+        let mm = cp.pmm[qual2] - xx;
+        counts[base] += 1;
+        match base {
+            0 => {
+                s[0] += mm_big;
+                s[1] += xm;
+                s[2] += xm;
+                s[3] += xm;
+                s[4] += om;
+                s[8] += ox;
+                s[11] += ox;
+                s[13] += ox;
+                s[14] += oo;
+            }
+            1 => {
+                s[1] += xm;
+                s[5] += mm_big;
+                s[6] += xm;
+                s[7] += xm;
+                s[8] += om;
+                s[4] += ox;
+                s[11] += ox;
+                s[13] += ox;
+                s[14] += oo;
+            }
+            2 => {
+                s[2] += xm;
+                s[6] += xm;
+                s[9] += mm_big;
+                s[10] += xm;
+                s[11] += om;
+                s[4] += ox;
+                s[8] += ox;
+                s[13] += ox;
+                s[14] += oo;
+            }
+            3 => {
+                s[3] += xm;
+                s[7] += xm;
+                s[10] += xm;
+                s[12] += mm_big;
+                s[13] += om;
+                s[4] += ox;
+                s[8] += ox;
+                s[11] += ox;
+                s[14] += oo;
+            }
+            4 => {
+                for j in [0, 1, 2, 3, 5, 6, 7, 9, 10, 12] {
+                    s[j] += uu;
+                }
+                for j in [4, 8, 11, 13] {
+                    s[j] += um;
+                }
+                s[14] += mm;
+            }
+            _ => {
+                for j in [0, 1, 2, 3, 5, 6, 7, 9, 10, 12] {
+                    s[j] += mm_big;
+                }
+                for j in [4, 8, 11, 13] {
+                    s[j] += om;
+                }
+                s[14] += oo;
+            }
+        }
+        depth += 1;
+    }
+    let (mut shift, mut max, mut max_het) = (-f64::MAX, -f64::MAX, -f64::MAX);
+    let (mut call, mut het_call) = (0usize, 0usize);
+    for (j, v) in s.iter_mut().enumerate() {
+        *v += cp.lprior15[j];
+        if shift < *v {
+            shift = *v;
+        }
+        // Only the pure AA, CC, GG, TT and ** are calls; the rest are het calls.
+        if ![0, 5, 9, 12, 14].contains(&j) {
+            if max_het < *v {
+                max_het = *v;
+                het_call = j;
+            }
+            continue;
+        }
+        if max < *v {
+            max = *v;
+            call = j;
+        }
+    }
+    let mut norm = [0f64; 15];
+    for v in &mut s {
+        *v -= shift;
+        let e = ex.exp(*v);
+        *v = if *v > min_e_exp { e } else { f64::MIN_POSITIVE };
+    }
+    let (mut tot1, mut tot2) = (0f64, 0f64);
+    for j in 0..15 {
+        norm[j] += tot1;
+        norm[14 - j] += tot2;
+        tot1 += s[j];
+        tot2 += s[14 - j];
+    }
+    if depth == 0 || depth == counts[5] {
+        return Cons { call: 4, ..Cons::default() };
+    }
+    if norm[call] == 0.0 {
+        norm[call] = f64::MIN_POSITIVE;
+    }
+    let ph = if s[call] == 1.0 && norm[call] < 0.01 {
+        (ph_log(norm[call]) + 0.5) as i32
+    } else {
+        (ph_log(1.0 - s[call] / (norm[call] + s[call])) + 0.5) as i32
+    };
+    if norm[het_call] == 0.0 {
+        norm[het_call] = f64::MIN_POSITIVE;
+    }
+    let het_ph =
+        (TENLOG2OVERLOG10 * (fast_log2(s[het_call]) - fast_log2(norm[het_call])) + 0.5) as i32;
+    Cons {
+        call: MAP_SING[call],
+        het_call: MAP_HET[het_call],
+        het_logodd: het_ph,
+        phred: ph.max(0),
+        depth,
+    }
+}
+
+/// `-m bayesian_m`: the precise and recall calls blended (`calculate_consensus_gap5m`).
+fn mixed(p: Cons, r: Cons) -> Cons {
+    let mut cons = p;
+    if p.phred > 0 && r.phred > 0 && p.call == r.call {
+        cons.phred += r.phred.min(20);
+    } else if p.het_logodd >= 0 && r.het_logodd >= 0 && p.het_call == r.het_call {
+        cons.het_logodd += r.het_logodd.min(20);
+    } else if p.het_logodd >= 0 {
+        let q2 = r.phred.max(r.het_logodd);
+        cons.het_logodd = 1.max(cons.het_logodd - q2 / 2);
+    } else if r.het_logodd >= 70 {
+        let (q1, q2) = (p.phred, r.het_logodd);
+        cons = r;
+        let a = f64::from((q2 - q1 * 2) / 2);
+        let b = 1.0 + f64::from(q2) / (f64::from(q1) + 1.0);
+        cons.het_logodd = 15f64.min(if a > b { a } else { b }) as i32;
+    } else if r.het_logodd >= 0 {
+        let (q1, q2) = (p.phred, r.het_logodd);
+        cons = r;
+        let a = f64::from(q2) - 0.3 * f64::from(q1);
+        cons.het_logodd = ((if 1.0 > a { 1.0 } else { a })
+            + f64::from(5 * i32::from(p.het_call == r.het_call))) as i32;
+        cons.phred = 0;
+    } else {
+        let mut r = r;
+        r.phred /= 2;
+        if r.phred > p.phred {
+            cons = r;
+        }
+        cons.phred = cons.phred.max(10);
+    }
+    cons
+}
+
+/// The bayesian mode as a column caller (`consensus_base`).
+pub struct BayesCaller {
+    o: Options,
+    recall: ConsProbs,
+    precise: Option<ConsProbs>,
+    ex: ExpTables,
+}
+
+impl BayesCaller {
+    pub fn new(o: &Options, q: &Calibration) -> Self {
+        let precise = match o.mode {
+            Mode::Precise => {
+                Some(init(o.p_het, o.p_indel, 0.3 * o.het_scale, o.homopoly_redux, q, false))
+            }
+            Mode::Mixed => Some(init(
+                o.p_het.powf(0.7),
+                o.p_indel.powf(0.7),
+                0.3 * o.het_scale,
+                o.homopoly_redux,
+                q,
+                false,
+            )),
+            _ => None,
+        };
+        let poly = if o.mode == Mode::Recall { o.homopoly_redux } else { 0.01 };
+        BayesCaller {
+            o: o.clone(),
+            recall: init(o.p_het, o.p_indel, o.het_scale, poly, q, false),
+            precise,
+            ex: ExpTables::new(),
+        }
+    }
+
+    fn cons(&self, reads: &[PileupRead]) -> Cons {
+        match (self.o.mode, &self.precise) {
+            (Mode::Mixed, Some(p)) => mixed(
+                gap5(reads, &self.o, p, &self.ex),
+                gap5(reads, &self.o, &self.recall, &self.ex),
+            ),
+            (Mode::Precise, Some(p)) => gap5(reads, &self.o, p, &self.ex),
+            _ => gap5(reads, &self.o, &self.recall, &self.ex),
+        }
+    }
+}
+
+impl BaseCaller for BayesCaller {
+    fn call(&mut self, reads: &mut [PileupRead], _pos: i64) -> (u8, i32) {
+        let cons = self.cons(reads);
+        let (mut cb, mut cq);
+        if cons.depth < self.o.min_depth && cons.call != 4 {
+            cb = b'N';
+            cq = 0;
+        } else if cons.het_logodd > 0 && self.o.ambig {
+            cb = b"AMRWaMCSYcRSGKgWYKTtacgt*"[cons.het_call as usize];
+            cq = cons.het_logodd;
+        } else {
+            cb = b"ACGT*"[cons.call as usize];
+            cq = cons.phred;
+        }
+        if cq < self.o.cons_cutoff && cb != b'*' && cons.het_call % 5 != 4 && cons.het_call / 5 != 4
+        {
+            cb = b'N';
+            cq = 0;
+        }
+        (cb, cq)
+    }
+}

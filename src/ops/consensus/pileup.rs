@@ -1,0 +1,351 @@
+//! samtools consensus' own pileup engine (`consensus_pileup.c`, not htslib's `bam_plp_*`): one
+//! column per reference position and one more per inserted base, every read in the column
+//! (deletions and pads as `*`, reference skips as `.`), reads in the order they were added.
+
+use crate::record::RecordRef;
+
+const M: i32 = 0;
+const INS: i32 = 1;
+const DEL: i32 = 2;
+const SKIP: i32 = 3;
+const SOFT: i32 = 4;
+const HARD: i32 = 5;
+const PAD: i32 = 6;
+const EQ: i32 = 7;
+const DIFF: i32 = 8;
+
+fn is_match(op: i32) -> bool {
+    op == M || op == EQ || op == DIFF
+}
+
+/// One read in the pileup, with the walk state `get_next_base` keeps.
+pub struct PileupRead {
+    pub bytes: Vec<u8>,
+    cigar: Vec<u32>,
+    seq_start: usize,
+    qual_start: usize,
+    pub l_qseq: i64,
+    /// 1: this read ends at this column; 2/3: inside a reference skip.
+    pub eof: u8,
+    /// The base's quality (deletions: the lower of the bases either side).
+    pub qual: i32,
+    pub start: i8,
+    /// ASCII base, `*` for deletion/pad, `.` for a reference skip.
+    pub base: u8,
+    pub ref_skip: bool,
+    pub padding: bool,
+    /// 4-bit base code; 16 for a deletion or pad.
+    pub base4: u8,
+    pub pos: i64,
+    pub nth: i32,
+    pub is_rev: bool,
+    pub seq_offset: i64,
+    cigar_ind: usize,
+    pub cigar_op: i32,
+    cigar_len: i64,
+    pub first_del: bool,
+    /// The bayesian mode's per-read data (`nm_init`).
+    pub extra: Option<Box<super::read_scores::ReadScores>>,
+}
+
+impl PileupRead {
+    pub fn record(&self) -> RecordRef<'_> {
+        RecordRef::new(&self.bytes)
+    }
+
+    #[inline]
+    pub fn qual_at(&self, i: i64) -> i32 {
+        i32::from(self.bytes[self.qual_start + i as usize])
+    }
+
+    /// The read's qualities, for the bayesian mode's homopolymer fix.
+    pub fn quals_mut(&mut self) -> &mut [u8] {
+        let (a, b) = (self.qual_start, self.qual_start + self.l_qseq as usize);
+        &mut self.bytes[a..b]
+    }
+
+    #[inline]
+    fn base_code(&self, i: i64) -> u8 {
+        let b = self.bytes[self.seq_start + i as usize / 2];
+        if i & 1 == 0 { b >> 4 } else { b & 0xf }
+    }
+
+    fn next_op(&mut self) -> bool {
+        if self.cigar_ind >= self.cigar.len() {
+            return false;
+        }
+        let c = self.cigar[self.cigar_ind];
+        self.cigar_op = (c & 0xf) as i32;
+        self.cigar_len = i64::from(c >> 4);
+        self.cigar_ind += 1;
+        true
+    }
+
+    /// `get_next_base`: moves to the `nth` base at `pos`; `None` past the end of the read,
+    /// else the length of an insertion that follows (0 when none).
+    fn next_base(&mut self, pos: i64, nth: i32) -> Option<i64> {
+        let mut op = self.cigar_op;
+        self.start -= i8::from(self.start > 0);
+        if self.first_del && op != PAD {
+            self.first_del = false;
+        }
+        while self.pos < pos {
+            self.nth = 0;
+            if self.cigar_len == 0 {
+                if !self.next_op() {
+                    self.eof = 1;
+                    return None;
+                }
+                op = self.cigar_op;
+            }
+            if is_match(op) && self.cigar_len <= pos - self.pos {
+                self.seq_offset += self.cigar_len;
+                self.pos += self.cigar_len;
+                self.cigar_len = 0;
+            } else {
+                match op {
+                    M | EQ | DIFF | DEL | SKIP => {
+                        if is_match(op) {
+                            self.seq_offset += 1;
+                        }
+                        self.pos += 1;
+                        self.cigar_len -= 1;
+                    }
+                    INS | SOFT => {
+                        self.seq_offset += self.cigar_len;
+                        self.cigar_len = 0;
+                    }
+                    _ => self.cigar_len = 0,
+                }
+            }
+        }
+        while self.nth < nth {
+            if self.cigar_len == 0 {
+                if !self.next_op() {
+                    self.eof = 1;
+                    return None;
+                }
+                op = self.cigar_op;
+            }
+            match op {
+                M | EQ | DIFF | SOFT | DEL | SKIP => break,
+                INS | PAD => {
+                    if op == INS {
+                        self.seq_offset += 1;
+                    }
+                    self.cigar_len -= 1;
+                    self.nth += 1;
+                }
+                _ => self.cigar_len = 0,
+            }
+        }
+        self.fill_base(op, nth);
+        if self.eof != 0 && self.base != b'.' {
+            self.start = 1;
+            self.ref_skip = true;
+            self.eof = 0;
+        }
+        if self.start != 0 && self.cigar_op == DEL {
+            self.first_del = true;
+        }
+        if self.cigar_len == 0 {
+            if self.next_op() {
+                op = self.cigar_op;
+                if op == SKIP {
+                    self.eof = 3;
+                    self.ref_skip = true;
+                }
+            } else {
+                self.eof = 1;
+            }
+        }
+        let mut is_insert = 0;
+        match op {
+            PAD | INS => is_insert = self.cigar_len,
+            SOFT => {
+                let n = self.cigar.len();
+                let last = self.cigar_ind == n
+                    || (self.cigar_ind + 1 == n
+                        && (self.cigar[self.cigar_ind] & 0xf) as i32 == HARD);
+                self.eof = u8::from(last);
+            }
+            HARD => self.eof = 1,
+            _ => {}
+        }
+        Some(is_insert)
+    }
+
+    /// The base, code and quality of the position reached (`at_nth` in samtools).
+    fn fill_base(&mut self, op: i32, nth: i32) {
+        self.ref_skip = false;
+        let next_qual = |p: &Self| {
+            if p.seq_offset + 1 < p.l_qseq {
+                p.qual_at(p.seq_offset + 1)
+            } else {
+                p.qual_at(p.seq_offset)
+            }
+        };
+        if self.nth < nth && op != INS {
+            self.base = b'*';
+            self.base4 = 16;
+            self.padding = true;
+            self.qual = if self.seq_offset < self.l_qseq {
+                self.qual.min(self.qual_at(self.seq_offset + 1))
+            } else {
+                0
+            };
+            return;
+        }
+        self.padding = false;
+        match op {
+            DEL | PAD => {
+                self.base = b'*';
+                self.base4 = 16;
+                self.qual = self.qual.min(next_qual(self));
+            }
+            SKIP => {
+                self.base = b'.';
+                self.base4 = 0;
+                self.qual = 0;
+                self.eof = if self.eof != 0 { 2 } else { 3 };
+                self.ref_skip = true;
+            }
+            _ => {
+                if self.seq_offset < self.l_qseq {
+                    self.qual = self.qual_at(self.seq_offset);
+                    self.base4 = self.base_code(self.seq_offset);
+                    self.base = b"NACMGRSVTWYHKDBN"[self.base4 as usize];
+                } else {
+                    self.base = b'N';
+                    self.base4 = 15;
+                    self.qual = 0xff;
+                }
+            }
+        }
+    }
+}
+
+/// The column callback: the reads, the 1-based position, and the insertion index there.
+pub type Column<'c, E> = dyn FnMut(&mut [PileupRead], i64, i32) -> Result<(), E> + 'c;
+
+/// The pileup: reads added in file order, columns handed to a callback as they complete.
+#[derive(Default)]
+pub struct Pileup {
+    reads: Vec<PileupRead>,
+    col: i64,
+    nth: i32,
+    last_ref: i32,
+    started: bool,
+    /// The quality the next read starts with: samtools reuses freed read structs (last freed
+    /// first) without clearing them, so a read whose first column is a deletion takes the
+    /// minimum with that stale value.
+    free_quals: Vec<i32>,
+    next_qual: i32,
+}
+
+/// The input is not sorted by position.
+#[derive(Debug)]
+pub struct NotSorted;
+
+impl Pileup {
+    pub fn new() -> Self {
+        Pileup { last_ref: -1, ..Default::default() }
+    }
+
+    /// Adds one read that passed the caller's filters (unmapped ones are skipped here, as in
+    /// `pileup_loop`), first emitting every column before it. `keep` decides whether the read
+    /// joins the pileup (`seq_init`); it may attach data to the read.
+    pub fn add<E: From<NotSorted>>(
+        &mut self,
+        r: RecordRef<'_>,
+        keep: &mut dyn FnMut(&mut PileupRead) -> Result<bool, E>,
+        column: &mut Column<'_, E>,
+    ) -> Result<(), E> {
+        if r.flag() & crate::record::layout::flags::UNMAP != 0 || r.ref_id() == -1 {
+            return Ok(());
+        }
+        let tid = r.ref_id();
+        let pos = if self.started && tid == self.last_ref { r.pos() + 1 } else { i64::MAX };
+        if self.col > pos {
+            return Err(NotSorted.into());
+        }
+        self.columns_before(pos, column)?;
+        self.col = pos;
+        if !self.started || tid != self.last_ref {
+            self.started = true;
+            self.last_ref = tid;
+            self.nth = 0;
+            self.col = r.pos() + 1;
+        }
+        let mut p = self.new_read(r);
+        if keep(&mut p)? {
+            self.reads.push(p);
+        } else {
+            self.free_quals.push(p.qual);
+        }
+        self.next_qual = self.free_quals.pop().unwrap_or(0);
+        Ok(())
+    }
+
+    /// Emits every remaining column (end of input).
+    pub fn finish<E>(&mut self, column: &mut Column<'_, E>) -> Result<(), E> {
+        self.columns_before(i64::MAX, column)
+    }
+
+    fn new_read(&self, r: RecordRef<'_>) -> PileupRead {
+        let bytes = r.bytes().to_vec();
+        let cigar: Vec<u32> = r.cigar().collect();
+        let l_qseq = r.l_seq();
+        let seq_start = r.seq_packed().as_ptr() as usize - r.bytes().as_ptr() as usize;
+        let qual_start = seq_start + l_qseq.div_ceil(2);
+        PileupRead {
+            is_rev: r.flag() & crate::record::layout::flags::REVERSE != 0,
+            pos: r.pos(),
+            bytes,
+            cigar,
+            seq_start,
+            qual_start,
+            l_qseq: l_qseq as i64,
+            eof: 0,
+            qual: self.next_qual,
+            start: 2,
+            base: 0,
+            ref_skip: false,
+            padding: false,
+            base4: 0,
+            nth: 0,
+            seq_offset: -1,
+            cigar_ind: 0,
+            cigar_op: -1,
+            cigar_len: 0,
+            first_del: false,
+            extra: None,
+        }
+    }
+
+    fn columns_before<E>(&mut self, pos: i64, column: &mut Column<'_, E>) -> Result<(), E> {
+        while self.col < pos && !self.reads.is_empty() {
+            let mut is_insert = 0;
+            let (col, nth) = (self.col, self.nth);
+            for p in self.reads.iter_mut() {
+                match p.next_base(col, nth) {
+                    Some(ins) => is_insert = is_insert.max(ins),
+                    None => p.eof = 1,
+                }
+            }
+            column(&mut self.reads, col, nth)?;
+            // Dead reads leave in list order; samtools pushes each on its free list.
+            for p in self.reads.iter().filter(|p| p.eof == 1) {
+                self.free_quals.push(p.qual);
+            }
+            self.reads.retain(|p| p.eof != 1);
+            if is_insert > 0 {
+                self.nth += 1;
+            } else {
+                self.nth = 0;
+                self.col += 1;
+            }
+        }
+        Ok(())
+    }
+}

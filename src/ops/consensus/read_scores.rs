@@ -1,0 +1,231 @@
+//! The bayesian mode's per-read preparation (`nm_init` and `homopoly_qual_fix` in samtools'
+//! bam_consensus.c): a local score per query position from quality dips, soft clips and MD
+//! mismatches nearby (it lowers the mapping quality used for that base), and each base's
+//! homopolymer length.
+
+use super::bayes::fast_log2;
+use super::pileup::PileupRead;
+use super::{Mode, Options};
+
+/// Per query position: low 24 bits the local edit score, high bits the homopolymer length.
+pub type ReadScores = Vec<i32>;
+
+fn seqi(seq: &[u8], i: usize) -> u8 {
+    if i & 1 == 0 { seq[i / 2] >> 4 } else { seq[i / 2] & 0xf }
+}
+
+/// `seq_init` of the bayesian mode: whether the read joins the pileup; its scores attached.
+pub fn init_read(o: &Options, p: &mut PileupRead) -> bool {
+    if o.mode == Mode::Simple || !o.use_mqual {
+        return true;
+    }
+    let qlen = p.l_qseq as usize;
+    if qlen == 0 {
+        return false;
+    }
+    let mut nm: ReadScores = vec![0; qlen];
+    let r = p.record();
+    let seq = r.seq_packed().to_vec();
+    let qual = r.qual().to_vec();
+    if o.adj_qual {
+        local_quality_dips(o, &seq, &qual, &mut nm);
+    }
+    if o.homopoly_fix != 0.0 {
+        homopoly_qual_fix(&seq, p.quals_mut());
+    }
+    let mut i = 0;
+    while i < qlen {
+        let base = seqi(&seq, i);
+        let mut j = i + 1;
+        while j < qlen && seqi(&seq, j) == base {
+            j += 1;
+        }
+        let poly = ((j - i - 1) as i32).min(100);
+        for v in &mut nm[i..j] {
+            *v = (poly.max(*v >> 24) << 24) | (*v & ((1 << 24) - 1));
+        }
+        i = j;
+    }
+    let r = p.record();
+    if let Some(md) = r.aux_get(*b"MD") {
+        let md = if md.ty == b'Z' { md.value.to_vec() } else { Vec::new() };
+        let cigar: Vec<u32> = r.cigar().collect();
+        edits_nearby(o, &cigar, &md, &mut nm);
+    }
+    p.extra = Some(Box::new(nm));
+    true
+}
+
+/// `adj_qual`: a base of higher quality than the low ones around it scores the difference.
+fn local_quality_dips(o: &Options, seq: &[u8], qual: &[u8], nm: &mut [i32]) {
+    let qlen = qual.len() as i64;
+    let q = |i: i64| i32::from(qual[i as usize]);
+    let s = |i: i64| seqi(seq, i as usize);
+    const QHALO: i64 = 8;
+    const QHALOP: i64 = 2;
+    let poly_adj = if o.homopoly_fix != 0.0 { o.homopoly_fix } else { 1.0 };
+    let bayes116 = o.mode == Mode::Bayes116;
+    let mut qmin = q(0);
+    let mut qminp = q(0);
+    let mut base = s(0);
+    let mut polyl = 0i64;
+    let mut polyr;
+    let mut i = 1;
+    while i < qlen {
+        if s(i) != base {
+            break;
+        }
+        if i < QHALOP && qminp > q(i) {
+            qminp = q(i);
+        }
+        i += 1;
+    }
+    i = 0;
+    while i < qlen && i < QHALO {
+        qmin = qmin.min(q(i));
+        i += 1;
+    }
+    while i < qlen - QHALO {
+        if o.homopoly_fix != 0.0 && s(i) != base {
+            polyl = i;
+            base = s(i);
+            qminp = q(i);
+            let mut j = i + 1;
+            while j < qlen {
+                if s(j) != base {
+                    break;
+                }
+                if i < QHALOP && qminp > q(j) {
+                    qminp = q(j);
+                }
+                j += 1;
+            }
+            polyr = j - 1;
+        } else {
+            polyr = polyl;
+        }
+        let pl = polyr - polyl;
+        let t = if bayes116 {
+            (q(i) + 5 * qmin) / 4
+        } else {
+            (f64::from(q(i) / 3) + f64::from(qminp - pl as i32 * 2) * poly_adj) as i32
+        };
+        nm[i as usize] += if t < q(i) { q(i) - t } else { 0 };
+        qminp = q(i);
+        let mut k = polyl.max(i - QHALOP);
+        while k <= polyr.min(i + QHALOP) {
+            qminp = qminp.min(q(k));
+            k += 1;
+        }
+        if qmin > q(i + QHALO) {
+            qmin = q(i + QHALO);
+        } else if qmin <= q(i - QHALO) {
+            qmin = 99;
+            for j in i - QHALO + 1..=i + QHALO {
+                qmin = qmin.min(q(j));
+            }
+        }
+        i += 1;
+    }
+    while i < qlen {
+        let t = if bayes116 {
+            (q(i) + 5 * qmin) / 4
+        } else {
+            (f64::from(q(i) / 3) + f64::from(qminp) * poly_adj) as i32
+        };
+        nm[i as usize] += if t < q(i) { q(i) - t } else { 0 };
+        i += 1;
+    }
+}
+
+/// `homopoly_qual_fix`: within a homopolymer the outermost pairs of qualities are averaged
+/// (as error probabilities), so neither end is the low one.
+fn homopoly_qual_fix(seq: &[u8], qual: &mut [u8]) {
+    let n = qual.len();
+    let err = |q: u8| 10f64.powf(f64::from(q) / -10.0);
+    let mut i = 0;
+    while i < n {
+        let s = i;
+        let base = seqi(seq, i);
+        while i + 1 < n && seqi(seq, i + 1) == base {
+            i += 1;
+        }
+        if s != i {
+            let (mut j, mut k) = (s, i);
+            while j < k {
+                let e = err(qual[j]) + err(qual[k]);
+                let v = (-fast_log2(e / 2.0) * 3.0104 + 0.49) as i32 as u8;
+                qual[j] = v;
+                qual[k] = v;
+                j += 1;
+                k -= 1;
+            }
+        }
+        i += 1;
+    }
+}
+
+/// Soft clips and MD mismatches raise the score of the positions within `--NM-halo`.
+fn edits_nearby(o: &Options, cigar: &[u32], md: &[u8], nm: &mut [i32]) {
+    let qlen = nm.len() as i64;
+    let halo = i64::from(o.nm_halo);
+    let op = |i: usize| cigar[i] & 0xf;
+    let n = cigar.len();
+    let (soft, hard) = (4, 5);
+    if n > 0 && (op(0) == soft || (op(0) == hard && n > 1 && op(1) == soft)) {
+        let mut i = 0;
+        while i < halo && i < qlen {
+            nm[i as usize] += o.sc_cost;
+            i += 1;
+        }
+        while i < halo * 2 && i < qlen {
+            nm[i as usize] += o.sc_cost >> 1;
+            i += 1;
+        }
+    }
+    if n > 0 && (op(n - 1) == soft || (op(n - 1) == hard && n > 1 && op(n - 2) == soft)) {
+        let mut i = qlen - 1;
+        while i >= qlen - halo && i >= 0 {
+            nm[i as usize] += o.sc_cost;
+            i -= 1;
+        }
+        while i >= qlen - halo * 2 && i >= 0 {
+            nm[i as usize] += o.sc_cost >> 1;
+            i -= 1;
+        }
+    }
+    let mut pos: i64 = 0;
+    let mut at = 0;
+    while at < md.len() {
+        if md[at].is_ascii_digit() {
+            let start = at;
+            while at < md.len() && md[at].is_ascii_digit() {
+                at += 1;
+            }
+            let digits = std::str::from_utf8(&md[start..at]).unwrap_or("0");
+            pos += digits.parse::<i64>().unwrap_or(i64::MAX);
+            continue;
+        }
+        if md[at] == b'^' {
+            at += 1;
+            while at < md.len() && !md[at].is_ascii_digit() {
+                at += 1;
+            }
+            continue;
+        }
+        let mut i = (pos - halo * 2).max(0);
+        while i < pos - halo && i < qlen {
+            nm[i as usize] += 5;
+            i += 1;
+        }
+        while i < pos + halo && i < qlen {
+            nm[i as usize] += 10;
+            i += 1;
+        }
+        while i < pos + halo * 2 && i < qlen {
+            nm[i as usize] += 5;
+            i += 1;
+        }
+        at += 1;
+    }
+}

@@ -1,0 +1,74 @@
+//! `-m simple`: the call is the base (or gap) with the most reads (or the most quality with
+//! `-q`), two of them as an IUPAC code with `-A` when the second is close enough
+//! (`calculate_consensus_simple` in samtools' bam_consensus.c).
+
+use super::pileup::PileupRead;
+
+/// How much of each base an ambiguity code (BAM's 4-bit code) is: 8 for a pure base.
+//                     * A C M  G R S V  T W Y H  K D B N
+const TO_A: [u64; 16] = [0, 8, 0, 4, 0, 4, 0, 2, 0, 4, 0, 2, 0, 2, 0, 1];
+const TO_C: [u64; 16] = [0, 0, 8, 4, 0, 0, 4, 2, 0, 0, 4, 2, 0, 0, 2, 1];
+const TO_G: [u64; 16] = [0, 0, 0, 0, 8, 4, 4, 1, 0, 0, 0, 0, 4, 2, 2, 1];
+const TO_T: [u64; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 8, 4, 4, 2, 8, 2, 2, 1];
+
+/// The calls by bit set (A=1 C=2 G=4 T=8, 16 the gap); lower case where one is the gap.
+const CALLS: &[u8; 32] = b"NACMGRSVTWYHKDBN*ac?g???t???????";
+
+pub struct SimpleParams {
+    pub min_qual: i32,
+    pub use_qual: bool,
+    pub ambig: bool,
+    pub het_fract: f64,
+    pub call_fract: f64,
+    pub min_depth: i32,
+}
+
+/// The call and its quality (the percentage of the score it stands for).
+pub fn call(reads: &[PileupRead], o: &SimpleParams) -> (u8, i32) {
+    let mut score = [0u64; 17];
+    let mut tot_depth = 0;
+    for p in reads {
+        let q = p.qual;
+        if q < o.min_qual {
+            continue;
+        }
+        let weight = if o.use_qual { q as u64 } else { 1 };
+        let b = p.base4 as usize;
+        if b < 16 {
+            score[1] += TO_A[b] * weight;
+            score[2] += TO_C[b] * weight;
+            score[4] += TO_G[b] * weight;
+            score[8] += TO_T[b] * weight;
+        } else {
+            score[16] += 8 * weight;
+        }
+        tot_depth += 1;
+    }
+    let tscore: u64 = (0..5).map(|i| score[1 << i]).sum();
+    let (mut call1, mut call2) = (15usize, 15usize);
+    let (mut score1, mut score2) = (0u64, 0u64);
+    for i in 0..5 {
+        let c = 1 << i;
+        if score1 < score[c] {
+            score2 = score1;
+            call2 = call1;
+            score1 = score[c];
+            call1 = c;
+        } else if score2 < score[c] {
+            score2 = score[c];
+            call2 = c;
+        }
+    }
+    let mut used_score = score1;
+    let mut used_base = call1;
+    if score2 as f64 >= o.het_fract * score1 as f64 && o.ambig {
+        used_base |= call2;
+        used_score += score2;
+    }
+    if tot_depth < o.min_depth || (used_score as f64) < o.call_fract * tscore as f64 {
+        // A shallow gap is still a gap: more likely than any base.
+        used_base = if call1 == 16 { 16 } else { 0 };
+    }
+    let qual = if used_base != 0 { (100.0 * used_score as f64 / tscore as f64) as i32 } else { 0 };
+    (CALLS[used_base], qual)
+}

@@ -1,0 +1,331 @@
+//! `samtools consensus` (samtools 1.24 `pileup_loop_serial` in bam_consensus.c): the input read
+//! in order (whole, one `-r` region, or each `--regions-file` interval through the index),
+//! filtered, piled up and called by [`crate::ops::consensus`]. Command line:
+//! [`crate::cli::consensus`].
+//!
+//! `-@` decodes on that many threads; the consensus itself is one walk, so its output is the
+//! one samtools' serial and threaded paths both give.
+
+use std::io::Write;
+
+use crate::error::Error;
+use crate::io::faidx::IndexedFasta;
+use crate::io::index::{Index, Region};
+use crate::ops::consensus::bayes::BayesCaller;
+use crate::ops::consensus::calibration::{self, Calibration, Source};
+use crate::ops::consensus::emit::{BaseCaller, Emitter, ReferenceSequences, Span};
+use crate::ops::consensus::pileup::{Pileup, PileupRead};
+use crate::ops::consensus::{
+    ConsensusError, Format, Mode, Options, SimpleCaller, bed_order, read_scores,
+};
+use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
+use crate::record::Header;
+
+pub struct ConsensusRun {
+    pub options: Options,
+    /// `-t`/`-X`'s quality calibration.
+    pub calibration: Source,
+    pub input: String,
+    pub output: Option<String>,
+    pub region: Option<String>,
+    pub bed: Option<String>,
+    pub reference: Option<String>,
+    pub threads: usize,
+}
+
+const WORDING: Wording = Wording {
+    cannot_open: "samtools consensus: Cannot open input file",
+    no_header: "Failed to read header for",
+};
+
+fn failed(msg: String) -> Error {
+    Error::Bare(format!("{msg}\nsamtools consensus: failed"))
+}
+
+pub fn run(run: &ConsensusRun) -> Result<(), Error> {
+    let pool = crate::pipeline::threads::pool(run.threads);
+    pool.install(|| consensus(run))
+}
+
+/// `-T`: the FASTA's sequences by the header's reference ids.
+struct Fasta<'a> {
+    fasta: IndexedFasta,
+    header: &'a Header,
+}
+
+impl ReferenceSequences for Fasta<'_> {
+    fn fetch(&mut self, tid: i32) -> Option<Vec<u8>> {
+        let name = self.header.ref_name(tid)?;
+        self.fasta.sequence(name).filter(|s| !s.is_empty())
+    }
+}
+
+/// The BED file's intervals in samtools' order, on the header's references.
+/// `-t FILE`'s table (samtools reads it while parsing options).
+fn load_calibration(source: &Source) -> Result<Calibration, Error> {
+    match source {
+        Source::Table(table) => Ok(table.as_ref().clone()),
+        Source::File(path) => {
+            let parsed = std::fs::read(path).ok().map(|text| calibration::parse(&text));
+            match parsed {
+                Some(Ok(table)) => Ok(table),
+                failure => {
+                    if let Some(Err(calibration::BadCalibration::NotAscending)) = failure {
+                        eprintln!("Qual calibration file is not in ascending order");
+                    }
+                    Err(Error::Bare(format!(
+                        "samtools consensus: failed to load quality calibration '{path}'"
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// `--regions-file`, read before the input is opened as samtools reads it while parsing options.
+fn read_bed(path: &str) -> Result<Vec<crate::io::bed::BedInterval>, Error> {
+    crate::io::bed::read_bed(path).map_err(|e| {
+        // read_bed's error ends with the line it could not parse, as samtools' bed_read says.
+        let text = e.to_string();
+        if let Some(line) = text.rsplit_once("BED line ").map(|(_, n)| n) {
+            eprintln!("[bed_read] Parse error reading \"{path}\" at line {line}");
+        }
+        let reason = std::fs::File::open(path)
+            .err()
+            .map(|e| format!(": {}", crate::error::c_message(&e)))
+            .unwrap_or_default();
+        Error::Bare(format!("samtools consensus: Could not read file \"{path}\"{reason}"))
+    })
+}
+
+/// The BED intervals in samtools' order, on the header's references.
+fn bed_spans(
+    intervals: &[crate::io::bed::BedInterval],
+    header: &Header,
+) -> Result<Vec<Span>, Error> {
+    let names: Vec<Vec<u8>> = intervals.iter().map(|(n, _, _)| n.clone()).collect();
+    let mut spans = Vec::new();
+    for first in bed_order::khash_order(&names) {
+        let name = &names[first];
+        let Some(tid) = header.tid(name) else {
+            eprintln!(
+                "[W::fill_reglist_tid] Region '{}' specifies an unknown reference name",
+                String::from_utf8_lossy(name)
+            );
+            continue;
+        };
+        let mut ivs: Vec<(i64, i64)> =
+            intervals.iter().filter(|(n, _, _)| n == name).map(|&(_, b, e)| (b, e)).collect();
+        ivs.sort_unstable();
+        spans.extend(ivs.into_iter().map(|(beg, end)| Span { tid, beg, end }));
+    }
+    if spans.is_empty() {
+        return Err(failed(String::new()).trim_start());
+    }
+    Ok(spans)
+}
+
+trait TrimStart {
+    fn trim_start(self) -> Error;
+}
+
+impl TrimStart for Error {
+    /// A failure with no message of its own: only samtools' closing line.
+    fn trim_start(self) -> Error {
+        match self {
+            Error::Bare(m) => Error::Bare(m.trim_start().to_string()),
+            e => e,
+        }
+    }
+}
+
+fn consensus(run: &ConsensusRun) -> Result<(), Error> {
+    let o = &run.options;
+    let calibration = load_calibration(&run.calibration)?;
+    let bed = run.bed.as_deref().map(read_bed).transpose()?;
+    let out_path = run.output.as_deref().unwrap_or("-");
+    let (mut out, file) = crate::io::output::create(out_path)
+        .map_err(|e| Error::Bare(format!("{out_path}: {}", crate::error::c_message(&e))))?;
+    let opened = open_sequence_input(&run.input, run.threads, &WORDING).map_err(|e| match e {
+        Error::Bare(m) => failed(m),
+        e => e,
+    })?;
+    // htslib has printed why the FASTA cannot be used.
+    let fasta = match &run.reference {
+        Some(path) => Some(
+            IndexedFasta::open(path)
+                .map_err(|_| Error::Bare("Failed to load fai for (null)".into()))?,
+        ),
+        None => None,
+    };
+    let header = opened.header.clone();
+    let names: Vec<Vec<u8>> = header.refs().iter().map(|r| r.name.clone()).collect();
+    let lens: Vec<i64> = header.refs().iter().map(|r| r.len as i64).collect();
+    let index = if run.region.is_some() || run.bed.is_some() {
+        let no_index = || {
+            failed(format!(
+                "samtools consensus: Cannot load index for input file \"{}\"",
+                run.input
+            ))
+        };
+        Some(load_index_logged(&run.input, None).ok_or_else(no_index)?)
+    } else {
+        if run.threads > 1 && load_index_logged(&run.input, None).is_none() {
+            eprintln!("No index: multi-threading is limited to decompression only");
+        }
+        None
+    };
+    let spans = bed.map(|intervals| bed_spans(&intervals, &header)).transpose()?;
+    let mut reference = fasta.map(|fasta| Fasta { fasta, header: &header });
+    let mut caller: Box<dyn BaseCaller> = match o.mode {
+        Mode::Simple => Box::new(SimpleCaller::new(o)),
+        _ => Box::new(BayesCaller::new(o, &calibration)),
+    };
+    let mut emitter = Emitter::new(
+        o,
+        &names,
+        &lens,
+        reference.as_mut().map(|r| r as &mut dyn ReferenceSequences),
+    );
+    let write_failed = |e: std::io::Error| Error::io(out_path, e);
+    let mut opened = Some(opened);
+    let mut source: Option<SortedInput> = None;
+    let mut walk = |input: &mut SortedInput,
+                    emitter: &mut Emitter<'_>,
+                    out: &mut Box<dyn Write + Send>|
+     -> Result<(), Error> {
+        walk_input(input, o, caller.as_mut(), emitter, out).map_err(|e| match e {
+            WalkError::Consensus(ConsensusError::NotSorted) => {
+                failed("BAM/SAM file is not sorted by position. Aborting".into())
+            }
+            WalkError::Consensus(ConsensusError::Reference) => failed(String::new()).trim_start(),
+            WalkError::Io(e) => write_failed(e),
+            WalkError::Other(e) => e,
+        })?;
+        match o.format {
+            Format::Pileup => emitter.finish_pileup(),
+            _ => emitter.finish_fasta(),
+        }
+        .map_err(|_| failed(String::new()).trim_start())?;
+        out.write_all(&emitter.out).map_err(write_failed)?;
+        emitter.out.clear();
+        Ok(())
+    };
+    match (&spans, &run.region) {
+        (Some(spans), _) => {
+            let index = index.as_ref().expect("index loaded for regions");
+            for span in spans {
+                let tlen = lens[span.tid as usize];
+                if span.beg > span.end || span.beg > tlen {
+                    eprintln!(
+                        "[consensus] Warning: Invalid region \"{}:{}-{}\"",
+                        String::from_utf8_lossy(&names[span.tid as usize]),
+                        span.beg,
+                        span.end
+                    );
+                    continue;
+                }
+                let span = Span { tid: span.tid, beg: span.beg.max(0), end: span.end.min(tlen) };
+                let region = Region { tid: span.tid, beg: span.beg, end: span.end };
+                let input = query(&mut source, &mut opened, &run.input, index, region)?;
+                emitter.start_region(span);
+                walk(input, &mut emitter, &mut out)?;
+            }
+        }
+        (None, Some(text)) => {
+            let index = index.as_ref().expect("index loaded for a region");
+            let parse_failed =
+                || failed(format!("samtools consensus: Failed to parse region \"{text}\""));
+            let region = crate::io::index::parse_region(text, header.refs())
+                .filter(|r| r.tid >= 0)
+                .ok_or_else(parse_failed)?;
+            let end = region.end.min(Region::END_OF_REFERENCE);
+            emitter.iter = Some(Span { tid: region.tid, beg: region.beg, end });
+            let input = query(&mut source, &mut opened, &run.input, index, region)?;
+            walk(input, &mut emitter, &mut out)?;
+        }
+        (None, None) => {
+            let opened = opened.take().expect("input opened once");
+            let mut input = SortedInput::whole(&run.input, opened);
+            walk(&mut input, &mut emitter, &mut out)?;
+        }
+    }
+    out.flush().map_err(write_failed)?;
+    drop(out);
+    file.map_or(Ok(()), |f| f.commit().map_err(write_failed))
+}
+
+/// The input queried for `region`: opened on the first call, re-pointed after.
+fn query<'s>(
+    source: &'s mut Option<SortedInput>,
+    opened: &mut Option<crate::io::open::Opened>,
+    path: &str,
+    index: &Index,
+    region: Region,
+) -> Result<&'s mut SortedInput, Error> {
+    match source {
+        Some(input) => input.requery(index, region),
+        None => {
+            let o = opened.take().expect("input opened once");
+            let input = SortedInput::region(path, o, index, region).ok_or_else(|| {
+                failed(format!("samtools consensus: Cannot load index for input file \"{path}\""))
+            })?;
+            *source = Some(input);
+        }
+    }
+    Ok(source.as_mut().expect("just set"))
+}
+
+enum WalkError {
+    Consensus(ConsensusError),
+    Io(std::io::Error),
+    Other(Error),
+}
+
+impl From<ConsensusError> for WalkError {
+    fn from(e: ConsensusError) -> Self {
+        WalkError::Consensus(e)
+    }
+}
+
+impl From<crate::ops::consensus::pileup::NotSorted> for WalkError {
+    fn from(_: crate::ops::consensus::pileup::NotSorted) -> Self {
+        WalkError::Consensus(ConsensusError::NotSorted)
+    }
+}
+
+/// Every kept record of `input` through the pileup, each column into `emitter`, its text
+/// written out as it grows.
+fn walk_input(
+    input: &mut SortedInput,
+    o: &Options,
+    caller: &mut dyn BaseCaller,
+    emitter: &mut Emitter<'_>,
+    out: &mut Box<dyn Write + Send>,
+) -> Result<(), WalkError> {
+    let mut pileup = Pileup::new();
+    let pileup_format = o.format == Format::Pileup;
+    let mut column = |reads: &mut [PileupRead], pos: i64, nth: i32| -> Result<(), WalkError> {
+        let tid = reads[0].record().ref_id();
+        if pileup_format {
+            emitter.pileup_column(caller, reads, tid, pos, nth)?;
+        } else {
+            emitter.fasta_column(caller, reads, tid, pos, nth)?;
+        }
+        if emitter.out.len() >= 1 << 16 {
+            out.write_all(&emitter.out).map_err(WalkError::Io)?;
+            emitter.out.clear();
+        }
+        Ok(())
+    };
+    let mut keep =
+        |p: &mut PileupRead| -> Result<bool, WalkError> { Ok(read_scores::init_read(o, p)) };
+    while let Some(r) = input.current().map_err(WalkError::Other)? {
+        if o.keeps(r.flag(), r.mapq()) {
+            pileup.add(r, &mut keep, &mut column)?;
+        }
+        input.advance();
+    }
+    pileup.finish(&mut column)
+}
