@@ -14,9 +14,9 @@ use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::index_request;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::pipeline::markdup_pipeline::PipelineOptions;
-use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/markdup-pipeline.txt");
 

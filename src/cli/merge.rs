@@ -10,9 +10,9 @@ use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::index_request;
 use crate::ops::sort::{NameOrder, SortOrder};
 use crate::pipeline::merge::MergeOptions;
-use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/merge.txt");
 

@@ -10,9 +10,9 @@ use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::index_request;
 use crate::ops::sort::minhash::Minimiser;
 use crate::ops::sort::{NameOrder, SortOrder};
-use crate::pipeline::sink::index_request;
 use crate::pipeline::sort::SortOptions;
 
 pub const USAGE: &str = include_str!("usage/sort.txt");

@@ -7,12 +7,13 @@
 
 use crate::error::Error;
 use crate::io::format::OutputFormat;
+use crate::io::format::index_request;
 use crate::io::open::Opened;
+use crate::io::sink::RecordSink;
 use crate::ops::read_group::{ReadGroupMode, set_read_group};
 use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::input_filter::InputFilter;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
-use crate::pipeline::sink::{RecordSink, index_request};
 use crate::record::Header;
 use crate::record::header::line_field;
 use crate::record::header_checks::added_line_error;

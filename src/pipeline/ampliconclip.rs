@@ -7,19 +7,16 @@
 //! `SO:unknown` (clipping moves reads); the summary goes to `-f` or stderr, the per-primer counts
 //! to `--primer-counts`. Difference: outputs appear only when the command succeeds.
 
-use std::io::Write;
-
-use rayon::prelude::*;
-
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::ampliconclip::{ClipCounts, ClipOptions, clip_record};
 use crate::pipeline::amplicon_bed::{self, BedReference};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::fixmate::encode;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::{Header, RecordRef};
+use rayon::prelude::*;
+use std::io::Write;
 
 pub struct AmpliconclipOptions {
     pub input: String,
@@ -101,11 +98,11 @@ fn clip_chunk(
         let c = clip_record(r.bytes(), sites, &opts.clip, &mut out.counts, hits);
         if !c.filtered {
             out.counts.written += 1;
-            encode(&mut out.kept, &c.record, header, opts.format);
+            out.kept.push_record(&c.record, header, opts.format);
         } else {
             out.counts.filtered += 1;
             if let Some((_, format, _)) = &opts.rejects {
-                encode(&mut out.rejected, &c.record, header, *format);
+                out.rejected.push_record(&c.record, header, *format);
             }
         }
     }
@@ -197,7 +194,7 @@ pub fn run(opts: &AmpliconclipOptions, pool: &rayon::ThreadPool) -> Result<(), E
         (Ok(o), Ok(b)) => (o, b),
     };
     let mut header = input_header;
-    if crate::pipeline::fixmate::sort_order(&header).as_deref() == Some(b"coordinate") {
+    if header.sort_order() == Some(b"coordinate") {
         header.update_hd(&[("SO", "unknown")], &[]);
     }
     if let Some(pg) = &opts.pg {

@@ -13,11 +13,11 @@ use crate::error::{Error, c_message};
 use crate::io::fasta_index::{self, Format, load};
 use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
+use crate::io::sink::RecordSink;
 use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::calmd::{CalmdFlags, Filled, fill_md};
 use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
-use crate::pipeline::sink::RecordSink;
 use crate::record::Header;
 use crate::record::layout;
 

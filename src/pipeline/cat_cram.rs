@@ -11,10 +11,10 @@ use crate::io::cram::index::{CraiEntry, containers_for};
 use crate::io::format::OutputFormat;
 use crate::io::index::region::{Region, parse_region};
 use crate::io::open::{self, Opened, RecordReader};
+use crate::io::sink::RecordSink;
 use crate::pipeline::cat::CramOnly;
 use crate::pipeline::cram_region::load_crai;
 use crate::pipeline::region::overlaps;
-use crate::pipeline::sink::RecordSink;
 use crate::record::{Batch, Header};
 
 /// Whether the file at `path` is a CRAM (its first bytes), for choosing `cat`'s way.

@@ -11,11 +11,11 @@
 use crate::error::Error;
 use crate::io::faidx::IndexedFasta;
 use crate::io::format::OutputFormat;
+use crate::io::format::index_request;
 use crate::io::open::Opened;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::depad::{UnpadError, position_map, unpad_seq, unpadded_cigar};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::fixmate::encode;
-use crate::pipeline::sink::{Encoded, RecordSink, index_request};
 use crate::record::header::{Reference, line_field};
 use crate::record::layout::{self, SEQ_CODES, SEQ_NT16, flags};
 use crate::record::{Header, RecordRef, edit};
@@ -380,7 +380,7 @@ pub fn run(opts: &DepadOptions) -> Result<(), Error> {
                     failure = Some(e);
                     break 'batch;
                 }
-                encode(&mut encoded, &record, &out_header, opts.format);
+                encoded.push_record(&record, &out_header, opts.format);
             }
         }
         sink.write_owned(encoded)?;

@@ -11,12 +11,10 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
-use crate::io::sam::format::format_record;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, is_kept, sanitize};
 use crate::pipeline::fixmate_long::{HELD_TEMPLATE_BYTES, LongTemplate};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
-use crate::record::header::line_field;
 use crate::record::{Batch, Header, RecordRef};
 
 pub struct FixmateOptions {
@@ -33,26 +31,6 @@ pub struct FixmateOptions {
 /// Records per parallel task (rounded up to a template boundary).
 const CHUNK: usize = 4096;
 
-/// The `SO` value of the `@HD` line.
-pub fn sort_order(header: &Header) -> Option<Vec<u8>> {
-    header
-        .lines()
-        .find(|l| l.starts_with(b"@HD\t"))
-        .and_then(|l| line_field(l, b"SO"))
-        .map(<[u8]>::to_vec)
-}
-
-pub fn encode(out: &mut Encoded, bytes: &[u8], header: &Header, format: OutputFormat) {
-    if format.takes_bam_records() {
-        let at = out.begin_record();
-        out.data.extend_from_slice(bytes);
-        out.end_record(at);
-    } else {
-        format_record(&mut out.data, &RecordRef::new(bytes), header);
-        out.end_unit();
-    }
-}
-
 /// Fixes the whole templates in `recs` and encodes what is kept.
 fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> Encoded {
     let mut out = Encoded::default();
@@ -65,7 +43,7 @@ fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> 
     out.ends.reserve(recs.len());
     fix_templates(recs, header, &opts.fix, |b, keep| {
         if keep {
-            encode(&mut out, b, header, opts.format);
+            out.push_record(b, header, opts.format);
         }
     });
     out
@@ -143,7 +121,7 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
             return Err(Error::Bare(why));
         }
     }
-    if sq_error.is_none() && sort_order(&input_header).as_deref() == Some(b"coordinate") {
+    if sq_error.is_none() && input_header.sort_order() == Some(b"coordinate") {
         return Err(Error::Bare(
             "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."
                 .into(),

@@ -20,24 +20,21 @@ mod stream;
 
 pub use stream::{StreamMarker, Tally};
 
-use std::collections::HashMap;
-use std::io::Write;
-
-use rayon::prelude::*;
-
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::ops::markdup::decide::{self, Outcome};
 use crate::ops::markdup::metrics;
 use crate::ops::markdup::stats::{self, Piece};
 use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
-use crate::pipeline::fixmate::{encode, sort_order};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef, RecordStore};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::io::Write;
 
 pub struct MarkdupOptions {
     pub input: String,
@@ -123,7 +120,7 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     if let Some(why) = &sq_error {
         eprintln!("{why}");
     }
-    if sq_error.is_none() && sort_order(&input_header).as_deref() == Some(b"queryname") {
+    if sq_error.is_none() && input_header.sort_order() == Some(b"queryname") {
         return Err(say("error, queryname sorted, must be sorted by coordinate.\n"));
     }
     let mut header = input_header.clone();
@@ -403,13 +400,13 @@ pub fn finish_marking(
                         continue;
                     }
                     if md::is_unchanged(o, r.flag(), md) {
-                        encode(&mut out, r.bytes(), header, format);
+                        out.push_record(r.bytes(), header, format);
                         if let Some(h) = hash {
                             add(&mut m.written, h(&r));
                         }
                     } else {
                         let b = md::finalize(r.bytes(), o, md, &name32, umi);
-                        encode(&mut out, &b, header, format);
+                        out.push_record(&b, header, format);
                         if let Some(h) = hash {
                             add(&mut m.written, h(&RecordRef::new(&b)));
                         }

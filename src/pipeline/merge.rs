@@ -15,6 +15,7 @@ use crate::io::index::{Region, parse_region_with};
 use crate::io::input::Input;
 use crate::io::open::{self, RecordReader};
 use crate::io::sam::format::format_record;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::merge::header::{Combine, MergedHeader, program_link_warnings};
 use crate::ops::merge::order::{MergeKey, cmp_current};
 use crate::ops::merge::translate::{self, Translation};
@@ -22,7 +23,6 @@ use crate::ops::sort::SortOrder;
 use crate::ops::sort::keys;
 use crate::ops::sort::merge::RunHeap;
 use crate::pipeline::region;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::{Batch, Header, RecordRef};
 
 pub struct MergeOptions {

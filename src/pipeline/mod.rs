@@ -42,7 +42,6 @@ pub mod reheader_in_place;
 pub mod reset;
 pub mod rewrite;
 pub mod simulate;
-pub mod sink;
 pub mod sort;
 pub mod sorted_input;
 pub mod split;

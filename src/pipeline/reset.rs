@@ -6,11 +6,11 @@
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
+use crate::io::sink::RecordSink;
 use crate::ops::reset::{TagSets, reset_record};
 use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::input_filter::InputFilter;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
-use crate::pipeline::sink::RecordSink;
 use crate::record::Header;
 use crate::record::header::line_field;
 

@@ -7,8 +7,8 @@ use crate::io::input::Input;
 use crate::io::open::PIECE_BYTES_PER_THREAD;
 use crate::io::output::write_with;
 use crate::io::sam;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::stream::ByteStream;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::simulate::SimulateOptions;
 
 /// `mdsam simulate`'s options: the generator's settings and where its output goes.

@@ -23,12 +23,12 @@ use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
 use crate::io::sam::format::format_record;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::io::tempfiles::TempFile;
 use crate::ops::sort::keys::{self, TagValue, TemplateKey};
 use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordStore};
 

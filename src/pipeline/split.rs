@@ -9,23 +9,21 @@
 //! appear only when the command succeeds; records are routed in input batches, each output's
 //! deflate running on the shared pool.
 
-use std::collections::HashMap;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-
-use rayon::prelude::*;
-
 use crate::error::Error;
 use crate::io::format::OutputFormat;
+use crate::io::format::index_request;
 use crate::io::open::Opened;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::fixmate::encode;
-use crate::pipeline::sink::{Encoded, RecordSink, index_request};
 use crate::pipeline::split_names::{expand, format_of, input_base_name};
 use crate::record::aux::AuxValue;
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 #[derive(Default)]
 pub struct SplitOptions {
@@ -112,7 +110,7 @@ impl Output {
                 let bytes = chunk.iter().map(|f| f.len()).sum();
                 let mut text = Encoded::sized_for(bytes, chunk.len(), format);
                 for f in chunk {
-                    encode(&mut text, &f[4..], header, format);
+                    text.push_record(&f[4..], header, format);
                 }
                 text
             })

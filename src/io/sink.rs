@@ -1,4 +1,5 @@
-//! Where records go: SAM text, bgzipped SAM or BAM, to a file (atomically) or stdout.
+//! Where records go: SAM text, bgzipped SAM, BAM or CRAM, to a file (atomically) or stdout; the
+//! writing twin of [`crate::io::open`].
 //!
 //! Records arrive already encoded as [`Encoded`] units (SAM lines or framed BAM records), made in
 //! parallel by the command; the sink only frames them into BGZF blocks, whose deflate is itself
@@ -11,6 +12,7 @@ use crate::error::Error;
 use crate::io::background::BackgroundWriter;
 use crate::io::format::OutputFormat;
 use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
+use crate::io::sam::format::format_record;
 use crate::io::{bam, bgzf, cram, output};
 use crate::record::{Header, RecordRef};
 
@@ -49,6 +51,19 @@ impl Encoded {
         self.data[at..at + 4].copy_from_slice(&size.to_le_bytes());
         self.end_unit();
     }
+
+    /// Appends one record (raw BAM bytes) as `format` takes it: framed for BAM and CRAM, a SAM
+    /// line otherwise.
+    pub fn push_record(&mut self, bytes: &[u8], header: &Header, format: OutputFormat) {
+        if format.takes_bam_records() {
+            let at = self.begin_record();
+            self.data.extend_from_slice(bytes);
+            self.end_record(at);
+        } else {
+            format_record(&mut self.data, &RecordRef::new(bytes), header);
+            self.end_unit();
+        }
+    }
 }
 
 enum Kind {
@@ -75,18 +90,6 @@ struct PendingIndex {
     n_refs: usize,
     /// Per record: (tid, beg, end, mapped); offsets come from the BGZF writer at the end.
     records: Vec<(i32, i64, i64, bool)>,
-}
-
-/// The `--write-index` request for output `out` as htslib reads it: `out##idx##name` names the
-/// index (a `.bai` name selects BAI), otherwise `<out>.csi`. Returns (output path, index path,
-/// BAI?).
-pub fn index_request(out: &str) -> (String, String, bool) {
-    match out.split_once("##idx##") {
-        Some((file, idx)) => {
-            (file.to_string(), idx.to_string(), idx.to_ascii_lowercase().ends_with(".bai"))
-        }
-        None => (out.to_string(), format!("{out}.csi"), false),
-    }
 }
 
 /// An opened destination: its writer and, for a file renamed into place, the guard to commit.
