@@ -50,7 +50,7 @@ const RULES: &[Rule] = &[
 ];
 
 const CLI_IO_RULE: &str =
-    "cli does no record I/O: from io it names only the output format and the deflate engine";
+    "cli does no record I/O: from io it names only the output format and spec";
 const CLI_READ_RULE: &str = "cli reads no files or formats";
 
 /// Exceptions to the cli rules: (file, path or identifier, why it is not record or format
@@ -59,19 +59,14 @@ const CLI_ALLOWED: &[(&str, &str, &str)] = &[
     // Which output format a command line asks for (`-O`, the output's extension): an option
     // value, not I/O.
     ("", "crate::io::format", "the output-format choice is an option value"),
-    // `deflate=isal|libdeflate` in the output format options picks the BGZF deflate engine.
-    ("src/cli/global.rs", "crate::io::bgzf::codec", "the deflate-engine choice is an option value"),
+    // `-O`, `--output-fmt-option`: the output spec (format, level, deflate engine, CRAM
+    // settings) is built from option values and handed down.
+    ("", "crate::io::output_spec", "the output spec is an option value"),
     // `-T`/`--reference`/`reference=` name the FASTA CRAM decoding takes its bases from.
     (
         "src/cli/global.rs",
         "crate::io::cram::choose_reference",
         "the reference choice is an option value",
-    ),
-    // `version=`, `seqs_per_slice=` in the output format options set CRAM output's layout.
-    (
-        "src/cli/global.rs",
-        "crate::io::cram::writer::apply_output_option",
-        "the CRAM output options are option values",
     ),
     // `fastq`/`fasta`'s `-T`, `-i`, `--barcode-tag`, … and `import`'s `-T` choose how FASTQ entries
     // are named and tagged: option values for the FASTQ writer and reader.

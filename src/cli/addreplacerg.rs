@@ -136,8 +136,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgRequest, E
     Ok(AddReplaceRgRequest::Run(Box::new(AddReplaceRgOptions {
         input,
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         threads: common.threads + 1,
         rg_line,
         rg_id,

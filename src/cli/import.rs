@@ -150,8 +150,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportRequest, Error> 
     Ok(ImportRequest::Run(Box::new(ImportOptions {
         files,
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         name2,
         casava,
         umi_tag: umi_tag_id,

@@ -170,8 +170,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
     Ok(MarkdupOptions {
         input: positionals[0].clone(),
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         threads: common.threads + 1,
         pg: (!common.no_pg).then_some(pg_fields),
         command,

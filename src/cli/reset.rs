@@ -122,8 +122,7 @@ pub fn parse(
     Ok(ResetRequest::Run(Box::new(ResetOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
-        format,
-        level: out.level.unwrap_or(-1),
+        spec: out.spec(format, out.level.unwrap_or(-1)),
         threads: common.threads + 1,
         tags: tags.complete(!no_rg),
         keep_read_groups: !no_rg,

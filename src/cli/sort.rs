@@ -166,8 +166,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     Ok(SortOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
-        format,
-        level: out.level.map_or(-1, |l| l.min(9)),
+        spec: out.spec(format, out.level.map_or(-1, |l| l.min(9))),
         threads: common.threads + 1,
         // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
         memory: total_mem.unwrap_or_else(|| max_mem.saturating_mul(common.threads.max(1) as u64)),

@@ -26,6 +26,7 @@ pub mod mapped_fault;
 pub mod open;
 pub mod open_files;
 pub mod output;
+pub mod output_spec;
 pub mod pool_wait;
 pub mod recycle;
 pub mod sam;

@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::io::background::BackgroundWriter;
 use crate::io::format::OutputFormat;
 use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
+use crate::io::output_spec::OutputSpec;
 use crate::io::sam::format::format_record;
 use crate::io::{bam, bgzf, cram, output};
 use crate::record::{Header, RecordRef};
@@ -95,6 +96,14 @@ struct PendingIndex {
 /// An opened destination: its writer and, for a file renamed into place, the guard to commit.
 type Opened = (Box<dyn Write + Send>, Option<output::OutputFile>);
 
+/// Where a sink writes: the name shown in messages, whether a SAM header goes first, and the
+/// opened destination.
+struct Destination<'a> {
+    path: &'a str,
+    write_header: bool,
+    opened: Opened,
+}
+
 /// Compression of temporary BAM files, as samtools writes its sort runs (`wbx1`).
 pub const TEMPORARY_LEVEL: i32 = 1;
 
@@ -102,8 +111,7 @@ impl RecordSink {
     /// Opens the output and writes the header (`write_header` false: SAM without header).
     pub fn create(
         path: &str,
-        format: OutputFormat,
-        level: i32,
+        spec: &OutputSpec,
         threads: usize,
         header: &Header,
         write_header: bool,
@@ -112,26 +120,25 @@ impl RecordSink {
             // Records on the screen: a progress bar would be drawn over them.
             crate::progress::disable();
         }
-        Self::create_at(Path::new(path), format, level, threads, header, write_header)
+        Self::create_at(Path::new(path), spec, threads, header, write_header)
     }
 
     /// [`Self::create`] at a path that need not be UTF-8 (`split -f %!` names from record data).
     pub fn create_at(
         os_path: &Path,
-        format: OutputFormat,
-        level: i32,
+        spec: &OutputSpec,
         threads: usize,
         header: &Header,
         write_header: bool,
     ) -> Result<RecordSink, Error> {
         let shown = os_path.to_string_lossy();
         let path = shown.as_ref();
-        let engine = bgzf::codec::deflate_engine();
         let opened = output::create_unbuffered(os_path).map_err(|e| Error::CannotCreate {
             path: path.to_string(),
             reason: crate::error::c_message(&e),
         })?;
-        Self::create_with((path, format, (level, engine)), threads, header, (write_header, opened))
+        let to = Destination { path, write_header, opened };
+        Self::create_with(to, spec, threads, header)
     }
 
     /// A temporary BAM (sort runs, markdup's `-S` records) at level 1, deflated with ISA-L
@@ -144,10 +151,13 @@ impl RecordSink {
         threads: usize,
         header: &Header,
     ) -> Result<RecordSink, Error> {
-        let compression = (TEMPORARY_LEVEL, bgzf::codec::Engine::Isal);
+        let spec = OutputSpec {
+            engine: bgzf::codec::Engine::Isal,
+            ..OutputSpec::new(OutputFormat::Bam, TEMPORARY_LEVEL)
+        };
         // Read back by this command: its pages are worth keeping in the cache.
         let opened = (output::temporary_writer(file, output::PageCache::Keep), None);
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, opened))
+        Self::create_with(Destination { path, write_header: true, opened }, &spec, threads, header)
     }
 
     /// A temporary BAM stored uncompressed and past the page cache (markdup-pipeline's sorted
@@ -158,34 +168,37 @@ impl RecordSink {
         threads: usize,
         header: &Header,
     ) -> Result<RecordSink, Error> {
-        let compression = (0, bgzf::codec::deflate_engine());
+        let spec = OutputSpec::new(OutputFormat::Bam, 0);
         let opened = (output::temporary_writer(file, output::PageCache::Bypass), None);
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, opened))
+        Self::create_with(Destination { path, write_header: true, opened }, &spec, threads, header)
     }
 
-    /// `opened`: the destination at `path`. BGZF output is written by the deflate stage's own
-    /// thread, in whole blocks; text goes through a background writer that takes whole buffers
+    /// Opens `to` as `spec` says. BGZF output is written by the deflate stage's own thread, in
+    /// whole blocks; text goes through a background writer that takes whole buffers
     /// (`write_owned`).
     fn create_with(
-        (path, format, (level, engine)): (&str, OutputFormat, (i32, bgzf::codec::Engine)),
+        to: Destination<'_>,
+        spec: &OutputSpec,
         threads: usize,
         header: &Header,
-        (write_header, (w, file)): (bool, Opened),
     ) -> Result<RecordSink, Error> {
+        let Destination { path, write_header, opened: (w, file) } = to;
         let io = |e| Error::io(path, e);
-        let kind = match format {
-            OutputFormat::Bam => Kind::Bam(
-                bam::Writer::with_engine(w, header, (level, engine), threads).map_err(io)?,
-            ),
+        let compression = (spec.level, spec.engine);
+        let kind = match spec.format {
+            OutputFormat::Bam => {
+                Kind::Bam(bam::Writer::with_engine(w, header, compression, threads).map_err(io)?)
+            }
             OutputFormat::SamGz => {
-                let mut b = bgzf::Writer::with_engine(w, (level, engine), threads).map_err(io)?;
+                let mut b = bgzf::Writer::with_engine(w, compression, threads).map_err(io)?;
                 if write_header {
                     b.write_bytes(&header.sam_text()).map_err(io)?;
                 }
                 Kind::Bgzf(b)
             }
             OutputFormat::Cram => {
-                Kind::Cram(cram::writer::Writer::new(w, header, path).map_err(|e| {
+                let writer = cram::writer::Writer::new(w, header, path, &spec.cram);
+                Kind::Cram(writer.map_err(|e| {
                     Error::Message(format!("failed to write the CRAM header of \"{path}\": {e}"))
                 })?)
             }
@@ -198,6 +211,7 @@ impl RecordSink {
             }
         };
         let path = path.to_string();
+        let format = spec.format;
         Ok(RecordSink { path, kind: Some(kind), file, format, index: None, crai: None })
     }
 

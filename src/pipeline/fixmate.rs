@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, is_kept, sanitize};
 use crate::pipeline::fixmate_long::{HELD_TEMPLATE_BYTES, LongTemplate};
@@ -20,8 +21,8 @@ use crate::record::{Batch, Header, RecordRef};
 pub struct FixmateOptions {
     pub input: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -36,14 +37,14 @@ fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> 
     let mut out = Encoded::default();
     let bytes: usize = recs.iter().map(|r| r.bytes().len() + 64).sum();
     // Sized up front (tags are added; SAM text is about twice the binary), in a recycled buffer.
-    out.data = crate::io::recycle::take(match opts.format {
+    out.data = crate::io::recycle::take(match opts.spec.format {
         OutputFormat::Bam | OutputFormat::Cram => bytes,
         OutputFormat::Sam | OutputFormat::SamGz => 2 * bytes,
     });
     out.ends.reserve(recs.len());
     fix_templates(recs, header, &opts.fix, |b, keep| {
         if keep {
-            out.push_record(b, header, opts.format);
+            out.push_record(b, header, opts.spec.format);
         }
     });
     out
@@ -108,9 +109,9 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
     profile::describe(RunInfo::streamed(
         opts.threads,
-        opts.level,
+        opts.spec.level,
         (&opts.input, &opts.output),
-        (reader.format_name(), opts.format.name()),
+        (reader.format_name(), opts.spec.format.name()),
     ));
     let sq_error = input_header.sq_error();
     if let Some(why) = sq_error.clone() {
@@ -132,8 +133,7 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         header.add_pg("samtools", &fields);
     }
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, &header, true)?;
     // Records after the last complete template, carried into the next step.
     let mut carry = Batch::default();
     // A template too long to carry, fixed through a temporary file ([`LongTemplate`]).

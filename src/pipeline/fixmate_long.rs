@@ -97,7 +97,7 @@ impl LongTemplate {
             input.read_exact(b).map_err(failed)?;
             self.fixer.finish_record(at, b);
             if is_kept(b, &opts.fix) {
-                out.push_record(b, header, opts.format);
+                out.push_record(b, header, opts.spec.format);
             }
             if out.data.len() >= IO_BYTES {
                 sink.write_owned(std::mem::replace(&mut out, buffer()))?;

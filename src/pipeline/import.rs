@@ -9,7 +9,7 @@
 use crate::error::Error;
 use crate::io::fastq::parse::{FastqReader, FastqReading};
 use crate::io::fastq::style::AuxChoice;
-use crate::io::format::OutputFormat;
+use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
 use crate::record::layout::{SEQ_CODES, flags};
 use crate::record::{Header, RecordRef, edit};
@@ -44,8 +44,8 @@ pub struct ImportOptions {
     pub files: [Option<String>; 6],
     /// `-` is stdout.
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     /// `-N`: the name is the header's second word.
     pub name2: bool,
     /// `-i`: CASAVA comments are read.
@@ -160,14 +160,8 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
         },
         None => None,
     };
-    let mut sink = RecordSink::create(
-        &options.output,
-        options.format,
-        options.level,
-        options.threads,
-        &header,
-        true,
-    )?;
+    let mut sink =
+        RecordSink::create(&options.output, &options.spec, options.threads, &header, true)?;
     let format = sink.format();
     let roles: Vec<FileRole> = readers.iter().map(|(r, _)| *r).collect();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Encoded>(4);

@@ -21,8 +21,8 @@ mod stream;
 pub use stream::{StreamMarker, Tally};
 
 use crate::error::Error;
-use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::ops::markdup::decide::{self, Outcome};
@@ -39,8 +39,8 @@ use std::io::Write;
 pub struct MarkdupOptions {
     pub input: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -137,9 +137,9 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     }
     profile::describe(RunInfo::streamed(
         opts.threads,
-        opts.level,
+        opts.spec.level,
         (&opts.input, &opts.output),
-        (reader.format_name(), opts.format.name()),
+        (reader.format_name(), opts.spec.format.name()),
     ));
     let create_final = || create_output(&opts, opts.index.as_ref(), &header);
     if opts.md.supp && header.has_very_large_references() {
@@ -180,8 +180,7 @@ pub(crate) fn create_output(
     index: Option<&(String, bool)>,
     header: &Header,
 ) -> Result<RecordSink, Error> {
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, header, true)?;
     if let Some((path, bai)) = index {
         sink.write_index(path, *bai, header)?;
     }

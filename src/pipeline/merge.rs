@@ -14,6 +14,7 @@ use crate::io::format::OutputFormat;
 use crate::io::index::{Region, parse_region_with};
 use crate::io::input::Input;
 use crate::io::open::{self, RecordReader};
+use crate::io::output_spec::OutputSpec;
 use crate::io::sam::format::format_record;
 use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::merge::header::{Combine, MergedHeader, program_link_warnings};
@@ -33,8 +34,8 @@ pub struct MergeOptions {
     /// `-X`.
     pub with_indexes: bool,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     /// `-u`.
     pub uncompressed: bool,
     /// `-@`: extra threads.
@@ -65,8 +66,7 @@ impl Default for MergeOptions {
             inputs: Vec::new(),
             with_indexes: false,
             output: String::new(),
-            format: OutputFormat::Bam,
-            level: -1,
+            spec: OutputSpec::default(),
             uncompressed: false,
             threads: 0,
             order: SortOrder::Coordinate,
@@ -455,7 +455,7 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
         if opts.output == "-" {
             return Err(Error::Failed);
         }
-        if opts.format == OutputFormat::Sam {
+        if opts.spec.format == OutputFormat::Sam {
             return Err(Error::Bare(format!(
                 "samtools auto_index: failed to open index \"{path}\" for writing: No such file or directory"
             )));
@@ -463,8 +463,7 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
     }
     // -u writes uncompressed BAM on the calling thread, as samtools sets no output threads.
     let threads = if opts.uncompressed { 1 } else { opts.threads + 1 };
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, threads, &header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, threads, &header, true)?;
     if let Some((path, bai)) = &opts.index {
         sink.write_index(path, *bai, &header)?;
     }

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::format::index_request;
 use crate::io::open::Opened;
+use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::split_names::{expand, format_of, input_base_name};
@@ -43,7 +44,9 @@ pub struct SplitOptions {
     pub verbose: bool,
     /// `--output-fmt`.
     pub explicit_format: Option<OutputFormat>,
-    pub level: i32,
+    /// Level, deflate engine and CRAM settings of every output (the format is each file's own:
+    /// `explicit_format`, else its name's).
+    pub spec: OutputSpec,
     pub threads: usize,
     pub write_index: bool,
     /// `@PG` fields (`None` with `--no-PG`).
@@ -81,8 +84,10 @@ impl Output {
             (name.to_vec(), String::new(), false)
         };
         let path = Path::new(OsStr::from_bytes(&path));
-        let mut sink =
-            RecordSink::create_at(path, format, opts.level, opts.threads, &header, true)?;
+        let mut sink = {
+            let spec = OutputSpec { format, ..opts.spec.clone() };
+            RecordSink::create_at(path, &spec, opts.threads, &header, true)?
+        };
         let name = String::from_utf8_lossy(name);
         if opts.write_index {
             sink.write_index(&index, bai, &header).map_err(|_| {
