@@ -3,13 +3,21 @@
 //! Data flows one way:
 //! `bytes → io::bgzf → io::{bam,sam} → record::RecordStore → ops → io::{bam,sam} → io::bgzf → bytes`.
 //!
+//! Layers, lowest first: `record` → `io` and `ops` (side by side) → `pipeline` → `cli`; each
+//! names only the layers below it (`tests/layering.rs` checks it).
+//!
 //! - [`record`]: what a record is (layout, accessors, header, arena store). No I/O.
-//! - [`io`]: bytes ⇄ records (BGZF, BAM, SAM, indexes, opening files atomically) and the side
-//!   files commands read (FASTA, `.fai`, BED, name and value lists).
-//! - [`ops`]: what the samtools commands mean, on records only.
+//! - [`io`]: bytes ⇄ records (BGZF, BAM, SAM, CRAM, indexes, reading inputs and writing outputs
+//!   atomically) and the side files commands read (FASTA, `.fai`, BED, name and value lists).
+//! - [`ops`]: what the samtools commands mean, on records only: no files, no threads, no `io`.
 //! - [`pipeline`]: wires io → ops → io and owns the threads.
 //! - [`cli`]: samtools-compatible argument parsing into option structs; one file per command; it
-//!   reads no files (`tests/layering.rs` checks the layers).
+//!   reads no files.
+//!
+//! Outside the layers, naming none of them but where `tests/layering.rs` says why:
+//! - [`alloc`], [`error`]: the allocator and the error type every layer uses.
+//! - [`profile`]: `--profile`'s phases and counters, fed by every layer; it writes its JSON
+//!   through `io::output::write_file`.
 //! - [`progress`]: the progress bar on an interactive terminal (fed by the readers).
 //! - [`simulate`]: a deterministic generator of realistic aligned SAM for tests and benchmarks; a
 //!   test tool outside the data flow, using no other module.

@@ -2,12 +2,19 @@
 //! names only the layers below it.
 //!
 //! - `record` (lowest) names none of `ops`, `io`, `pipeline`, `cli`;
-//! - `ops` (operations on records) names none of `io`, `pipeline`, `cli`;
-//! - `io` (bytes and files ⇄ records) names neither `pipeline` nor `cli`;
+//! - `ops` (operations on records) names none of `io`, `pipeline`, `cli`, and touches no file
+//!   (`std::fs`) and starts no thread (`thread`, `spawn`, `scope`), but for [`OPS_ALLOWED`];
+//! - `io` (bytes and files ⇄ records) names none of `ops`, `pipeline`, `cli`;
 //! - `pipeline` (wires io and ops per command) does not name `cli`, test modules included;
 //! - `cli` (arguments → option structs) reads no files and no record formats: from `io` it names
 //!   only the output-format choice, and it calls no file reader (`File::open`, `fs::read…`,
-//!   `read_to_string`, `BufReader`, `flate2`, …), but for the commented [`CLI_ALLOWED`] entries.
+//!   `read_to_string`, `BufReader`, `flate2`, …), but for the commented [`CLI_ALLOWED`] entries;
+//! - the modules outside the layers (`alloc`, `error`, `profile`, `progress`, `simulate`) name no
+//!   layer, but for the commented [`OUTSIDE_ALLOWED`] entries.
+//!
+//! And the ways around a path check are closed: `$crate::…` in a macro counts as `crate::…`; the
+//! crate root declares modules only (no `use`, so no re-export aliases a layer) and no macro is
+//! `#[macro_export]`ed to it; no `#[path]` attribute puts a file in another module than its place.
 //!
 //! The check reads the code only: comments (doc links included) and string literals are blanked
 //! first. Paths are followed from `crate::`, `super::` and `self::`, through `use` groups
@@ -34,12 +41,16 @@ const RULES: &[Rule] = &[
         forbidden: &["io", "pipeline", "cli"],
         text: "ops uses none of io, pipeline, cli",
     },
-    Rule { layer: "io", forbidden: &["pipeline", "cli"], text: "io uses neither pipeline nor cli" },
+    Rule {
+        layer: "io",
+        forbidden: &["ops", "pipeline", "cli"],
+        text: "io uses none of ops, pipeline, cli",
+    },
     Rule { layer: "pipeline", forbidden: &["cli"], text: "pipeline does not use cli" },
 ];
 
 const CLI_IO_RULE: &str =
-    "cli does no record I/O: from io it names only the output format and the deflate engine";
+    "cli does no record I/O: from io it names only the output format and spec";
 const CLI_READ_RULE: &str = "cli reads no files or formats";
 
 /// Exceptions to the cli rules: (file, path or identifier, why it is not record or format
@@ -48,23 +59,51 @@ const CLI_ALLOWED: &[(&str, &str, &str)] = &[
     // Which output format a command line asks for (`-O`, the output's extension): an option
     // value, not I/O.
     ("", "crate::io::format", "the output-format choice is an option value"),
-    // `deflate=isal|libdeflate` in the output format options picks the BGZF deflate engine.
-    ("src/cli/global.rs", "crate::io::bgzf::codec", "the deflate-engine choice is an option value"),
+    // `-O`, `--output-fmt-option`: the output spec (format, level, deflate engine, CRAM
+    // settings) is built from option values and handed down.
+    ("", "crate::io::output_spec", "the output spec is an option value"),
     // `-T`/`--reference`/`reference=` name the FASTA CRAM decoding takes its bases from.
     (
         "src/cli/global.rs",
         "crate::io::cram::choose_reference",
         "the reference choice is an option value",
     ),
-    // `version=`, `seqs_per_slice=` in the output format options set CRAM output's layout.
-    (
-        "src/cli/global.rs",
-        "crate::io::cram::writer::apply_output_option",
-        "the CRAM output options are option values",
-    ),
+    // `fastq`/`fasta`'s `-T`, `-i`, `--barcode-tag`, … and `import`'s `-T` choose how FASTQ entries
+    // are named and tagged: option values for the FASTQ writer and reader.
+    ("src/cli/bam2fq.rs", "crate::io::fastq::style", "the FASTQ style is an option value"),
+    ("src/cli/import.rs", "crate::io::fastq::style", "the FASTQ style is an option value"),
     // `mdsam man DIR` writes the man pages it generates from the usage texts; it reads nothing.
     ("src/cli/manpage.rs", "crate::io::output::write_file", "writes generated man pages"),
 ];
+
+/// The layers; every other module of `src/` is outside them.
+const LAYERS: &[&str] = &["record", "ops", "io", "pipeline", "cli"];
+
+const OUTSIDE_RULE: &str = "a module outside the layers names no layer";
+
+/// Exceptions to [`OUTSIDE_RULE`]: (file, path, why).
+const OUTSIDE_ALLOWED: &[(&str, &str, &str)] = &[
+    // `--profile FILE`: the JSON is written as every output file is (renamed into place); the
+    // profile is fed by every layer and so sits outside them, writing through io's one call.
+    ("src/profile.rs", "crate::io::output::write_file", "writes the profile's JSON atomically"),
+];
+
+const OPS_EFFECT_RULE: &str = "ops touches no file and starts no thread";
+
+/// Exceptions to [`OPS_EFFECT_RULE`]: (file, identifier, why).
+const OPS_ALLOWED: &[(&str, &str, &str)] = &[
+    // The filter expression parser recurses as deep as the text nests: it runs on one thread
+    // whose stack is sized for the text, joined at once. A stack, not parallelism.
+    ("src/ops/view/expr.rs", "thread", "the expression parser's sized stack"),
+    ("src/ops/view/expr.rs", "spawn", "the expression parser's sized stack"),
+];
+
+/// Identifiers that touch files or start threads in ops.
+const OPS_EFFECTS: &[&str] =
+    &["fs", "thread", "spawn", "scope", "spawn_fifo", "in_place_scope", "spawn_broadcast"];
+
+const ROOT_RULE: &str = "the crate root declares modules only: no re-export, no exported macro";
+const PATH_RULE: &str = "a module's file is where its name says: no #[path]";
 
 /// Identifiers that read a file or decode a file format wherever they appear.
 const READERS: &[&str] = &[
@@ -269,8 +308,9 @@ fn named_paths(file: &str, code: &str) -> Vec<Named> {
             }
             Token::Ident(root) if matches!(root.as_str(), "crate" | "super" | "self") => {
                 let after_sep = i > 0 && tokens[i - 1].0 == Token::PathSep;
+                // `$crate` in a macro is `crate` wherever the macro expands.
                 let after_dollar = i > 0 && tokens[i - 1].0 == Token::Punct('$');
-                if !after_sep && !after_dollar {
+                if !after_sep && (!after_dollar || root == "crate") {
                     let mut module = file_module.clone();
                     module.extend(braces.iter().flatten().cloned());
                     let (paths, end) = path_at(&tokens, i);
@@ -390,6 +430,22 @@ fn crossings(file: &str, source: &str) -> Vec<Crossing> {
     let mut found = Vec::new();
     let Some(layer) = layer_of(file) else { return found };
     let named = named_paths(file, &code);
+    found.extend(path_attributes(file, &code));
+    found.extend(root_exports(file, &code));
+    if !LAYERS.contains(&layer) && layer != "lib" {
+        for n in &named {
+            let absolute = format!("crate::{}", n.absolute.join("::"));
+            let allowed = OUTSIDE_ALLOWED.iter().any(|(f, path, _)| {
+                *f == file && (absolute == *path || absolute.starts_with(&format!("{path}::")))
+            });
+            if LAYERS.iter().any(|m| starts_with(&n.absolute, m)) && !allowed {
+                found.push(crossing(file, n.line, OUTSIDE_RULE, &n.written));
+            }
+        }
+    }
+    if layer == "ops" {
+        found.extend(ops_effects(file, &code));
+    }
     for rule in RULES.iter().filter(|r| r.layer == layer) {
         for n in &named {
             if rule.forbidden.iter().any(|m| starts_with(&n.absolute, m)) {
@@ -412,6 +468,52 @@ fn crossings(file: &str, source: &str) -> Vec<Crossing> {
 
 fn crossing(file: &str, line: usize, rule: &'static str, found: &str) -> Crossing {
     Crossing { file: file.to_string(), line, rule, found: found.to_string() }
+}
+
+/// The file and thread identifiers in ops code (blanked), less the allowed ones.
+fn ops_effects(file: &str, code: &str) -> Vec<Crossing> {
+    let mut found = Vec::new();
+    for (token, line) in tokens(code) {
+        let Token::Ident(name) = token else { continue };
+        let allowed = OPS_ALLOWED.iter().any(|(f, id, _)| *f == file && *id == name);
+        if OPS_EFFECTS.contains(&name.as_str()) && !allowed {
+            found.push(crossing(file, line, OPS_EFFECT_RULE, &name));
+        }
+    }
+    found
+}
+
+/// `#[path = …]` (or `#![path = …]`) anywhere: the module paths checked here follow the files.
+fn path_attributes(file: &str, code: &str) -> Vec<Crossing> {
+    let tokens = tokens(code);
+    let mut found = Vec::new();
+    for (i, (token, line)) in tokens.iter().enumerate() {
+        if *token != Token::Punct('#') {
+            continue;
+        }
+        let mut j = i + 1;
+        if tokens.get(j).map(|t| &t.0) == Some(&Token::Punct('!')) {
+            j += 1;
+        }
+        let opens = tokens.get(j).map(|t| &t.0) == Some(&Token::Punct('['));
+        if opens && ident(&tokens, j + 1) == Some("path") {
+            found.push(crossing(file, *line, PATH_RULE, "#[path]"));
+        }
+    }
+    found
+}
+
+/// A `use` in the crate root (a re-export could give any layer's module another name), or a
+/// `#[macro_export]` anywhere (it puts the macro at the root).
+fn root_exports(file: &str, code: &str) -> Vec<Crossing> {
+    let mut found = Vec::new();
+    for (token, line) in tokens(code) {
+        let Token::Ident(name) = token else { continue };
+        if (name == "use" && file == "src/lib.rs") || name == "macro_export" {
+            found.push(crossing(file, line, ROOT_RULE, &name));
+        }
+    }
+    found
 }
 
 /// The file-reading calls in cli code (blanked), less the allowed ones.
@@ -511,6 +613,93 @@ fn io_may_not_use_pipeline_or_cli() {
 }
 
 #[test]
+fn io_may_not_use_ops() {
+    let c = only_crossing("src/io/checksum_report.rs", "use crate::ops::checksum::Crcs;\n");
+    assert_eq!((c.line, c.rule), (1, RULES[2].text));
+    let escape = "use super::super::super::ops::bam2fq::style::AuxChoice;\n";
+    assert_eq!(only_crossing("src/io/fastq/format.rs", escape).rule, RULES[2].text);
+}
+
+#[test]
+fn modules_outside_the_layers_name_no_layer_but_the_allowed_paths() {
+    let write = "fn finish() {\n    crate::io::output::write_file(&p, b)\n}\n";
+    assert!(crossings("src/profile.rs", write).is_empty());
+    let c = only_crossing("src/progress.rs", write);
+    assert_eq!((c.line, c.rule), (2, OUTSIDE_RULE));
+    let open = "use crate::io::open::open_input;\n";
+    assert_eq!(only_crossing("src/profile.rs", open).rule, OUTSIDE_RULE);
+    let header = "use crate::record::Header;\n";
+    assert_eq!(only_crossing("src/simulate/reads.rs", header).rule, OUTSIDE_RULE);
+    assert!(crossings("src/profile.rs", "use crate::alloc::active;\n").is_empty());
+}
+
+#[test]
+fn dollar_crate_in_a_macro_counts_as_crate() {
+    let source = "macro_rules! m {\n    () => { $crate::io::bam::Writer::new() };\n}\n";
+    let c = only_crossing("src/ops/view/mod.rs", source);
+    assert_eq!(
+        (c.line, c.rule, c.found.as_str()),
+        (2, RULES[1].text, "crate::io::bam::Writer::new")
+    );
+    let inside = "macro_rules! m {\n    () => { $crate::record::Header::new() };\n}\n";
+    assert!(crossings("src/ops/view/mod.rs", inside).is_empty());
+}
+
+#[test]
+fn the_crate_root_declares_modules_only() {
+    let c = only_crossing("src/lib.rs", "pub mod io;\npub use crate::io as codecs;\n");
+    assert_eq!((c.line, c.rule), (2, ROOT_RULE));
+    let c = only_crossing("src/lib.rs", "pub mod io;\npub use io::bam;\n");
+    assert_eq!((c.line, c.rule), (2, ROOT_RULE));
+    assert!(
+        crossings("src/lib.rs", "pub mod io;\n#[allow(unsafe_code)]\npub mod alloc;\n").is_empty()
+    );
+    let exported = "#[macro_export]\nmacro_rules! m {\n    () => {};\n}\n";
+    assert_eq!(only_crossing("src/record/aux.rs", exported).rule, ROOT_RULE);
+}
+
+#[test]
+fn path_attributes_are_refused() {
+    let source = "#[path = \"../../io/bam.rs\"]\nmod bam;\n";
+    let c = only_crossing("src/ops/view/mod.rs", source);
+    assert_eq!((c.line, c.rule, c.found.as_str()), (1, PATH_RULE, "#[path]"));
+    assert_eq!(only_crossing("src/cli/view.rs", "#![path = \"x\"]\n").rule, PATH_RULE);
+    assert!(crossings("src/ops/view/mod.rs", "#[allow(dead_code)]\nmod bam;\n").is_empty());
+}
+
+#[test]
+fn ops_touches_no_file_and_starts_no_thread() {
+    let cases = [
+        ("let t = std::fs::read_to_string(p);", "fs"),
+        ("use std::{fs, io};", "fs"),
+        ("std::thread::spawn(move || work());", "thread"),
+        ("rayon::scope(|s| s.spawn(|_| work()));", "scope"),
+        ("let handle = builder.spawn(work);", "spawn"),
+    ];
+    for (line, first) in cases {
+        let found = crossings("src/ops/sort/keys.rs", &format!("fn f() {{\n    {line}\n}}\n"));
+        assert!(found.iter().all(|c| c.rule == OPS_EFFECT_RULE && c.line == 2), "{line}");
+        assert_eq!(found.first().map(|c| c.found.as_str()), Some(first), "{line}");
+    }
+    // The expression parser's sized stack is the one exception; `thread_local!` starts nothing.
+    let parser = "fn f() {\n    std::thread::Builder::new().spawn(parse)\n}\n";
+    assert!(crossings("src/ops/view/expr.rs", parser).is_empty());
+    assert_eq!(crossings("src/ops/view/filter.rs", parser).len(), 2);
+    let local = "thread_local! {\n    static X: u8 = 0;\n}\n";
+    assert!(crossings("src/ops/baq/probaln.rs", local).is_empty());
+}
+
+#[test]
+fn readme_states_the_layer_order_of_lib_rs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap();
+    // The order is written once, the same way, in both.
+    let order = "`record` → `io` and `ops` (side by side) → `pipeline` → `cli`";
+    assert!(read("src/lib.rs").contains(order), "src/lib.rs does not state {order}");
+    assert!(read("README.md").contains(order), "README.md does not state {order}");
+}
+
+#[test]
 fn pipeline_tests_may_not_use_cli_either() {
     let source = "\
 pub fn run() {}
@@ -566,7 +755,7 @@ fn messages_name_the_file_the_line_and_the_rule() {
     let c = only_crossing("src/io/output.rs", "\n\nuse crate::pipeline::tempfiles;\n");
     assert_eq!(
         c.to_string(),
-        "src/io/output.rs:3: `crate::pipeline::tempfiles` breaks the rule \"io uses neither pipeline nor cli\""
+        "src/io/output.rs:3: `crate::pipeline::tempfiles` breaks the rule \"io uses none of ops, pipeline, cli\""
     );
 }
 

@@ -122,6 +122,8 @@ mod c_numbers;
 /// Memory bounded on long fixmate templates and many-run sorts, and `index` from a pipe or FIFO.
 mod bounded_memory;
 
+/// One output spec: format options reach every output of a command (issue 41).
+mod output_spec;
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
 

@@ -129,8 +129,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgOptions, E
     Ok(AddReplaceRgOptions {
         input,
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         threads: common.threads.total(),
         rg_line,
         rg_id,

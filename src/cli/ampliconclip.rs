@@ -115,7 +115,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
     let (format, level) = chosen(out_mode);
     let rejects = rejects.map(|r| {
         let (f, l) = chosen(mode_after(&r, out_mode));
-        (r, f, l)
+        (r, out.spec(f, l))
     });
     let command_line =
         inv.pg_fields(&permuted(&OPTIONS, args)).pop().map(|(_, cl)| cl).unwrap_or_default();
@@ -123,8 +123,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
         input,
         bed,
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         rejects,
         stats,
         primer_counts,

@@ -87,8 +87,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
     Ok(CalmdOptions {
         input,
         reference,
-        format,
-        level,
+        spec: out.spec(format, level),
         threads: common.threads.total(),
         flags,
         baq: realign.then_some(baq),

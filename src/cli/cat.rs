@@ -40,6 +40,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CatOptions, Error> {
         output: "-".into(),
         pg: None,
         cram_only: CramOnly::default(),
+        format_options: Default::default(),
     };
     let mut no_pg = false;
     for o in opts {
@@ -54,7 +55,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CatOptions, Error> {
             "q" => parsed.cram_only.query_containers = true,
             "f" => parsed.cram_only.fast = true,
             // Only CRAM reads samtools' options; mdsam's deflate= applies to re-deflated blocks.
-            "output-fmt-option" => super::global::apply_fmt_option_deflate(&value),
+            "output-fmt-option" => parsed.format_options.apply(&value),
             _ => {}
         }
     }

@@ -12,6 +12,7 @@ use super::options::OptionTable;
 use super::{Invocation, global};
 use crate::error::Error;
 use crate::io::format::OutputFormat;
+use crate::io::output_spec::FormatOptions;
 use crate::pipeline::collate::CollateOptions;
 use crate::pipeline::memory_budget::{MemoryBudget, PER_THREAD_DEFAULT};
 use std::io::IsTerminal;
@@ -42,6 +43,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
     let mut store = 10000i64;
     let mut common = CommonOptions::default();
     let mut out_fmt: Option<OutputFormat> = None;
+    let mut fmt_options = FormatOptions::default();
     let mut memory: Option<u64> = None;
     let mut tmp_prefix: Option<String> = None;
     for o in &opts {
@@ -57,7 +59,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
             "o" => output = Some(v.to_string()),
             "f" => fast = true,
             "r" => store = i64::from(atoi(v)),
-            "output-fmt" => out_fmt = Some(global::parse_output_fmt(v)?.0),
+            "output-fmt" => out_fmt = Some(global::parse_output_fmt(v, &mut fmt_options)?.0),
             "T" => tmp_prefix = Some(v.to_string()),
             "max-memory" => {
                 memory = Some(super::sort::parse_memory(v));
@@ -66,7 +68,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
                 }
             }
             // collate's level is -l/-u only, and it writes no index; mdsam's deflate= applies.
-            "output-fmt-option" => global::apply_fmt_option_deflate(v),
+            "output-fmt-option" => fmt_options.apply(v),
             other => return Err(Error::Usage(format!("unhandled option {other}"))),
         }
     }
@@ -110,8 +112,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
     Ok(CollateOptions {
         input,
         output,
-        format,
-        level,
+        spec: fmt_options.spec(format, level),
         threads: common.threads.total(),
         bins: bins.max(1) as usize,
         fast: fast.then_some(store.max(2) as usize),

@@ -96,10 +96,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
     };
     Ok(DepadOptions {
         input,
-        format: output_format(output.as_deref(), out.explicit),
+        spec: out.spec(
+            output_format(output.as_deref(), out.explicit),
+            level.or(out.level).unwrap_or(-1),
+        ),
         output,
         reference,
-        level: level.or(out.level).unwrap_or(-1),
         write_index: common.write_index,
         pg: common.pg(inv, &permuted(&OPTIONS, args)),
     })

@@ -87,6 +87,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxOptions, Error> {
         format: if fastq { Format::Fastq } else { Format::Fasta },
         write_index: false,
         level: None,
+        format_options: Default::default(),
         threads: 1,
     };
     let invalid = |line: Option<String>, v: &str| {
@@ -139,7 +140,7 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxOptions, Error> {
                 if let Some(level) = global::parse_fmt_option_level(v) {
                     o.level = Some(level);
                 }
-                global::apply_fmt_option_deflate(v);
+                o.format_options.apply(v);
             }
             _ => {}
         }

@@ -66,8 +66,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
     Ok(FixmateOptions {
         input: positionals[0].clone(),
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         threads: common.threads.total(),
         // fixmate writes no index: samtools takes --write-index and ignores it.
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),

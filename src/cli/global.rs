@@ -3,7 +3,7 @@
 use super::c_number;
 use super::getopt::{LongOpt, REFUSED};
 use crate::error::Error;
-use crate::io::bgzf::codec::Engine;
+use crate::io::output_spec::FormatOptions;
 use crate::pipeline::threads::Threads;
 
 /// How a command takes one of samtools' global long options: one argument of
@@ -184,13 +184,17 @@ pub fn parse_input_fmt_option(v: &str) -> Result<Option<String>, Error> {
 }
 
 /// `-T FILE`, `--reference FILE`, `reference=FILE`: the FASTA a CRAM input's bases are decoded
-/// against (one command a process, as the deflate engine).
+/// against (a process global still: CRAM inputs are opened in many places; see issue 41).
 pub fn choose_reference(path: &str) {
     crate::io::cram::choose_reference(path);
 }
 
-/// `-O`/`--output-fmt FMT[,level=N,...]`: the format and any level it sets.
-pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Option<i32>), Error> {
+/// `-O`/`--output-fmt FMT[,level=N,...]`: the format and any level it sets; its other options
+/// go into `options`.
+pub fn parse_output_fmt(
+    v: &str,
+    options: &mut FormatOptions,
+) -> Result<(crate::io::format::OutputFormat, Option<i32>), Error> {
     use crate::io::format::OutputFormat;
     let (fmt, rest) = v.split_once(',').unwrap_or((v, ""));
     let format = match fmt.to_ascii_lowercase().as_str() {
@@ -205,7 +209,7 @@ pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Opt
         if let Some(l) = parse_fmt_option_level(opt) {
             level = Some(l);
         }
-        apply_fmt_option_deflate(opt);
+        options.apply(opt);
     }
     Ok((format, level))
 }
@@ -214,22 +218,6 @@ pub fn parse_output_fmt(v: &str) -> Result<(crate::io::format::OutputFormat, Opt
 pub fn parse_fmt_option_level(opt: &str) -> Option<i32> {
     // hts_opt_add: strtol(val, NULL, 0), kept as an int.
     opt.strip_prefix("level=").map(|l| c_number::strtol(l, 0).value as i32)
-}
-
-/// The engine an output format option `deflate=isal|libdeflate` names (an mdsam addition), if any.
-pub fn parse_fmt_option_deflate(opt: &str) -> Option<Engine> {
-    opt.strip_prefix("deflate=").and_then(Engine::parse)
-}
-
-/// `deflate=ENGINE` in `-O` or `--output-fmt-option`: selects the deflate engine of every BGZF
-/// writer in this process (one command a process; the level goes its own way through the
-/// commands' options). CRAM's options (`version=`, `seqs_per_slice=`, ...) are recorded for a
-/// CRAM output the same way. Other options are left alone.
-pub fn apply_fmt_option_deflate(opt: &str) {
-    if let Some(engine) = parse_fmt_option_deflate(opt) {
-        crate::io::bgzf::codec::choose_deflate(engine);
-    }
-    crate::io::cram::writer::apply_output_option(opt);
 }
 
 /// Removes mdsam's `--profile FILE` (or `--profile=FILE`) from a command's arguments, before

@@ -8,8 +8,8 @@ use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::fastq::style::{AuxChoice, parse_umi_tags};
 use crate::io::format::OutputFormat;
-use crate::ops::bam2fq::style::{AuxChoice, parse_umi_tags};
 use crate::pipeline::import::ImportOptions;
 
 pub const USAGE: &str = include_str!("usage/import.txt");
@@ -144,8 +144,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportOptions, Error> 
     Ok(ImportOptions {
         files,
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         name2,
         casava,
         umi_tag: umi_tag_id,

@@ -11,9 +11,9 @@ use crate::ops::markdup::optical::{CoordRegex, coords_order};
 use crate::ops::markdup::{Barcode, MarkdupOptions as Md};
 // samtools compiles both regex options with regcomp(REG_EXTENDED): POSIX ERE, so `\d` is `d`.
 use super::c_number::atoi;
+use crate::io::format::index_request;
 use crate::ops::posix_regex::compile_ere;
 use crate::pipeline::markdup::MarkdupOptions;
-use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/markdup.txt");
 
@@ -170,8 +170,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
     Ok(MarkdupOptions {
         input: positionals[0].clone(),
         output,
-        format,
-        level,
+        spec: out.spec(format, level),
         threads: common.threads.total(),
         pg: (!common.no_pg).then_some(pg_fields),
         command,

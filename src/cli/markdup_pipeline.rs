@@ -14,10 +14,10 @@ use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::index_request;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::pipeline::markdup_pipeline::PipelineOptions;
 use crate::pipeline::memory_budget::MemoryBudget;
-use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/markdup-pipeline.txt");
 
@@ -131,18 +131,18 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
         (output, None)
     };
     markdup.input = input.clone();
-    markdup.format = out.format(&output);
-    markdup.output = output.clone();
-    markdup.level = match out.level {
+    let level = match out.level {
         _ if uncompressed => 0,
         Some(l) => l,
         None => -1,
     };
+    markdup.spec = out.spec(out.format(&output), level);
+    markdup.output = output.clone();
     markdup.threads = common.threads.total();
     markdup.command = whole.clone();
     markdup.pg = None;
     let index = match index {
-        Some(_) if !markdup.format.takes_bam_records() => {
+        Some(_) if !markdup.spec.format.takes_bam_records() => {
             eprintln!("[markdup-pipeline] Ignoring --write-index: indexes are built for BAM only");
             None
         }

@@ -10,9 +10,9 @@ use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::index_request;
 use crate::ops::sort::{NameOrder, SortOrder};
 use crate::pipeline::merge::MergeOptions;
-use crate::pipeline::sink::index_request;
 
 pub const USAGE: &str = include_str!("usage/merge.txt");
 
@@ -119,8 +119,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MergeOptions, Error> {
     } else {
         (output, None)
     };
-    parsed.format = out.format(&output);
-    parsed.level = out.level.map_or(-1, |l| l.clamp(-1, 9));
+    parsed.spec = out.spec(out.format(&output), out.level.map_or(-1, |l| l.clamp(-1, 9)));
     parsed.output = output;
     parsed.index = index;
     parsed.threads = common.threads;
@@ -154,7 +153,7 @@ mod tests {
         let o = parse_args("a.bam -o out.sam b.bam").unwrap();
         assert_eq!(o.output, "out.sam");
         assert_eq!(o.inputs, ["a.bam", "b.bam"]);
-        assert_eq!(o.format, crate::io::format::OutputFormat::Sam);
+        assert_eq!(o.spec.format, crate::io::format::OutputFormat::Sam);
     }
 
     #[test]
@@ -177,6 +176,6 @@ mod tests {
         assert!(matches!(parse_args("-X -b l o a"), Err(Error::Bare(_))));
         assert!(matches!(parse_args("-n"), Err(Error::ShowUsage(Some(_)))));
         assert_eq!(parse_args("-s -5 o a").unwrap().seed, Some(-5));
-        assert_eq!(parse_args("-u o a").unwrap().level, 0);
+        assert_eq!(parse_args("-u o a").unwrap().spec.level, 0);
     }
 }

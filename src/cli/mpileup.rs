@@ -1,8 +1,6 @@
 //! `mpileup`'s command line → [`MpileupOptions`] (samtools 1.24 `bam_mpileup` in
 //! `bam_plcmd.c`); the work is [`crate::pipeline::mpileup`].
 
-use std::collections::HashSet;
-
 use super::Invocation;
 use super::c_number::atoi;
 use super::flags::parse_flags;
@@ -115,52 +113,6 @@ fn add_extras(list: &str, extras: &mut Vec<Extra>, tags: &mut Vec<[u8; 2]>) {
     }
 }
 
-/// `-G`: the read group names in `path`, whitespace separated.
-fn read_groups(path: &str) -> Result<HashSet<Vec<u8>>, Error> {
-    let text = std::fs::read(path).map_err(|_| {
-        Error::Bare(format!("[bam_mpileup] Fail to open file {path}. Continue anyway."))
-    })?;
-    Ok(text
-        .split(|c| c.is_ascii_whitespace())
-        .filter(|w| !w.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect())
-}
-
-/// `is_url`: a scheme of letters, digits, `+`, `.` or `-` before a `:`.
-fn is_url(s: &str) -> bool {
-    let scheme = s.bytes().take_while(|c| c.is_ascii_alphanumeric() || b"+.-".contains(c)).count();
-    s.as_bytes().get(scheme) == Some(&b':')
-}
-
-/// `-b`: mpileup's own `read_file_list`: one input a line (trailing spaces dropped), each an
-/// existing file or a URL.
-fn read_file_list(list: &str) -> Result<Vec<String>, Error> {
-    let text = std::fs::read(list)
-        .map_err(|e| Error::Bare(format!("{list}: {}", crate::error::c_message(&e))))?;
-    let mut files = Vec::new();
-    for line in text.split(|&c| c == b'\n') {
-        let end = line.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(0, |i| i + 1);
-        if end == 0 {
-            continue;
-        }
-        let name = String::from_utf8_lossy(&line[..end]).into_owned();
-        if !(is_url(&name) || std::fs::metadata(&name).is_ok()) {
-            let printable = line[..end].iter().all(|c| (0x20..0x7f).contains(c));
-            return Err(Error::Bare(if printable {
-                format!("The file list \"{list}\" appears broken, could not locate: {name}")
-            } else {
-                format!("Does the file \"{list}\" really contain a list of files and do all exist?")
-            }));
-        }
-        files.push(name);
-    }
-    if files.is_empty() {
-        return Err(Error::Bare(format!("No files read from {list}")));
-    }
-    Ok(files)
-}
-
 pub fn run(_inv: &Invocation, args: &[String]) -> Result<(), Error> {
     let o = parse(args)?;
     crate::pipeline::mpileup::run(&o)
@@ -188,6 +140,8 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
         region: None,
         positions: None,
         exclude_rg: None,
+        exclude_rg_file: None,
+        input_list: None,
         all: 0,
         min_mapq: 0,
         cap_q: 0,
@@ -246,7 +200,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
             "Q" => format.min_base_quality = atoi(v),
             "b" => file_list = Some(v.to_string()),
             "A" => o.count_orphans = true,
-            "G" => o.exclude_rg = Some(read_groups(v)?),
+            "G" => o.exclude_rg_file = Some(v.to_string()),
             "a" => o.all = o.all.saturating_add(1),
             "reference" => global_ref = Some(v.to_string()),
             "verbosity" => global::check_verbosity(v)?,
@@ -272,7 +226,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
         if with_indexes {
             return Err(Error::Bare("Error: The -b option cannot be combined with -X".into()));
         }
-        o.inputs = read_file_list(&list)?;
+        o.input_list = Some(list);
     } else if with_indexes {
         if positionals.len() % 2 != 0 {
             return Err(Error::Bare(
@@ -285,7 +239,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
     } else {
         o.inputs = positionals;
     }
-    if o.inputs.is_empty() {
+    if o.inputs.is_empty() && o.input_list.is_none() {
         return Err(Error::Bare("[mpileup] no input file/data given".into()));
     }
     Ok(o)

@@ -116,8 +116,7 @@ pub fn parse(
     Ok(ResetOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
-        format,
-        level: out.level.unwrap_or(-1),
+        spec: out.spec(format, out.level.unwrap_or(-1)),
         threads: common.threads.total(),
         tags: tags.complete(!no_rg),
         keep_read_groups: !no_rg,

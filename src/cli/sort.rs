@@ -10,10 +10,10 @@ use super::global::Globals;
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
+use crate::io::format::index_request;
 use crate::ops::sort::minhash::Minimiser;
 use crate::ops::sort::{NameOrder, SortOrder};
 use crate::pipeline::memory_budget::{MemoryBudget, PER_THREAD_DEFAULT};
-use crate::pipeline::sink::index_request;
 use crate::pipeline::sort::SortOptions;
 
 pub const USAGE: &str = include_str!("usage/sort.txt");
@@ -167,9 +167,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
     Ok(SortOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
-        format,
-        level: out.level.map_or(-1, |l| l.min(9)),
+        spec: out.spec(format, out.level.map_or(-1, |l| l.min(9))),
         threads: common.threads.total(),
+        // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
         memory: MemoryBudget::per_sorting_thread(total_mem, max_mem, common.threads).limit(),
         tmp_prefix,
         minimiser_ref: minimiser_ref.map(|r| (r, window)),

@@ -108,7 +108,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SplitOptions, Error> {
     o.format_string = format_string.unwrap_or_else(|| default_format.to_string());
     o.input = positionals[0].clone();
     o.explicit_format = out.explicit;
-    o.level = out.level.unwrap_or(-1);
+    o.spec = out.spec(o.spec.format, out.level.unwrap_or(-1));
     o.threads = common.threads.total();
     o.write_index = common.write_index;
     o.pg = common.pg(inv, &permuted(&OPTIONS, args));

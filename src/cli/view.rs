@@ -449,7 +449,7 @@ impl ViewArgs {
         let index_path = if self.customized_index { positionals.next() } else { None };
         let regions: Vec<String> = positionals.collect();
         let index = if self.common.write_index {
-            let (out, idx, bai) = crate::pipeline::sink::index_request(&self.output);
+            let (out, idx, bai) = crate::io::format::index_request(&self.output);
             if out == "-" {
                 return Err(Error::Message("failed to create \"-\": Invalid argument".into()));
             }
@@ -470,8 +470,7 @@ impl ViewArgs {
             input,
             regions,
             output: self.output,
-            format,
-            level: self.out_fmt.level.unwrap_or(-1),
+            spec: self.out_fmt.spec(format, self.out_fmt.level.unwrap_or(-1)),
             header: self.header,
             count: self.count,
             unselected: self.unselected,

@@ -4,8 +4,6 @@
 
 use std::collections::HashMap;
 
-use crate::ops::stats::ReferenceSource;
-
 /// One `.fai` line: where a sequence's bases lie in the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
@@ -112,8 +110,10 @@ impl IndexedFasta {
     }
 }
 
-impl ReferenceSource for IndexedFasta {
-    fn fetch(&self, name: &[u8], beg: i64, end: i64) -> Option<Vec<u8>> {
+impl IndexedFasta {
+    /// The bases `beg..=end` (0-based) of sequence `name`, clamped to the sequence as htslib
+    /// clamps them (`faidx_fetch_seq64`); `None`, with htslib's message, when there is none.
+    pub fn fetch(&self, name: &[u8], beg: i64, end: i64) -> Option<Vec<u8>> {
         let Some(e) = self.entries.get(name) else {
             eprintln!(
                 "[E::faidx_adjust_position] The sequence \"{}\" was not found",

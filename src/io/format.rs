@@ -43,3 +43,15 @@ impl OutputFormat {
         }
     }
 }
+
+/// The `--write-index` request for output `out` as htslib reads it: `out##idx##name` names the
+/// index (a `.bai` name selects BAI), otherwise `<out>.csi`. Returns (output path, index path,
+/// BAI?).
+pub fn index_request(out: &str) -> (String, String, bool) {
+    match out.split_once("##idx##") {
+        Some((file, idx)) => {
+            (file.to_string(), idx.to_string(), idx.to_ascii_lowercase().ends_with(".bai"))
+        }
+        None => (out.to_string(), format!("{out}.csi"), false),
+    }
+}

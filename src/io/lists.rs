@@ -41,6 +41,52 @@ fn split_words(text: &[u8], is_separator: impl Fn(u8) -> bool) -> Vec<Vec<u8>> {
     text.split(|&b| is_separator(b)).filter(|t| !t.is_empty()).map(<[u8]>::to_vec).collect()
 }
 
+/// mpileup's `-G`: the read group names in `path`, whitespace separated.
+pub fn read_mpileup_read_groups(path: &str) -> Result<std::collections::HashSet<Vec<u8>>, Error> {
+    let text = std::fs::read(path).map_err(|_| {
+        Error::Bare(format!("[bam_mpileup] Fail to open file {path}. Continue anyway."))
+    })?;
+    Ok(text
+        .split(|c| c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect())
+}
+
+/// `is_url`: a scheme of letters, digits, `+`, `.` or `-` before a `:`.
+fn is_url(s: &str) -> bool {
+    let scheme = s.bytes().take_while(|c| c.is_ascii_alphanumeric() || b"+.-".contains(c)).count();
+    s.as_bytes().get(scheme) == Some(&b':')
+}
+
+/// mpileup's `-b`: its own `read_file_list`: one input a line (trailing spaces dropped), each an
+/// existing file or a URL.
+pub fn read_mpileup_file_list(list: &str) -> Result<Vec<String>, Error> {
+    let text = std::fs::read(list)
+        .map_err(|e| Error::Bare(format!("{list}: {}", crate::error::c_message(&e))))?;
+    let mut files = Vec::new();
+    for line in text.split(|&c| c == b'\n') {
+        let end = line.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(0, |i| i + 1);
+        if end == 0 {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&line[..end]).into_owned();
+        if !(is_url(&name) || std::fs::metadata(&name).is_ok()) {
+            let printable = line[..end].iter().all(|c| (0x20..0x7f).contains(c));
+            return Err(Error::Bare(if printable {
+                format!("The file list \"{list}\" appears broken, could not locate: {name}")
+            } else {
+                format!("Does the file \"{list}\" really contain a list of files and do all exist?")
+            }));
+        }
+        files.push(name);
+    }
+    if files.is_empty() {
+        return Err(Error::Bare(format!("No files read from {list}")));
+    }
+    Ok(files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,13 +6,14 @@
 //! `@RG`'s ID is used; `-R` and that default leave the header's `@RG` lines as they are.
 
 use crate::error::Error;
-use crate::io::format::OutputFormat;
+use crate::io::format::index_request;
 use crate::io::open::Opened;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::RecordSink;
 use crate::ops::read_group::{ReadGroupMode, set_read_group};
 use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::input_filter::InputFilter;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
-use crate::pipeline::sink::{RecordSink, index_request};
 use crate::record::Header;
 use crate::record::header::line_field;
 use crate::record::header_checks::added_line_error;
@@ -21,8 +22,8 @@ pub struct AddReplaceRgOptions {
     pub input: String,
     /// `None`: stdout.
     pub output: Option<String>,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     /// `-r`, unescaped, with its ID.
     pub rg_line: Option<Vec<u8>>,
@@ -104,14 +105,7 @@ pub fn run(opts: AddReplaceRgOptions) -> Result<(), Error> {
         let id = prepare_header(&mut out_header, &opts)?;
         let output = opts.output.as_deref().unwrap_or("-");
         let (out_path, index_path, bai) = index_request(output);
-        let mut sink = RecordSink::create(
-            &out_path,
-            opts.format,
-            opts.level,
-            opts.threads,
-            &out_header,
-            true,
-        )?;
+        let mut sink = RecordSink::create(&out_path, &opts.spec, opts.threads, &out_header, true)?;
         if opts.write_index {
             sink.write_index(&index_path, bai, &out_header)?;
         }

@@ -7,28 +7,25 @@
 //! `SO:unknown` (clipping moves reads); the summary goes to `-f` or stderr, the per-primer counts
 //! to `--primer-counts`. Difference: outputs appear only when the command succeeds.
 
-use std::io::Write;
-
-use rayon::prelude::*;
-
 use crate::error::Error;
-use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::ampliconclip::{ClipCounts, ClipOptions, clip_record};
 use crate::pipeline::amplicon_bed::{self, BedReference};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::fixmate::encode;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::{Header, RecordRef};
+use rayon::prelude::*;
+use std::io::Write;
 
 pub struct AmpliconclipOptions {
     pub input: String,
     pub bed: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
-    /// `--rejects-file`, its format and level.
-    pub rejects: Option<(String, OutputFormat, i32)>,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
+    /// `--rejects-file` and its output spec.
+    pub rejects: Option<(String, OutputSpec)>,
     /// `-f`.
     pub stats: Option<String>,
     pub primer_counts: Option<String>,
@@ -82,7 +79,7 @@ fn clip_chunk(
 ) -> ChunkResult {
     let bytes: usize = recs.iter().map(|r| r.bytes().len()).sum();
     let mut out = ChunkResult {
-        kept: Encoded::sized_for(bytes, recs.len(), opts.format),
+        kept: Encoded::sized_for(bytes, recs.len(), opts.spec.format),
         rejected: Encoded::default(),
         counts: ClipCounts::default(),
         hits: vec![0; primers.total],
@@ -101,11 +98,11 @@ fn clip_chunk(
         let c = clip_record(r.bytes(), sites, &opts.clip, &mut out.counts, hits);
         if !c.filtered {
             out.counts.written += 1;
-            encode(&mut out.kept, &c.record, header, opts.format);
+            out.kept.push_record(&c.record, header, opts.spec.format);
         } else {
             out.counts.filtered += 1;
-            if let Some((_, format, _)) = &opts.rejects {
-                encode(&mut out.rejected, &c.record, header, *format);
+            if let Some((_, spec)) = &opts.rejects {
+                out.rejected.push_record(&c.record, header, spec.format);
             }
         }
     }
@@ -197,19 +194,16 @@ pub fn run(opts: &AmpliconclipOptions, pool: &rayon::ThreadPool) -> Result<(), E
         (Ok(o), Ok(b)) => (o, b),
     };
     let mut header = input_header;
-    if crate::pipeline::fixmate::sort_order(&header).as_deref() == Some(b"coordinate") {
+    if header.sort_order() == Some(b"coordinate") {
         header.update_hd(&[("SO", "unknown")], &[]);
     }
     if let Some(pg) = &opts.pg {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         header.add_pg("samtools", &fields);
     }
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, &header, true)?;
     let mut rejects = match &opts.rejects {
-        Some((p, format, level)) => {
-            Some(RecordSink::create(p, *format, *level, opts.threads, &header, true)?)
-        }
+        Some((p, spec)) => Some(RecordSink::create(p, spec, opts.threads, &header, true)?),
         None => None,
     };
     let primers = Primers::new(bed, &header);

@@ -16,10 +16,10 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::fastq::format::format_entry;
+use crate::io::fastq::style::FastqStyle;
 use crate::io::input::Input;
 use crate::io::open;
 use crate::ops::bam2fq::pairing::{Emit, Pairing, PairingOptions};
-use crate::ops::bam2fq::style::FastqStyle;
 use crate::ops::bam2fq::{Changes, Selection, prepare};
 use crate::pipeline::bam2fq_outputs::{OutputNames, Outputs};
 use crate::pipeline::prefetch;

@@ -11,21 +11,21 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, c_message};
 use crate::io::fasta_index::{self, Format, load};
-use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::RecordSink;
 use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::calmd::{CalmdFlags, Filled, fill_md};
 use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
-use crate::pipeline::sink::RecordSink;
 use crate::record::Header;
 use crate::record::layout;
 
 pub struct CalmdOptions {
     pub input: String,
     pub reference: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     pub flags: CalmdFlags,
     /// `-r`: BAQ with these flags (`-A`, `-E`).
@@ -91,8 +91,7 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         out_header.add_pg("samtools", &fields);
     }
-    let mut sink =
-        RecordSink::create("-", opts.format, opts.level, opts.threads, &out_header, true)?;
+    let mut sink = RecordSink::create("-", &opts.spec, opts.threads, &out_header, true)?;
     let loaded = load::load(&opts.reference, None, None, Format::Fasta).map_err(|lines| {
         let reason = std::fs::metadata(&opts.reference)
             .err()

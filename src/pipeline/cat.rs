@@ -10,9 +10,11 @@ use std::io::Write;
 use crate::error::{Error, c_message};
 use crate::io::bam::raw::{CopyError, Ending, RawBam};
 use crate::io::bgzf::block::{BLOCK_DATA_MAX, Deflater, EOF_BLOCK};
+use crate::io::bgzf::codec::Engine;
 use crate::io::input::Input;
 use crate::io::open::{self, Sniffed};
 use crate::io::output::{self, OutputFile};
+use crate::io::output_spec::FormatOptions;
 use crate::record::Header;
 
 /// A file named by an option, read in option order.
@@ -41,6 +43,9 @@ pub struct CatOptions {
     /// `@PG` fields, or `None` for `--no-PG`.
     pub pg: Option<Vec<(String, String)>>,
     pub cram_only: CramOnly,
+    /// `--output-fmt-option`: samtools' only matter to CRAM; mdsam's `deflate=` picks the
+    /// engine of the blocks cat deflates again (the header, the inputs' leftovers).
+    pub format_options: FormatOptions,
 }
 
 /// htslib's words when it cannot open a file, and then samtools'.
@@ -166,11 +171,11 @@ fn concatenate(
     header: &Header,
     inputs: &mut [RawBam],
     names: &[String],
-    output: &str,
+    (output, engine): (&str, Engine),
 ) -> Result<(), Error> {
     let write_failed = || Error::Bare(format!("[bam_cat] Error writing to '{output}'."));
     // bgzf_open(…, "w"): the default level.
-    let mut deflater = Deflater::new(-1);
+    let mut deflater = Deflater::with_engine(-1, engine);
     write_recompressed(out, &header.encode_bam(), &mut deflater).map_err(|_| write_failed())?;
     let mut last_tail = None;
     for (raw, name) in inputs.iter_mut().zip(names) {
@@ -218,7 +223,8 @@ pub fn run(opts: CatOptions) -> Result<(), Error> {
         header.rebuild_text();
         header.add_pg("samtools", &fields);
     }
-    concatenate(&mut out, &header, &mut opened, &inputs, &opts.output)?;
+    let to = (opts.output.as_str(), opts.format_options.deflate_engine());
+    concatenate(&mut out, &header, &mut opened, &inputs, to)?;
     out.flush().map_err(|e| match e.kind() {
         std::io::ErrorKind::BrokenPipe => Error::BrokenPipe,
         _ => Error::Bare(format!("[bam_cat] Error on closing '{}'.", opts.output)),

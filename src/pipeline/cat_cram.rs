@@ -11,10 +11,11 @@ use crate::io::cram::index::{CraiEntry, containers_for};
 use crate::io::format::OutputFormat;
 use crate::io::index::region::{Region, parse_region};
 use crate::io::open::{self, Opened, RecordReader};
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::RecordSink;
 use crate::pipeline::cat::CramOnly;
 use crate::pipeline::cram_region::load_crai;
 use crate::pipeline::region::overlaps;
-use crate::pipeline::sink::RecordSink;
 use crate::record::{Batch, Header};
 
 /// Whether the file at `path` is a CRAM (its first bytes), for choosing `cat`'s way.
@@ -67,10 +68,11 @@ pub fn run(
         header.rebuild_text();
         header.add_pg("samtools", &fields);
     }
-    if let Some((major, minor)) = version {
-        crate::io::cram::writer::apply_output_option(&format!("version={major}.{minor}"));
+    let mut spec = OutputSpec::new(OutputFormat::Cram, 1);
+    if let Some(version) = version {
+        spec.cram.version = version;
     }
-    let mut sink = RecordSink::create(output, OutputFormat::Cram, 1, 1, &header, true)?;
+    let mut sink = RecordSink::create(output, &spec, 1, &header, true)?;
     for (input, path) in opened.iter_mut().zip(inputs) {
         if !copy_input(input, path, select, &mut sink)? {
             break;

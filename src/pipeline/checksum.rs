@@ -6,11 +6,12 @@
 use std::io::Write;
 
 use crate::error::{Error, c_message};
-use crate::io::checksum_report;
 use crate::io::input::Input;
 use crate::io::open;
 use crate::ops::checksum::report::{self, Layout};
-use crate::ops::checksum::{Groups, RecordHasher, Settings, TagSelection, crcs::Scratch};
+use crate::ops::checksum::{
+    Groups, RecordHasher, Settings, TagSelection, crcs::Scratch, read_back,
+};
 use crate::ops::fixmate::sanitize;
 use crate::record::view::RecordRef;
 
@@ -118,7 +119,9 @@ fn merge_reports(opts: &ChecksumOptions) -> Result<String, String> {
             let why = if why.is_empty() { why } else { why + "\n" };
             format!("{why}Failed to parse checksum file '{path}'")
         };
-        let parsed = checksum_report::read(path).map_err(failed)?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| failed(format!("{path}: {}", crate::error::c_message(&e))))?;
+        let parsed = read_back::parse(&String::from_utf8_lossy(&bytes)).map_err(failed)?;
         if let Some(t) = &parsed.tags {
             match &tags {
                 Some(known) if known != t => {

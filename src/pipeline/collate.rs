@@ -14,12 +14,12 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::direct_read::{WholeFile, read_whole};
 use crate::io::direct_write::DirectWriter;
-use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::RecordSink;
 use crate::io::temp_names::TempNamer;
 use crate::io::tempfiles::TempFile;
 use crate::ops::collate::{self, Item};
-use crate::pipeline::sink::RecordSink;
 use crate::pipeline::sort::write_in_order;
 use crate::pipeline::sort::{batch_cost, data_budget, piece_bytes};
 use crate::profile::{self, Counter, Phase, RunInfo};
@@ -30,8 +30,8 @@ use std::io::Write;
 pub struct CollateOptions {
     pub input: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     /// `-n`: number of hash bins (samtools' temporary files).
     pub bins: usize,
@@ -182,9 +182,9 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
     profile::describe(
         RunInfo::staged(
             opts.threads,
-            opts.level,
+            opts.spec.level,
             (&opts.input, &opts.output),
-            (reader.format_name(), opts.format.name()),
+            (reader.format_name(), opts.spec.format.name()),
         )
         .budgeted(Some(opts.memory)),
     );
@@ -201,8 +201,7 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
         header.add_pg("samtools", &fields);
     }
     // samtools opens the output and writes the header before reading records.
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, &header, true)?;
     let mut store = RecordStore::default();
     let limit = data_budget(opts.memory, opts.threads);
     let mut namer = TempNamer::for_collate(opts.tmp_prefix.as_deref(), &opts.output);

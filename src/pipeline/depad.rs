@@ -10,12 +10,12 @@
 
 use crate::error::Error;
 use crate::io::faidx::IndexedFasta;
-use crate::io::format::OutputFormat;
+use crate::io::format::index_request;
 use crate::io::open::Opened;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::depad::{UnpadError, position_map, unpad_seq, unpadded_cigar};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::fixmate::encode;
-use crate::pipeline::sink::{Encoded, RecordSink, index_request};
 use crate::record::header::{Reference, line_field};
 use crate::record::layout::{self, SEQ_CODES, SEQ_NT16, flags};
 use crate::record::{Header, RecordRef, edit};
@@ -26,8 +26,8 @@ pub struct DepadOptions {
     pub output: Option<String>,
     /// `-T`: the padded reference FASTA.
     pub reference: Option<String>,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub write_index: bool,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -336,7 +336,7 @@ pub fn run(opts: &DepadOptions) -> Result<(), Error> {
     }
     let output = opts.output.as_deref().unwrap_or("-");
     let (file, index, bai) = index_request(output);
-    let mut sink = RecordSink::create(&file, opts.format, opts.level, 1, &out_header, true)?;
+    let mut sink = RecordSink::create(&file, &opts.spec, 1, &out_header, true)?;
     if opts.write_index {
         // htslib's auto_index indexes no stdout and no SAM: samtools stops after the header.
         let refused = if output == "-" {
@@ -380,7 +380,7 @@ pub fn run(opts: &DepadOptions) -> Result<(), Error> {
                     failure = Some(e);
                     break 'batch;
                 }
-                encode(&mut encoded, &record, &out_header, opts.format);
+                encoded.push_record(&record, &out_header, opts.spec.format);
             }
         }
         sink.write_owned(encoded)?;

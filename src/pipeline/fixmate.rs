@@ -11,19 +11,18 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
-use crate::io::sam::format::format_record;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::fixmate::{FixmateOptions as Fix, fix_template, is_kept, sanitize};
 use crate::pipeline::fixmate_long::{HELD_TEMPLATE_BYTES, LongTemplate};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
-use crate::record::header::line_field;
 use crate::record::{Batch, Header, RecordRef};
 
 pub struct FixmateOptions {
     pub input: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -33,39 +32,19 @@ pub struct FixmateOptions {
 /// Records per parallel task (rounded up to a template boundary).
 const CHUNK: usize = 4096;
 
-/// The `SO` value of the `@HD` line.
-pub fn sort_order(header: &Header) -> Option<Vec<u8>> {
-    header
-        .lines()
-        .find(|l| l.starts_with(b"@HD\t"))
-        .and_then(|l| line_field(l, b"SO"))
-        .map(<[u8]>::to_vec)
-}
-
-pub fn encode(out: &mut Encoded, bytes: &[u8], header: &Header, format: OutputFormat) {
-    if format.takes_bam_records() {
-        let at = out.begin_record();
-        out.data.extend_from_slice(bytes);
-        out.end_record(at);
-    } else {
-        format_record(&mut out.data, &RecordRef::new(bytes), header);
-        out.end_unit();
-    }
-}
-
 /// Fixes the whole templates in `recs` and encodes what is kept.
 fn fix_chunk(recs: &[RecordRef<'_>], header: &Header, opts: &FixmateOptions) -> Encoded {
     let mut out = Encoded::default();
     let bytes: usize = recs.iter().map(|r| r.bytes().len() + 64).sum();
     // Sized up front (tags are added; SAM text is about twice the binary), in a recycled buffer.
-    out.data = crate::io::recycle::take(match opts.format {
+    out.data = crate::io::recycle::take(match opts.spec.format {
         OutputFormat::Bam | OutputFormat::Cram => bytes,
         OutputFormat::Sam | OutputFormat::SamGz => 2 * bytes,
     });
     out.ends.reserve(recs.len());
     fix_templates(recs, header, &opts.fix, |b, keep| {
         if keep {
-            encode(&mut out, b, header, opts.format);
+            out.push_record(b, header, opts.spec.format);
         }
     });
     out
@@ -130,9 +109,9 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
     let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
     profile::describe(RunInfo::streamed(
         opts.threads,
-        opts.level,
+        opts.spec.level,
         (&opts.input, &opts.output),
-        (reader.format_name(), opts.format.name()),
+        (reader.format_name(), opts.spec.format.name()),
     ));
     let sq_error = input_header.sq_error();
     if let Some(why) = sq_error.clone() {
@@ -143,7 +122,7 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
             return Err(Error::Bare(why));
         }
     }
-    if sq_error.is_none() && sort_order(&input_header).as_deref() == Some(b"coordinate") {
+    if sq_error.is_none() && input_header.sort_order() == Some(b"coordinate") {
         return Err(Error::Bare(
             "[bam_mating_core] ERROR: Coordinate sorted, require grouped/sorted by queryname."
                 .into(),
@@ -154,8 +133,7 @@ pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         header.add_pg("samtools", &fields);
     }
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, &header, true)?;
     // Records after the last complete template, carried into the next step.
     let mut carry = Batch::default();
     // A template too long to carry, fixed through a temporary file ([`LongTemplate`]).

@@ -3,17 +3,16 @@
 //! read back in order, given their final fixes and written. Memory stays at a few buffers
 //! whatever the template's length; the output is the in-memory path's.
 
-use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
-
 use crate::error::Error;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::io::tempfiles::TempFile;
 use crate::ops::fixmate::streamed::StreamedTemplate;
 use crate::ops::fixmate::{is_kept, sanitize};
-use crate::pipeline::fixmate::{FixmateOptions, encode};
-use crate::pipeline::sink::{Encoded, RecordSink};
+use crate::pipeline::fixmate::FixmateOptions;
 use crate::record::{Header, RecordRef};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Write};
 
 /// Bytes of one template held in memory before it goes to a temporary file instead.
 pub const HELD_TEMPLATE_BYTES: usize = 4 << 20;
@@ -98,7 +97,7 @@ impl LongTemplate {
             input.read_exact(b).map_err(failed)?;
             self.fixer.finish_record(at, b);
             if is_kept(b, &opts.fix) {
-                encode(&mut out, b, header, opts.format);
+                out.push_record(b, header, opts.spec.format);
             }
             if out.data.len() >= IO_BYTES {
                 sink.write_owned(std::mem::replace(&mut out, buffer()))?;

@@ -8,10 +8,9 @@
 
 use crate::error::Error;
 use crate::io::fastq::parse::{FastqReader, FastqReading};
-use crate::io::format::OutputFormat;
-use crate::io::sam::format::format_record;
-use crate::ops::bam2fq::style::AuxChoice;
-use crate::pipeline::sink::{Encoded, RecordSink};
+use crate::io::fastq::style::AuxChoice;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::record::layout::{SEQ_CODES, flags};
 use crate::record::{Header, RecordRef, edit};
 
@@ -45,8 +44,8 @@ pub struct ImportOptions {
     pub files: [Option<String>; 6],
     /// `-` is stdout.
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     /// `-N`: the name is the header's second word.
     pub name2: bool,
     /// `-i`: CASAVA comments are read.
@@ -161,14 +160,8 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
         },
         None => None,
     };
-    let mut sink = RecordSink::create(
-        &options.output,
-        options.format,
-        options.level,
-        options.threads,
-        &header,
-        true,
-    )?;
+    let mut sink =
+        RecordSink::create(&options.output, &options.spec, options.threads, &header, true)?;
     let format = sink.format();
     let roles: Vec<FileRole> = readers.iter().map(|(r, _)| *r).collect();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Encoded>(4);
@@ -249,7 +242,7 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
                         })?;
                         read_number += 1;
                     }
-                    encode(&mut out, &b, format, header);
+                    out.push_record(&b, header, format);
                     if out.ends.len() >= WRITE_BATCH {
                         // The next batch goes into a recycled buffer the size of this one: fresh
                         // buffers grown by doubling were 58 k page faults on 0.5 M pairs.
@@ -293,18 +286,6 @@ fn import(options: &ImportOptions) -> Result<(), Error> {
         ));
     }
     Ok(())
-}
-
-/// One record in the output's encoding.
-fn encode(out: &mut Encoded, b: &[u8], format: OutputFormat, header: &Header) {
-    if format.takes_bam_records() {
-        let at = out.begin_record();
-        out.data.extend_from_slice(b);
-        out.end_record(at);
-    } else {
-        format_record(&mut out.data, &RecordRef::new(b), header);
-        out.end_unit();
-    }
 }
 
 /// An index read's bases and qualities joined to those before it (`-` and space between).

@@ -20,30 +20,27 @@ mod stream;
 
 pub use stream::{StreamMarker, Tally};
 
-use std::collections::HashMap;
-use std::io::Write;
-
-use rayon::prelude::*;
-
 use crate::error::Error;
-use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::ops::markdup::decide::{self, Outcome};
 use crate::ops::markdup::metrics;
 use crate::ops::markdup::stats::{self, Piece};
 use crate::ops::markdup::{self as md, Barcode, MarkdupOptions as Md, ReadInfo};
-use crate::pipeline::fixmate::{encode, sort_order};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef, RecordStore};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::io::Write;
 
 pub struct MarkdupOptions {
     pub input: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -123,7 +120,7 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     if let Some(why) = &sq_error {
         eprintln!("{why}");
     }
-    if sq_error.is_none() && sort_order(&input_header).as_deref() == Some(b"queryname") {
+    if sq_error.is_none() && input_header.sort_order() == Some(b"queryname") {
         return Err(say("error, queryname sorted, must be sorted by coordinate.\n"));
     }
     let mut header = input_header.clone();
@@ -140,9 +137,9 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     }
     profile::describe(RunInfo::streamed(
         opts.threads,
-        opts.level,
+        opts.spec.level,
         (&opts.input, &opts.output),
-        (reader.format_name(), opts.format.name()),
+        (reader.format_name(), opts.spec.format.name()),
     ));
     let create_final = || create_output(&opts, opts.index.as_ref(), &header);
     if opts.md.supp && header.has_very_large_references() {
@@ -183,8 +180,7 @@ pub(crate) fn create_output(
     index: Option<&(String, bool)>,
     header: &Header,
 ) -> Result<RecordSink, Error> {
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, header, true)?;
     if let Some((path, bai)) = index {
         sink.write_index(path, *bai, header)?;
     }
@@ -403,13 +399,13 @@ pub fn finish_marking(
                         continue;
                     }
                     if md::is_unchanged(o, r.flag(), md) {
-                        encode(&mut out, r.bytes(), header, format);
+                        out.push_record(r.bytes(), header, format);
                         if let Some(h) = hash {
                             add(&mut m.written, h(&r));
                         }
                     } else {
                         let b = md::finalize(r.bytes(), o, md, &name32, umi);
-                        encode(&mut out, &b, header, format);
+                        out.push_record(&b, header, format);
                         if let Some(h) = hash {
                             add(&mut m.written, h(&RecordRef::new(&b)));
                         }

@@ -327,9 +327,9 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     profile::describe(
         RunInfo::staged(
             md.threads,
-            md.level,
+            md.spec.level,
             (&md.input, &md.output),
-            (reader.format_name(), md.format.name()),
+            (reader.format_name(), md.spec.format.name()),
         )
         .budgeted(opts.memory),
     );

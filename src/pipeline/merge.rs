@@ -14,7 +14,9 @@ use crate::io::format::OutputFormat;
 use crate::io::index::{Region, parse_region_with};
 use crate::io::input::Input;
 use crate::io::open::{self, RecordReader};
+use crate::io::output_spec::OutputSpec;
 use crate::io::sam::format::format_record;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::merge::header::{Combine, MergedHeader, program_link_warnings};
 use crate::ops::merge::order::{MergeKey, cmp_current};
 use crate::ops::merge::translate::{self, Translation};
@@ -22,7 +24,6 @@ use crate::ops::sort::SortOrder;
 use crate::ops::sort::keys;
 use crate::ops::sort::merge::RunHeap;
 use crate::pipeline::region;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::pipeline::threads::Threads;
 use crate::record::{Batch, Header, RecordRef};
 
@@ -34,8 +35,8 @@ pub struct MergeOptions {
     /// `-X`.
     pub with_indexes: bool,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     /// `-u`.
     pub uncompressed: bool,
     /// `-@`.
@@ -66,8 +67,7 @@ impl Default for MergeOptions {
             inputs: Vec::new(),
             with_indexes: false,
             output: String::new(),
-            format: OutputFormat::Bam,
-            level: -1,
+            spec: OutputSpec::default(),
             uncompressed: false,
             threads: Threads::default(),
             order: SortOrder::Coordinate,
@@ -456,7 +456,7 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
         if opts.output == "-" {
             return Err(Error::Failed);
         }
-        if opts.format == OutputFormat::Sam {
+        if opts.spec.format == OutputFormat::Sam {
             return Err(Error::Bare(format!(
                 "samtools auto_index: failed to open index \"{path}\" for writing: No such file or directory"
             )));
@@ -464,8 +464,7 @@ pub fn run(opts: MergeOptions) -> Result<(), Error> {
     }
     // -u writes uncompressed BAM on the calling thread, as samtools sets no output threads.
     let threads = if opts.uncompressed { 1 } else { opts.threads.total() };
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, threads, &header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, threads, &header, true)?;
     if let Some((path, bai)) = &opts.index {
         sink.write_index(path, *bai, &header)?;
     }

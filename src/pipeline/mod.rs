@@ -48,7 +48,6 @@ pub mod rewrite;
 pub mod rmdup;
 pub mod samples;
 pub mod simulate;
-pub mod sink;
 pub mod sort;
 pub mod sorted_input;
 pub mod split;

@@ -14,7 +14,6 @@ use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::depth::BedMask;
 use crate::ops::mpileup::format::{self, FormatOptions, LineContext};
 use crate::ops::mpileup::pileup::Pileup;
-use crate::ops::stats::ReferenceSource;
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::sorted_input::{SortedInput, create_text_output, load_index_logged};
 use crate::record::layout::flags;
@@ -29,8 +28,12 @@ pub struct MpileupOptions {
     pub region: Option<String>,
     /// `-l`: BED intervals or positions.
     pub positions: Option<String>,
-    /// `-G`: read groups left out.
+    /// `-G`: read groups left out (loaded from `exclude_rg_file` when the run starts).
     pub exclude_rg: Option<HashSet<Vec<u8>>>,
+    /// `-G FILE`: the file of read groups to leave out.
+    pub exclude_rg_file: Option<String>,
+    /// `-b FILE`: a file listing the inputs (read when the run starts, into `inputs`).
+    pub input_list: Option<String>,
     pub all: u8,
     pub min_mapq: i32,
     pub cap_q: i32,
@@ -161,8 +164,16 @@ fn count_samples(names_and_texts: &[(String, Option<Vec<u8>>)]) -> usize {
 }
 
 pub fn run(options: &MpileupOptions) -> Result<(), Error> {
+    let mut options = options.clone();
+    // The list files named on the command line are read here: cli opens no files.
+    if let Some(list) = options.input_list.take() {
+        options.inputs = crate::io::lists::read_mpileup_file_list(&list)?;
+    }
+    if let Some(path) = options.exclude_rg_file.take() {
+        options.exclude_rg = Some(crate::io::lists::read_mpileup_read_groups(&path)?);
+    }
     let pool = crate::pipeline::threads::pool(options.threads);
-    pool.install(|| mpileup(options))
+    pool.install(|| mpileup(&options))
 }
 
 const WORDING: Wording = Wording {
@@ -361,7 +372,7 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
         None => None,
     };
     if let Some(path) = &o.reference {
-        crate::cli::global::choose_reference(path);
+        crate::io::cram::choose_reference(path);
     }
     let (mut sources, header, region) = open_inputs(o)?;
     let bed = o.positions.as_deref().map(|p| read_positions(p, &header)).transpose()?;

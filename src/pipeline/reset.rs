@@ -4,21 +4,21 @@
 //! Command line: [`crate::cli::reset`].
 
 use crate::error::Error;
-use crate::io::format::OutputFormat;
 use crate::io::open::Opened;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::RecordSink;
 use crate::ops::reset::{TagSets, reset_record};
 use crate::pipeline::checked_open::open_reporting;
 use crate::pipeline::input_filter::InputFilter;
 use crate::pipeline::rewrite::{Edited, Source, rewrite};
-use crate::pipeline::sink::RecordSink;
 use crate::record::Header;
 use crate::record::header::line_field;
 
 pub struct ResetOptions {
     pub input: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     pub tags: TagSets,
     pub keep_read_groups: bool,
@@ -65,14 +65,8 @@ pub fn run(opts: ResetOptions) -> Result<(), Error> {
             open_reporting(&opts.input, opts.threads, |_| format!("Could not open {}", opts.input))
                 .map_err(|e| e.or_line("Failed to read header from file!"))?;
         let out_header = reset_header(&header, &opts)?;
-        let mut sink = RecordSink::create(
-            &opts.output,
-            opts.format,
-            opts.level,
-            opts.threads,
-            &out_header,
-            true,
-        )?;
+        let mut sink =
+            RecordSink::create(&opts.output, &opts.spec, opts.threads, &out_header, true)?;
         let filter = InputFilter::new(opts.filter.as_deref());
         let source = Source::new(&mut reader, &opts.input, &header, filter.as_ref());
         rewrite(source, &mut sink, &out_header, &pool, |_, rec, out, _| {

@@ -3,15 +3,13 @@
 //! chunk encoded for the output format), then written by one writer in input order, so output
 //! bytes and the order of warnings never depend on the thread count.
 
-use rayon::prelude::*;
-
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::RecordReader;
-use crate::pipeline::fixmate::encode;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::pipeline::input_filter::{InputFilter, passes};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::{Batch, Header, RecordRef};
+use rayon::prelude::*;
 
 /// Records per parallel task.
 const CHUNK: usize = 2048;
@@ -149,7 +147,7 @@ where
             break;
         }
         if let Edited::Write = edited {
-            encode(&mut out, &buf, out_header, format);
+            out.push_record(&buf, out_header, format);
         }
     }
     Ok((out, notes))

@@ -8,9 +8,10 @@ use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::ops::rmdup::{Libraries, Paired, Single};
 use crate::pipeline::checked_open::open_reporting;
-use crate::pipeline::fixmate::encode;
+
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::pipeline::samples::khash_order;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::Header;
 use crate::record::header::line_field;
 
@@ -80,12 +81,13 @@ pub fn run(options: &RmdupOptions) -> Result<(), Error> {
         .or_else(|| OutputFormat::from_path(&options.output))
         .unwrap_or(OutputFormat::Bam);
     let mut sink =
-        RecordSink::create(&options.output, format, -1, 1, &header, true).map_err(|e| match e {
-            Error::CannotCreate { path, reason } => Error::Bare(format!(
-                "samtools rmdup: failed to open \"{path}\" for output: {reason}"
-            )),
-            e => e,
-        })?;
+        RecordSink::create(&options.output, &OutputSpec::new(format, -1), 1, &header, true)
+            .map_err(|e| match e {
+                Error::CannotCreate { path, reason } => Error::Bare(format!(
+                    "samtools rmdup: failed to open \"{path}\" for output: {reason}"
+                )),
+                e => e,
+            })?;
     let libraries = LibraryOf::new(&header);
     let name_of =
         |tid: i32| String::from_utf8_lossy(header.ref_name(tid).unwrap_or_default()).into_owned();
@@ -96,7 +98,7 @@ pub fn run(options: &RmdupOptions) -> Result<(), Error> {
         for w in warnings {
             eprintln!("{w}");
         }
-        let mut emit = |b: &[u8]| encode(&mut encoded, b, &header, format);
+        let mut emit = |b: &[u8]| encoded.push_record(b, &header, format);
         for batch in &batches {
             for r in batch.iter() {
                 let lib = libraries.of(r.bytes());
@@ -109,7 +111,7 @@ pub fn run(options: &RmdupOptions) -> Result<(), Error> {
         }
         sink.write(&std::mem::take(&mut encoded))?;
     }
-    let mut emit = |b: &[u8]| encode(&mut encoded, b, &header, format);
+    let mut emit = |b: &[u8]| encoded.push_record(b, &header, format);
     if options.single_end {
         single.finish(&mut emit);
     } else {

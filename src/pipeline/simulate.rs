@@ -6,9 +6,10 @@ use crate::io::format::OutputFormat;
 use crate::io::input::Input;
 use crate::io::open::PIECE_BYTES_PER_THREAD;
 use crate::io::output::write_with;
+use crate::io::output_spec::OutputSpec;
 use crate::io::sam;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::stream::ByteStream;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::simulate::SimulateOptions;
 
 /// `mdsam simulate`'s options: the generator's settings and where its output goes.
@@ -43,7 +44,8 @@ pub fn run(cmd: SimulateCommand) -> Result<(), Error> {
     let stream = ByteStream::Plain(input, PIECE_BYTES_PER_THREAD * threads);
     let (mut sam_reader, header) =
         sam::Reader::new(stream, threads * 4).map_err(|e| Error::Message(e.to_string()))?;
-    let mut sink = RecordSink::create(&cmd.output, format, -1, threads, &header, true)?;
+    let mut sink =
+        RecordSink::create(&cmd.output, &OutputSpec::new(format, -1), threads, &header, true)?;
     while let Some((batches, _)) =
         sam_reader.read_batches().map_err(|e| Error::Message(e.to_string()))?
     {

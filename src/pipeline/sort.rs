@@ -22,21 +22,22 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open::{self, Opened};
+use crate::io::output_spec::OutputSpec;
 use crate::io::sam::format::format_record;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::io::tempfiles::TempFile;
 use crate::ops::sort::keys::{self, TagValue, TemplateKey};
 use crate::ops::sort::minhash::{self, MinKey};
 use crate::ops::sort::{NameKey, NameOrder, SortOrder};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::{Batch, Header, RecordIdx, RecordStore};
 
 pub struct SortOptions {
     pub input: String,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub threads: usize,
     pub order: SortOrder,
     /// `@PG` fields to add (`None` with `--no-PG`).
@@ -297,15 +298,15 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     profile::describe(
         RunInfo::staged(
             opts.threads,
-            opts.level,
+            opts.spec.level,
             (&opts.input, &opts.output),
-            (reader.format_name(), opts.format.name()),
+            (reader.format_name(), opts.spec.format.name()),
         )
         .budgeted(Some(opts.memory)),
     );
     // samtools sort refuses BAM output up front when a reference is longer than 2^31 - 1.
     let large_refs = input_header.has_very_large_references();
-    if large_refs && opts.format == OutputFormat::Bam {
+    if large_refs && opts.spec.format == OutputFormat::Bam {
         return Err(Error::Message(
             "output format is not compatible with very large references".into(),
         ));
@@ -374,8 +375,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         let fields: Vec<(&str, &str)> = pg.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         header.add_pg("samtools", &fields);
     }
-    let mut sink =
-        RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+    let mut sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, &header, true)?;
     if let Some((path, bai)) = &opts.index {
         sink.write_index(path, *bai, &header)?;
     }

@@ -9,23 +9,22 @@
 //! appear only when the command succeeds; records are routed in input batches, each output's
 //! deflate running on the shared pool.
 
-use std::collections::HashMap;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-
-use rayon::prelude::*;
-
 use crate::error::Error;
 use crate::io::format::OutputFormat;
+use crate::io::format::index_request;
 use crate::io::open::Opened;
+use crate::io::output_spec::OutputSpec;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::fixmate::encode;
-use crate::pipeline::sink::{Encoded, RecordSink, index_request};
 use crate::pipeline::split_names::{expand, format_of, input_base_name};
 use crate::record::aux::AuxValue;
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 #[derive(Default)]
 pub struct SplitOptions {
@@ -45,7 +44,9 @@ pub struct SplitOptions {
     pub verbose: bool,
     /// `--output-fmt`.
     pub explicit_format: Option<OutputFormat>,
-    pub level: i32,
+    /// Level, deflate engine and CRAM settings of every output (the format is each file's own:
+    /// `explicit_format`, else its name's).
+    pub spec: OutputSpec,
     pub threads: usize,
     pub write_index: bool,
     /// `@PG` fields (`None` with `--no-PG`).
@@ -83,8 +84,10 @@ impl Output {
             (name.to_vec(), String::new(), false)
         };
         let path = Path::new(OsStr::from_bytes(&path));
-        let mut sink =
-            RecordSink::create_at(path, format, opts.level, opts.threads, &header, true)?;
+        let mut sink = {
+            let spec = OutputSpec { format, ..opts.spec.clone() };
+            RecordSink::create_at(path, &spec, opts.threads, &header, true)?
+        };
         let name = String::from_utf8_lossy(name);
         if opts.write_index {
             sink.write_index(&index, bai, &header).map_err(|_| {
@@ -112,7 +115,7 @@ impl Output {
                 let bytes = chunk.iter().map(|f| f.len()).sum();
                 let mut text = Encoded::sized_for(bytes, chunk.len(), format);
                 for f in chunk {
-                    encode(&mut text, &f[4..], header, format);
+                    text.push_record(&f[4..], header, format);
                 }
                 text
             })

@@ -21,6 +21,13 @@ use crate::pipeline::region;
 use crate::pipeline::stats_reports::{Reports, SplitSetup, read_groups, ref_lens};
 use crate::record::Header;
 
+/// `stats -r`'s reference is the indexed FASTA (ops names no file type, so the link is made here).
+impl ReferenceSource for IndexedFasta {
+    fn fetch(&self, name: &[u8], beg: i64, end: i64) -> Option<Vec<u8>> {
+        IndexedFasta::fetch(self, name, beg, end)
+    }
+}
+
 pub struct StatsOptions {
     pub input: String,
     /// `-X`: the index named after the input.

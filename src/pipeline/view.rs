@@ -11,11 +11,12 @@ use crate::io::format::OutputFormat;
 use crate::io::index::Region;
 use crate::io::input::Input;
 use crate::io::open::{self, Opened, RecordReader};
+use crate::io::output_spec::OutputSpec;
 use crate::io::sam::format::format_record;
 use crate::io::sam::range::RangeReader;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::view::edit::{self, RecordEdit};
 use crate::ops::view::filter::{Filter, NameSet, Targets};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::pipeline::view::request::ViewRequest;
 use crate::pipeline::{cram_region, region};
 use crate::profile::{self, Counter, Phase, RunInfo};
@@ -36,8 +37,8 @@ pub struct ViewOptions {
     pub input: String,
     pub regions: Vec<String>,
     pub output: String,
-    pub format: OutputFormat,
-    pub level: i32,
+    /// The output's format, level, deflate engine and CRAM settings.
+    pub spec: OutputSpec,
     pub header: HeaderMode,
     pub count: bool,
     pub unselected: Option<String>,
@@ -269,18 +270,12 @@ struct Outputs {
 impl Outputs {
     /// Opens the output and the `-U` output and writes their headers.
     fn open(opts: &ViewOptions, header: &Header) -> Result<Outputs, Error> {
-        let write_header = opts.header == HeaderMode::With || opts.format.takes_bam_records();
+        let write_header = opts.header == HeaderMode::With || opts.spec.format.takes_bam_records();
         let main = if opts.count {
             None
         } else {
-            let mut sink = RecordSink::create(
-                &opts.output,
-                opts.format,
-                opts.level,
-                opts.threads,
-                header,
-                write_header,
-            )?;
+            let mut sink =
+                RecordSink::create(&opts.output, &opts.spec, opts.threads, header, write_header)?;
             if let Some((path, bai)) = &opts.index {
                 sink.write_index(path, *bai, header)?;
             }
@@ -288,11 +283,11 @@ impl Outputs {
         };
         let unselected = match &opts.unselected {
             Some(p) => {
-                let f = OutputFormat::from_path(p).unwrap_or(opts.format);
+                let f = OutputFormat::from_path(p).unwrap_or(opts.spec.format);
+                let spec = OutputSpec { format: f, ..opts.spec.clone() };
                 Some(RecordSink::create(
                     p,
-                    f,
-                    opts.level,
+                    &spec,
                     opts.threads,
                     header,
                     write_header || f.takes_bam_records(),
@@ -456,9 +451,9 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         open::open(&opts.input, opts.threads)?;
     profile::describe(RunInfo::streamed(
         opts.threads,
-        opts.level,
+        opts.spec.level,
         (&opts.input, &opts.output),
-        (reader.format_name(), if opts.count { "none" } else { opts.format.name() }),
+        (reader.format_name(), if opts.count { "none" } else { opts.spec.format.name() }),
     ));
     if let Some(why) = input_header.sq_error().filter(|_| !opts.count && opts.pg.is_some()) {
         // htslib parses a BAM's header text only when it adds the `@PG` line.
@@ -493,8 +488,7 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         if opts.count {
             return write_count_line(&opts.output, 0);
         }
-        let sink =
-            RecordSink::create(&opts.output, opts.format, opts.level, opts.threads, &header, true)?;
+        let sink = RecordSink::create(&opts.output, &opts.spec, opts.threads, &header, true)?;
         return sink.finish();
     }
     let bed_regions = take_bed_regions(&mut opts);
@@ -552,8 +546,7 @@ mod tests {
             input: "x.bam".into(),
             regions: Vec::new(),
             output: "-".into(),
-            format: OutputFormat::Sam,
-            level: -1,
+            spec: OutputSpec::new(OutputFormat::Sam, -1),
             header: HeaderMode::Without,
             count: false,
             unselected: None,

@@ -162,6 +162,11 @@ impl Header {
         usize::try_from(tid).ok().and_then(|t| self.refs.get(t)).map(|r| r.name.as_slice())
     }
 
+    /// The `SO` value of the `@HD` line (`coordinate`, `queryname`, ...), if any.
+    pub fn sort_order(&self) -> Option<&[u8]> {
+        self.lines().find(|l| l.starts_with(b"@HD\t")).and_then(|l| line_field(l, b"SO"))
+    }
+
     /// Header lines, without NUL padding or empty lines.
     pub fn lines(&self) -> impl Iterator<Item = &[u8]> {
         let end = self.text.iter().position(|&b| b == 0).unwrap_or(self.text.len());

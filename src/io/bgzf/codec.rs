@@ -13,7 +13,6 @@
 //!   instead of 0.25 ms, 3 % larger (README.md).
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use libdeflater::{CompressionLvl, Compressor, Decompressor};
 
@@ -70,29 +69,11 @@ pub fn inflate_engine() -> Engine {
     })
 }
 
-/// `deflate=` from the command line (0: not given). Process-wide like `MDSAM_DEFLATE`: a process
-/// runs one command, and the level it goes with reaches every writer through many option structs.
-static DEFLATE_OPTION: AtomicU8 = AtomicU8::new(0);
-
-/// Selects the deflate engine for every BGZF writer of this process (`deflate=` option).
-pub fn choose_deflate(engine: Engine) {
-    let code = match engine {
-        Engine::Libdeflate => 1,
-        Engine::Isal => 2,
-    };
-    DEFLATE_OPTION.store(code, Ordering::Relaxed);
-}
-
-/// The deflate engine of this process: `deflate=`, else `MDSAM_DEFLATE`, else libdeflate.
+/// The deflate engine when no `deflate=` option chose one (the option travels in
+/// [`crate::io::output_spec::OutputSpec`]): `MDSAM_DEFLATE`, else libdeflate.
 pub fn deflate_engine() -> Engine {
     static FROM_ENV: OnceLock<Engine> = OnceLock::new();
-    match DEFLATE_OPTION.load(Ordering::Relaxed) {
-        1 => Engine::Libdeflate,
-        2 => Engine::Isal,
-        _ => {
-            *FROM_ENV.get_or_init(|| engine_from_env("MDSAM_DEFLATE").unwrap_or(Engine::Libdeflate))
-        }
-    }
+    *FROM_ENV.get_or_init(|| engine_from_env("MDSAM_DEFLATE").unwrap_or(Engine::Libdeflate))
 }
 
 /// Inflates BGZF payloads; one per thread.
@@ -159,7 +140,7 @@ pub enum PayloadDeflater {
 }
 
 impl PayloadDeflater {
-    /// A deflater with this process's engine ([`deflate_engine`]).
+    /// A deflater with the default engine ([`deflate_engine`]).
     pub fn new(samtools_level: i32) -> Self {
         Self::with_engine(samtools_level, deflate_engine())
     }

@@ -15,7 +15,9 @@ use crate::record::Header;
 use crate::record::header::line_field;
 
 /// The reference FASTA chosen on the command line (`-T`, `--reference`,
-/// `--input-fmt-option reference=`); one command runs per process, as with the deflate engine.
+/// `--input-fmt-option reference=`); one command runs per process. The last option kept in a
+/// global: every CRAM input and output reads it, and inputs are opened through `io::open` from
+/// many places that would each have to carry it.
 static CHOSEN_FASTA: Mutex<Option<String>> = Mutex::new(None);
 
 /// Records the FASTA named on the command line for every CRAM this process reads.

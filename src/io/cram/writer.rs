@@ -11,7 +11,7 @@
 //! samtools' `view.001.sam`); and it is single-threaded (2.6× slower than htslib, issue 20).
 
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use noodles_fasta as fasta;
 use rayon::prelude::*;
@@ -24,10 +24,10 @@ use crate::io::cram_header::eof_template;
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef};
 
-/// The CRAM output options of this process (`-O cram,...`, `--output-fmt-option`): one
-/// command a process, as with the deflate engine.
+/// The CRAM output options (`-O cram,...`, `--output-fmt-option`), part of the command's
+/// [`crate::io::output_spec::OutputSpec`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutputSettings {
+pub struct CramSettings {
     pub version: (u8, u8),
     /// Records a slice (and a container: one slice each, as htslib's default).
     pub seqs_per_slice: usize,
@@ -41,7 +41,20 @@ pub struct OutputSettings {
     pub embed_ref: Option<u8>,
 }
 
-impl OutputSettings {
+/// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
+impl Default for CramSettings {
+    fn default() -> Self {
+        CramSettings {
+            version: (3, 1),
+            seqs_per_slice: 10_000,
+            refused: None,
+            no_ref: false,
+            embed_ref: None,
+        }
+    }
+}
+
+impl CramSettings {
     /// How the slices use the reference.
     pub fn reference_mode(&self) -> ReferenceMode {
         match (self.no_ref, self.embed_ref.unwrap_or(0)) {
@@ -51,51 +64,36 @@ impl OutputSettings {
             (false, _) => ReferenceMode::Embedded,
         }
     }
-}
 
-/// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
-const DEFAULT_SETTINGS: OutputSettings = OutputSettings {
-    version: (3, 1),
-    seqs_per_slice: 10_000,
-    refused: None,
-    no_ref: false,
-    embed_ref: None,
-};
-
-static SETTINGS: Mutex<OutputSettings> = Mutex::new(DEFAULT_SETTINGS);
-
-/// The settings chosen so far.
-pub fn output_settings() -> OutputSettings {
-    SETTINGS.lock().map_or(DEFAULT_SETTINGS, |s| s.clone())
-}
-
-/// Takes one output format option (`version=3.0`, `seqs_per_slice=N`, ...), as htslib takes
-/// them whatever the format; only a CRAM output reads them. Options that change nothing mdsam
-/// writes are ignored. Numbers are read as C's `atoi` reads them (htslib's), so a word is 0.
-pub fn apply_output_option(opt: &str) {
-    let (name, value) = opt.split_once('=').unwrap_or((opt, "1"));
-    let Ok(mut settings) = SETTINGS.lock() else { return };
-    match name.to_ascii_lowercase().as_str() {
-        "version" => match value {
-            "3.0" | "3" => settings.version = (3, 0),
-            "3.1" => settings.version = (3, 1),
-            v => {
-                let why =
-                    format!("CRAM version {v} output is not supported by mdsam (3.0 and 3.1 are)");
-                settings.refused = Some(why);
-            }
-        },
-        "seqs_per_slice" => match value.parse::<usize>() {
-            Ok(n) if n > 0 => settings.seqs_per_slice = n,
-            _ => settings.refused = Some(format!("invalid seqs_per_slice \"{value}\"")),
-        },
-        "no_ref" => settings.no_ref = atoi(value) != 0,
-        "embed_ref" => match atoi(value) {
-            n if n <= 0 => settings.embed_ref = Some(0),
-            2 => settings.embed_ref = Some(2),
-            _ => settings.embed_ref = Some(1),
-        },
-        _ => {}
+    /// Takes one output format option (`version=3.0`, `seqs_per_slice=N`, ...), as htslib takes
+    /// them whatever the format; only a CRAM output reads them. Options that change nothing
+    /// mdsam writes are ignored. Numbers are read as C's `atoi` reads them (htslib's), so a word
+    /// is 0.
+    pub fn apply(&mut self, opt: &str) {
+        let (name, value) = opt.split_once('=').unwrap_or((opt, "1"));
+        match name.to_ascii_lowercase().as_str() {
+            "version" => match value {
+                "3.0" | "3" => self.version = (3, 0),
+                "3.1" => self.version = (3, 1),
+                v => {
+                    let why = format!(
+                        "CRAM version {v} output is not supported by mdsam (3.0 and 3.1 are)"
+                    );
+                    self.refused = Some(why);
+                }
+            },
+            "seqs_per_slice" => match value.parse::<usize>() {
+                Ok(n) if n > 0 => self.seqs_per_slice = n,
+                _ => self.refused = Some(format!("invalid seqs_per_slice \"{value}\"")),
+            },
+            "no_ref" => self.no_ref = atoi(value) != 0,
+            "embed_ref" => match atoi(value) {
+                n if n <= 0 => self.embed_ref = Some(0),
+                2 => self.embed_ref = Some(2),
+                _ => self.embed_ref = Some(1),
+            },
+            _ => {}
+        }
     }
 }
 
@@ -164,10 +162,10 @@ impl Writer {
         mut out: Box<dyn Write + Send>,
         header: &Header,
         name: &str,
+        settings: &CramSettings,
     ) -> Result<Writer, String> {
-        let settings = output_settings();
-        if let Some(why) = settings.refused {
-            return Err(why);
+        if let Some(why) = &settings.refused {
+            return Err(why.clone());
         }
         let fasta = chosen_reference();
         let shared = Shared::new(header, fasta.clone());

@@ -6,8 +6,8 @@
 //! - A reverse-strand read is reverse-complemented (`=` becomes `!`, as htslib's table has it)
 //!   and its qualities reversed; missing qualities (0xff) print as `B`.
 
+use crate::io::fastq::style::{AuxChoice, FastqStyle};
 use crate::io::sam::format::{push_aux_field, push_seq};
-use crate::ops::bam2fq::style::{AuxChoice, FastqStyle};
 use crate::record::RecordRef;
 use crate::record::layout::flags;
 

@@ -8,9 +8,9 @@
 //! - `-T`: `TAG:TYPE:VALUE` words of the comment become tags, read as leniently as htslib.
 
 use crate::io::fasta_index::kseq::{self, Records};
+use crate::io::fastq::style::AuxChoice;
 use crate::io::sam::parse::aux::encode_aux;
 use crate::io::sam::parse::pack_seq;
-use crate::ops::bam2fq::style::AuxChoice;
 use crate::record::layout::{self, flags};
 
 /// htslib's FASTQ reader options.

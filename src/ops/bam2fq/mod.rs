@@ -5,7 +5,6 @@
 pub mod index_reads;
 pub mod pairing;
 pub mod softclip;
-pub mod style;
 
 use std::borrow::Cow;
 use std::collections::HashSet;

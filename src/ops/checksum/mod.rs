@@ -5,6 +5,7 @@
 //! writes the table; merging reports adds their rows back up ([`Groups::add_row`]).
 
 pub mod crcs;
+pub mod read_back;
 pub mod report;
 
 use std::collections::BTreeMap;

@@ -23,6 +23,7 @@ pub use crate::io::fasta_index::Format;
 use crate::io::fasta_index::load::{self, Loaded};
 use crate::io::fasta_index::{self, Entry};
 use crate::io::index::{Region, parse_region_detailed};
+use crate::io::output_spec::FormatOptions;
 use output::FaidxOutput;
 
 /// What `faidx`/`fqidx` is asked to do.
@@ -44,6 +45,8 @@ pub struct FaidxOptions {
     pub write_index: bool,
     /// `--output-fmt-option level=N`.
     pub level: Option<i32>,
+    /// `--output-fmt-option deflate=`: the engine of BGZF output.
+    pub format_options: FormatOptions,
     /// Workers (`-@ N` + 1) that deflate BGZF output.
     pub threads: usize,
 }
@@ -91,8 +94,9 @@ pub fn run(opts: &FaidxOptions) -> Result<(), Error> {
             return Err(Error::Bare(format!("[faidx] Same input/output : {path}")));
         }
         Some(path) => {
-            let level = bgzf_out.then(|| opts.level.unwrap_or(4));
-            FaidxOutput::create(path, level, opts.threads).map_err(|e| {
+            let engine = opts.format_options.deflate_engine();
+            let compression = bgzf_out.then(|| (opts.level.unwrap_or(4), engine));
+            FaidxOutput::create(path, compression, opts.threads).map_err(|e| {
                 Error::Bare(format!(
                     "[faidx] Cannot open \"{path}\" for writing :{}.",
                     crate::error::c_message(&e)

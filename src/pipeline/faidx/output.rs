@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use crate::error::Error;
 use crate::io::bgzf::block::{BLOCK_DATA_MAX, Deflater, EOF_BLOCK};
+use crate::io::bgzf::codec::Engine;
 use crate::io::output::OutputFile;
 
 /// Full blocks gathered before they are deflated together.
@@ -21,8 +22,8 @@ const BATCH_BLOCKS: usize = 32;
 pub struct FaidxOutput {
     writer: Box<dyn Write + Send>,
     file: Option<OutputFile>,
-    /// The compression level, for BGZF output.
-    level: Option<i32>,
+    /// The compression level and deflate engine, for BGZF output.
+    compression: Option<(i32, Engine)>,
     /// Deflates batches when `-@` asked for threads.
     pool: Option<rayon::ThreadPool>,
     pending: Vec<u8>,
@@ -37,15 +38,20 @@ pub struct FaidxOutput {
 }
 
 impl FaidxOutput {
-    /// Opens `path` (`-` is stdout); `level` is `Some` for BGZF output, deflated on `threads`
-    /// workers.
-    pub fn create(path: &str, level: Option<i32>, threads: usize) -> std::io::Result<FaidxOutput> {
+    /// Opens `path` (`-` is stdout); `compression` is `Some` for BGZF output, deflated on
+    /// `threads` workers.
+    pub fn create(
+        path: &str,
+        compression: Option<(i32, Engine)>,
+        threads: usize,
+    ) -> std::io::Result<FaidxOutput> {
         let (writer, file) = crate::io::output::create(path)?;
-        let pool = (level.is_some() && threads > 1).then(|| super::super::threads::pool(threads));
+        let bgzf = compression.is_some();
+        let pool = (bgzf && threads > 1).then(|| super::super::threads::pool(threads));
         Ok(FaidxOutput {
             writer,
             file,
-            level,
+            compression,
             pool,
             pending: Vec::with_capacity(BLOCK_DATA_MAX),
             batch: Vec::new(),
@@ -72,7 +78,7 @@ impl FaidxOutput {
     fn end_block(&mut self) -> Result<(), Error> {
         let block = std::mem::replace(&mut self.pending, Vec::with_capacity(BLOCK_DATA_MAX));
         self.batch.push(block);
-        if self.batch.len() >= BATCH_BLOCKS || self.level.is_none() {
+        if self.batch.len() >= BATCH_BLOCKS || self.compression.is_none() {
             self.write_batch()?;
         }
         Ok(())
@@ -90,7 +96,7 @@ impl FaidxOutput {
     /// Deflates (BGZF) and writes the gathered blocks in order.
     fn write_batch(&mut self) -> Result<(), Error> {
         let batch = std::mem::take(&mut self.batch);
-        let Some(level) = self.level else {
+        let Some((level, engine)) = self.compression else {
             for block in &batch {
                 self.writer.write_all(block).map_err(write_error)?;
                 self.flushed += block.len() as u64;
@@ -103,10 +109,14 @@ impl FaidxOutput {
             out
         };
         let compressed: Vec<Vec<u8>> = match &self.pool {
-            Some(pool) => pool
-                .install(|| batch.par_iter().map_init(|| Deflater::new(level), deflate).collect()),
+            Some(pool) => pool.install(|| {
+                batch
+                    .par_iter()
+                    .map_init(|| Deflater::with_engine(level, engine), deflate)
+                    .collect()
+            }),
             None => {
-                let mut d = Deflater::new(level);
+                let mut d = Deflater::with_engine(level, engine);
                 batch.iter().map(|b| deflate(&mut d, b)).collect()
             }
         };
@@ -126,7 +136,7 @@ impl FaidxOutput {
             return Ok(());
         }
         self.flush_block()?;
-        if self.level.is_some() {
+        if self.compression.is_some() {
             self.writer.write_all(&EOF_BLOCK).map_err(write_error)?;
         }
         self.writer.flush().map_err(write_error)?;

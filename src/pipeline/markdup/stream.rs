@@ -11,23 +11,21 @@
 //! Memory: the block being keyed, the decider's window and the write stage's queue; it does not
 //! grow with the input (in memory, 6 M reads had held 2.8 GB).
 
-use rayon::prelude::*;
-
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::open;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::io::tempfiles::TempFile;
 use crate::ops::markdup::decide::stream::{Finished, Released, Streamer};
 use crate::ops::markdup::decide::{Failure, Outcome};
 use crate::ops::markdup::{self as md, Barcode, ReadInfo};
-use crate::pipeline::fixmate::encode;
 use crate::pipeline::markdup::{ReadGroups, say};
 use crate::pipeline::markdup_pipeline::{Checksum, RecordHashFn};
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::profile::{self, Counter, Phase};
 use crate::record::layout::flags;
 use crate::record::{Batch, Header, RecordRef};
+use rayon::prelude::*;
 
 /// Records handed to the decider at a time by [`StreamMarker::push`] (their infos are computed
 /// in parallel).
@@ -264,7 +262,7 @@ fn first_pass(
         }
         let input_flag = RecordRef::new(&r.record).flag();
         if md::is_unchanged(&r.outcome, input_flag, opts) {
-            encode(&mut out, &r.record, header, format);
+            out.push_record(&r.record, header, format);
             if let Some(hash) = verify {
                 t.written.add(hash(&RecordRef::new(&r.record)));
             }
@@ -272,7 +270,7 @@ fn first_pass(
         }
         let do_name = r.do_name.as_deref().unwrap_or(b"");
         let b = md::finalize(&r.record, &r.outcome, opts, &|_| do_name, umi);
-        encode(&mut out, &b, header, format);
+        out.push_record(&b, header, format);
         if let Some(hash) = verify {
             t.written.add(hash(&RecordRef::new(&b)));
         }
@@ -331,7 +329,7 @@ fn supplementary_pass(
                 }
                 let mut b = r.bytes().to_vec();
                 md::finalize_supp(&mut b, &o, m, &|_| orig, umi);
-                encode(&mut out, &b, header, format);
+                out.push_record(&b, header, format);
                 if let Some(hash) = verify {
                     tally.written.add(hash(&RecordRef::new(&b)));
                 }

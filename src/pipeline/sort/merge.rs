@@ -9,13 +9,13 @@
 use crate::error::Error;
 use crate::io::open;
 use crate::io::sam::format::format_record;
+use crate::io::sink::{Encoded, RecordSink};
 use crate::io::temp_names::TempNamer;
 use crate::io::tempfiles::TempFile;
 use crate::ops::sort::keys;
 use crate::ops::sort::merge::RunHeap;
 use crate::ops::sort::{NameOrder, SortOrder};
 use crate::pipeline::read_ahead::ReadAhead;
-use crate::pipeline::sink::{Encoded, RecordSink};
 use crate::record::{Batch, Header, RecordRef, RecordStore};
 
 /// Where a run's records come from.

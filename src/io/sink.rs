@@ -1,4 +1,5 @@
-//! Where records go: SAM text, bgzipped SAM or BAM, to a file (atomically) or stdout.
+//! Where records go: SAM text, bgzipped SAM, BAM or CRAM, to a file (atomically) or stdout; the
+//! writing twin of [`crate::io::open`].
 //!
 //! Records arrive already encoded as [`Encoded`] units (SAM lines or framed BAM records), made in
 //! parallel by the command; the sink only frames them into BGZF blocks, whose deflate is itself
@@ -11,6 +12,8 @@ use crate::error::Error;
 use crate::io::background::BackgroundWriter;
 use crate::io::format::OutputFormat;
 use crate::io::index::{Format as IndexFormat, IndexBuilder, IndexedRecord};
+use crate::io::output_spec::OutputSpec;
+use crate::io::sam::format::format_record;
 use crate::io::{bam, bgzf, cram, output};
 use crate::record::{Header, RecordRef};
 
@@ -49,6 +52,19 @@ impl Encoded {
         self.data[at..at + 4].copy_from_slice(&size.to_le_bytes());
         self.end_unit();
     }
+
+    /// Appends one record (raw BAM bytes) as `format` takes it: framed for BAM and CRAM, a SAM
+    /// line otherwise.
+    pub fn push_record(&mut self, bytes: &[u8], header: &Header, format: OutputFormat) {
+        if format.takes_bam_records() {
+            let at = self.begin_record();
+            self.data.extend_from_slice(bytes);
+            self.end_record(at);
+        } else {
+            format_record(&mut self.data, &RecordRef::new(bytes), header);
+            self.end_unit();
+        }
+    }
 }
 
 enum Kind {
@@ -77,20 +93,16 @@ struct PendingIndex {
     records: Vec<(i32, i64, i64, bool)>,
 }
 
-/// The `--write-index` request for output `out` as htslib reads it: `out##idx##name` names the
-/// index (a `.bai` name selects BAI), otherwise `<out>.csi`. Returns (output path, index path,
-/// BAI?).
-pub fn index_request(out: &str) -> (String, String, bool) {
-    match out.split_once("##idx##") {
-        Some((file, idx)) => {
-            (file.to_string(), idx.to_string(), idx.to_ascii_lowercase().ends_with(".bai"))
-        }
-        None => (out.to_string(), format!("{out}.csi"), false),
-    }
-}
-
 /// An opened destination: its writer and, for a file renamed into place, the guard to commit.
 type Opened = (Box<dyn Write + Send>, Option<output::OutputFile>);
+
+/// Where a sink writes: the name shown in messages, whether a SAM header goes first, and the
+/// opened destination.
+struct Destination<'a> {
+    path: &'a str,
+    write_header: bool,
+    opened: Opened,
+}
 
 /// Compression of temporary BAM files, as samtools writes its sort runs (`wbx1`).
 pub const TEMPORARY_LEVEL: i32 = 1;
@@ -99,8 +111,7 @@ impl RecordSink {
     /// Opens the output and writes the header (`write_header` false: SAM without header).
     pub fn create(
         path: &str,
-        format: OutputFormat,
-        level: i32,
+        spec: &OutputSpec,
         threads: usize,
         header: &Header,
         write_header: bool,
@@ -109,26 +120,25 @@ impl RecordSink {
             // Records on the screen: a progress bar would be drawn over them.
             crate::progress::disable();
         }
-        Self::create_at(Path::new(path), format, level, threads, header, write_header)
+        Self::create_at(Path::new(path), spec, threads, header, write_header)
     }
 
     /// [`Self::create`] at a path that need not be UTF-8 (`split -f %!` names from record data).
     pub fn create_at(
         os_path: &Path,
-        format: OutputFormat,
-        level: i32,
+        spec: &OutputSpec,
         threads: usize,
         header: &Header,
         write_header: bool,
     ) -> Result<RecordSink, Error> {
         let shown = os_path.to_string_lossy();
         let path = shown.as_ref();
-        let engine = bgzf::codec::deflate_engine();
         let opened = output::create_unbuffered(os_path).map_err(|e| Error::CannotCreate {
             path: path.to_string(),
             reason: crate::error::c_message(&e),
         })?;
-        Self::create_with((path, format, (level, engine)), threads, header, (write_header, opened))
+        let to = Destination { path, write_header, opened };
+        Self::create_with(to, spec, threads, header)
     }
 
     /// A temporary BAM (sort runs, markdup's `-S` records) at level 1, deflated with ISA-L
@@ -141,10 +151,13 @@ impl RecordSink {
         threads: usize,
         header: &Header,
     ) -> Result<RecordSink, Error> {
-        let compression = (TEMPORARY_LEVEL, bgzf::codec::Engine::Isal);
+        let spec = OutputSpec {
+            engine: bgzf::codec::Engine::Isal,
+            ..OutputSpec::new(OutputFormat::Bam, TEMPORARY_LEVEL)
+        };
         // Read back by this command: its pages are worth keeping in the cache.
         let opened = (output::temporary_writer(file, output::PageCache::Keep), None);
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, opened))
+        Self::create_with(Destination { path, write_header: true, opened }, &spec, threads, header)
     }
 
     /// A temporary BAM stored uncompressed and past the page cache (markdup-pipeline's sorted
@@ -155,34 +168,37 @@ impl RecordSink {
         threads: usize,
         header: &Header,
     ) -> Result<RecordSink, Error> {
-        let compression = (0, bgzf::codec::deflate_engine());
+        let spec = OutputSpec::new(OutputFormat::Bam, 0);
         let opened = (output::temporary_writer(file, output::PageCache::Bypass), None);
-        Self::create_with((path, OutputFormat::Bam, compression), threads, header, (true, opened))
+        Self::create_with(Destination { path, write_header: true, opened }, &spec, threads, header)
     }
 
-    /// `opened`: the destination at `path`. BGZF output is written by the deflate stage's own
-    /// thread, in whole blocks; text goes through a background writer that takes whole buffers
+    /// Opens `to` as `spec` says. BGZF output is written by the deflate stage's own thread, in
+    /// whole blocks; text goes through a background writer that takes whole buffers
     /// (`write_owned`).
     fn create_with(
-        (path, format, (level, engine)): (&str, OutputFormat, (i32, bgzf::codec::Engine)),
+        to: Destination<'_>,
+        spec: &OutputSpec,
         threads: usize,
         header: &Header,
-        (write_header, (w, file)): (bool, Opened),
     ) -> Result<RecordSink, Error> {
+        let Destination { path, write_header, opened: (w, file) } = to;
         let io = |e| Error::io(path, e);
-        let kind = match format {
-            OutputFormat::Bam => Kind::Bam(
-                bam::Writer::with_engine(w, header, (level, engine), threads).map_err(io)?,
-            ),
+        let compression = (spec.level, spec.engine);
+        let kind = match spec.format {
+            OutputFormat::Bam => {
+                Kind::Bam(bam::Writer::with_engine(w, header, compression, threads).map_err(io)?)
+            }
             OutputFormat::SamGz => {
-                let mut b = bgzf::Writer::with_engine(w, (level, engine), threads).map_err(io)?;
+                let mut b = bgzf::Writer::with_engine(w, compression, threads).map_err(io)?;
                 if write_header {
                     b.write_bytes(&header.sam_text()).map_err(io)?;
                 }
                 Kind::Bgzf(b)
             }
             OutputFormat::Cram => {
-                Kind::Cram(cram::writer::Writer::new(w, header, path).map_err(|e| {
+                let writer = cram::writer::Writer::new(w, header, path, &spec.cram);
+                Kind::Cram(writer.map_err(|e| {
                     Error::Message(format!("failed to write the CRAM header of \"{path}\": {e}"))
                 })?)
             }
@@ -195,6 +211,7 @@ impl RecordSink {
             }
         };
         let path = path.to_string();
+        let format = spec.format;
         Ok(RecordSink { path, kind: Some(kind), file, format, index: None, crai: None })
     }
 

@@ -1,9 +1,9 @@
-//! Reading back `checksum` reports (samtools' own layout, or biobambam2's `bamseqchksum`) for
+//! Parsing `checksum` reports read back (samtools' own layout, or biobambam2's `bamseqchksum`) for
 //! `checksum -m`, as samtools 1.24's `sums_parse` reads them: the column header says which
 //! products a row has, `# Aux tags:` and `# BAM flags:` what they covered; the per-group rows
 //! are kept, the "all" rows skipped (they are summed again).
 
-use crate::ops::checksum::Crcs;
+use super::Crcs;
 
 /// A column of a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,11 +191,8 @@ fn leading_int(s: &str) -> Result<i32, ()> {
     digits.parse().map_err(|_| ())
 }
 
-/// Reads a report; `Err` with samtools' message (several lines at most).
-pub fn read(path: &str) -> Result<Report, String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("{path}: {}", crate::error::c_message(&e)))?;
-    let text = String::from_utf8_lossy(&bytes);
+/// Parses the text of a report; `Err` with samtools' message (several lines at most).
+pub fn parse(text: &str) -> Result<Report, String> {
     let ones = Crcs { seq: 1, name: 1, qual: 1, aux: 1, pos: 1, cigar: 1, mate: 1 };
     let mut parser =
         Parser { report: Report::default(), columns: None, bamseqchksum: false, crcs: ones };
