@@ -124,3 +124,6 @@ mod bounded_memory;
 
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
+
+/// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.
+mod parallel_write;
