@@ -133,5 +133,7 @@ mod command_table;
 mod consensus;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;
+/// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.
+mod parallel_write;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.
 mod small_commands;

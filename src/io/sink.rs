@@ -305,21 +305,34 @@ impl RecordSink {
         };
         if let Some(ix) = self.index.as_mut() {
             use rayon::prelude::*;
-            let located: Vec<(i32, i64, i64, bool)> = framed
-                .par_iter()
-                .map(|f| {
-                    let r = RecordRef::new(&f[4..]);
-                    (
-                        r.ref_id(),
-                        r.pos(),
-                        r.end_pos(),
-                        r.flag() & crate::record::layout::flags::UNMAP == 0,
-                    )
-                })
-                .collect();
+            let located: Vec<(i32, i64, i64, bool)> =
+                framed.par_iter().map(|f| locate(f)).collect();
             ix.records.extend(located);
         }
         b.write_framed_all(framed).map_err(|e| write_error(path, e))
+    }
+
+    /// Writes the framed BAM records of `units` of nonzero size (BAM output only; otherwise an
+    /// error), planned from their sizes, then gathered and deflated block by block on the pool.
+    /// None may use the name extension (the caller checks [`crate::record::layout::uses_name_ext`]).
+    pub fn write_planned(
+        &mut self,
+        units: &(impl bgzf::gather::Units + ?Sized),
+    ) -> Result<(), Error> {
+        let path = &self.path;
+        let Some(Kind::Bam(b)) = self.kind.as_mut() else {
+            return Err(Error::Message("internal: planned records need BAM output".into()));
+        };
+        if let Some(ix) = self.index.as_mut() {
+            use rayon::prelude::*;
+            let located: Vec<(i32, i64, i64, bool)> = (0..units.count())
+                .into_par_iter()
+                .filter(|&i| units.size(i) > 0)
+                .map(|i| locate(units.unit(i)))
+                .collect();
+            ix.records.extend(located);
+        }
+        b.write_units_from(units).map_err(|e| write_error(path, e))
     }
 
     /// Flushes everything and moves the file into place.
@@ -363,6 +376,12 @@ impl RecordSink {
         }
         Ok(())
     }
+}
+
+/// What the index needs of a framed record: (tid, beg, end, mapped).
+fn locate(framed: &[u8]) -> (i32, i64, i64, bool) {
+    let r = RecordRef::new(&framed[4..]);
+    (r.ref_id(), r.pos(), r.end_pos(), r.flag() & crate::record::layout::flags::UNMAP == 0)
 }
 
 /// A failed record write on `path`; a record BAM cannot hold gets htslib's own message.

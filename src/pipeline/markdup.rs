@@ -17,6 +17,7 @@
 //! Output bytes never depend on the thread count.
 
 mod stream;
+mod write_bam;
 
 pub use stream::{StreamMarker, Tally};
 
@@ -368,6 +369,13 @@ pub fn finish_marking(
     let format = sink.format();
     let outcomes: &[Outcome] = &decision.outcomes;
     let name32 = |i: u32| store.get(store.order[i as usize]).read_name();
+    if format == crate::io::format::OutputFormat::Bam {
+        let f = write_bam::Finaliser { store, outcomes, md, name: &name32, umi, hash };
+        let marked = write_bam::write_all(&f, &mut sink, opts.threads)?;
+        sink.finish()?;
+        report(opts, header, decision.opt_warnings, decision.bc_warnings, &decision.stats, groups)?;
+        return Ok(marked);
+    }
     let n = store.len();
     let chunks: Vec<usize> = (0..n.div_ceil(CHUNK)).collect();
     let mut marked = Marked::default();

@@ -306,17 +306,20 @@ impl Outputs {
             plan.process_batch(batch)?
         };
         let _phase = profile::phase(Phase::Write);
+        if let (Some(s), true) = (self.main.as_mut(), plan.passthrough) {
+            // The whole batch in one call: its blocks are gathered and deflated in one pass
+            // over the pool, where a call per chunk had the workers wait at every chunk's end.
+            let framed: Vec<&[u8]> = chunks
+                .iter()
+                .flat_map(|c| c.passed.iter().map(|&i| batch.framed(i as usize)))
+                .collect();
+            s.write_framed(&framed)?;
+        }
         for chunk in chunks {
             self.counts.processed += chunk.counts.processed;
             self.counts.accepted += chunk.counts.accepted;
-            if let Some(s) = self.main.as_mut() {
-                if plan.passthrough {
-                    let framed: Vec<&[u8]> =
-                        chunk.passed.iter().map(|&i| batch.framed(i as usize)).collect();
-                    s.write_framed(&framed)?;
-                } else {
-                    s.write_owned(chunk.main)?;
-                }
+            if let (Some(s), false) = (self.main.as_mut(), plan.passthrough) {
+                s.write_owned(chunk.main)?;
             }
             if let Some(s) = self.unselected.as_mut() {
                 s.write(&chunk.unselected)?;

@@ -103,6 +103,16 @@ impl Writer {
         self.bgzf.write_units(framed)
     }
 
+    /// Writes the framed records of `units` (of nonzero size), gathered and deflated on the
+    /// pool. The caller has checked that none uses the name extension ([`layout::uses_name_ext`]):
+    /// those change size on the way out.
+    pub fn write_units_from(
+        &mut self,
+        units: &(impl bgzf::gather::Units + ?Sized),
+    ) -> std::io::Result<()> {
+        self.bgzf.write_units_from(units)
+    }
+
     pub fn write_batch(&mut self, batch: &Batch) -> std::io::Result<()> {
         for i in 0..batch.len() {
             self.write_framed(batch.framed(i))?;

@@ -2,6 +2,7 @@
 
 pub mod block;
 pub mod codec;
+pub mod gather;
 #[allow(unsafe_code)]
 mod isal_ffi;
 pub mod plain;

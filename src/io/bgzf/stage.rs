@@ -97,6 +97,11 @@ impl DeflateStage {
         })
     }
 
+    /// The level and engine every block is deflated with.
+    pub fn compression(&self) -> (i32, Engine) {
+        (self.level, self.engine)
+    }
+
     /// Hands over closed blocks to be deflated; returns once they are queued. Off the pool (no
     /// worker to spawn on) they are deflated here first.
     pub fn submit_raw(&mut self, group: RawGroup) -> std::io::Result<()> {

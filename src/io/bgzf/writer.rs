@@ -15,15 +15,17 @@
 
 use std::io::Write;
 
-use rayon::prelude::*;
-
 use super::block::{BLOCK_DATA_MAX, EOF_BLOCK};
+use super::gather::{self, Units};
 use super::stage::{DeflateStage, RawGroup};
-use crate::record::prefetch::{PREFETCH_AHEAD, prefetch_record};
 
 /// Runs of units at least this large have their blocks assembled in parallel
 /// ([`Writer::write_units`]); smaller ones are copied unit by unit.
 const BATCHED_BYTES: usize = 1 << 20;
+/// [`Writer::write_units_from`] deflates this many staging batches' worth of blocks per pass
+/// over the pool: enough blocks that no worker waits long at each pass's end, few enough that
+/// the compressed blocks in flight stay a few MiB.
+const GROUP_BLOCKS_PER_BATCH: usize = 8;
 
 pub struct Writer {
     stage: DeflateStage,
@@ -119,97 +121,47 @@ impl Writer {
     }
 
     /// Writes many units at once, laid out exactly as successive [`Writer::write_unit`] calls
-    /// would, but with the block assembly (copying units into blocks) done in parallel: the cut
-    /// points are computed first from the unit lengths alone. Records gathered from all over a
-    /// sorted store cost a cache miss each, which a single copying thread would pay alone.
+    /// would (see [`Writer::write_units_from`]).
     pub fn write_units(&mut self, units: &[&[u8]]) -> std::io::Result<()> {
-        /// A block to build: where its bytes start (unit, offset in unit) and how many there are.
-        struct Spec {
-            unit: usize,
-            offset: usize,
-            len: usize,
-        }
-        if units.iter().map(|u| u.len()).sum::<usize>() < BATCHED_BYTES {
+        self.write_units_from(units)
+    }
+
+    /// Writes the units of `units` of nonzero size, laid out exactly as successive
+    /// [`Writer::write_unit`] calls would, but planned from their sizes first, then gathered and
+    /// deflated block by block on the pool ([`gather`]). Records gathered from all over a
+    /// sorted store cost a cache miss each, which a single copying thread would pay alone.
+    pub fn write_units_from(&mut self, units: &(impl Units + ?Sized)) -> std::io::Result<()> {
+        let total: usize = (0..units.count()).map(|i| units.size(i)).sum();
+        if total < BATCHED_BYTES {
             // Too little to share out: the batched path starts by moving the open block aside.
-            return units.iter().try_for_each(|u| self.write_unit(u));
+            return (0..units.count())
+                .filter(|&i| units.size(i) > 0)
+                .try_for_each(|i| self.write_unit(units.unit(i)));
         }
         self.hand_over_closed()?;
         // Bytes already in the open block belong in front of the first block.
         let prefix = self.staging.split_off(self.open_start);
         self.staging.clear();
         self.open_start = 0;
-        let mut specs: Vec<Spec> = Vec::new();
-        let mut open = prefix.len();
-        let (mut start_unit, mut start_offset) = (0usize, 0usize);
-        for (i, u) in units.iter().enumerate() {
-            if open + u.len() > BLOCK_DATA_MAX && open > 0 {
-                specs.push(Spec { unit: start_unit, offset: start_offset, len: open });
-                (open, start_unit, start_offset) = (0, i, 0);
-            }
-            let block = self.blocks_closed + specs.len() as u64;
-            if let Some(starts) = self.tracked_starts.as_mut() {
-                starts.push(block << 16 | open as u64);
-            }
-            let mut at = 0;
-            while at < u.len() {
-                let n = (BLOCK_DATA_MAX - open).min(u.len() - at);
-                open += n;
-                at += n;
-                if open == BLOCK_DATA_MAX {
-                    specs.push(Spec { unit: start_unit, offset: start_offset, len: open });
-                    open = 0;
-                    (start_unit, start_offset) = if at == u.len() { (i + 1, 0) } else { (i, at) };
-                }
-            }
-        }
-        // Copies `spec.len` bytes starting at (unit, offset) into `out`, after `lead` bytes.
-        let gather = |spec: &Spec, lead: &[u8], out: &mut [u8]| {
-            out[..lead.len()].copy_from_slice(lead);
-            let mut filled = lead.len();
-            let (mut unit, mut offset) = (spec.unit, spec.offset);
-            while filled < spec.len {
-                // Units may lie anywhere (records in sorted order): ask for one a few ahead.
-                if let Some(ahead) = units.get(unit + PREFETCH_AHEAD) {
-                    prefetch_record(ahead, 0);
-                }
-                let u = units[unit];
-                let n = (u.len() - offset).min(spec.len - filled);
-                out[filled..filled + n].copy_from_slice(&u[offset..offset + n]);
-                filled += n;
-                unit += 1;
-                offset = 0;
-            }
+        let first_block = self.blocks_closed;
+        let plan = match self.tracked_starts.as_mut() {
+            Some(starts) => gather::plan(units, prefix.len(), |block, at| {
+                starts.push((first_block + block as u64) << 16 | at as u64)
+            }),
+            None => gather::plan(units, prefix.len(), |_, _| {}),
         };
-        for (g, chunk) in specs.chunks(self.batch_blocks).enumerate() {
-            let mut cuts = Vec::with_capacity(chunk.len());
-            let mut total = 0;
-            for spec in chunk {
-                total += spec.len;
-                cuts.push(total);
-            }
-            let mut data = crate::io::recycle::take(total);
-            data.resize(total, 0);
-            let mut slots = Vec::with_capacity(chunk.len());
-            let mut rest = data.as_mut_slice();
-            for spec in chunk {
-                let (slot, tail) = rest.split_at_mut(spec.len);
-                slots.push((spec, slot));
-                rest = tail;
-            }
-            slots.into_par_iter().enumerate().for_each(|(k, (spec, slot))| {
-                let lead: &[u8] = if g == 0 && k == 0 { &prefix } else { &[] };
-                gather(spec, lead, slot);
-            });
-            self.blocks_closed += chunk.len() as u64;
-            self.stage.submit_raw(RawGroup { data, cuts })?;
+        let compression = self.stage.compression();
+        // A group of blocks at a time, so that the compressed blocks in flight stay bounded.
+        for (g, specs) in plan.closed.chunks(GROUP_BLOCKS_PER_BATCH * self.batch_blocks).enumerate()
+        {
+            let lead: &[u8] = if g == 0 { &prefix } else { &[] };
+            let blocks = gather::deflate_planned(units, specs, lead, compression);
+            self.blocks_closed += blocks.len() as u64;
+            self.stage.submit_deflated(blocks)?;
         }
         // The rest stays in the open block.
-        if open > 0 {
-            let lead: &[u8] = if specs.is_empty() { &prefix } else { &[] };
-            let tail = Spec { unit: start_unit, offset: start_offset, len: open };
-            self.staging.resize(open, 0);
-            gather(&tail, lead, &mut self.staging);
-        }
+        let lead: &[u8] = if plan.closed.is_empty() { &prefix } else { &[] };
+        gather::gather(units, &plan.tail, lead, &mut self.staging);
         Ok(())
     }
 
