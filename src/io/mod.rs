@@ -29,6 +29,7 @@ pub mod open_files;
 pub mod output;
 pub mod pool_wait;
 pub mod recycle;
+pub mod remote;
 pub mod sam;
 pub mod stats_targets;
 pub mod stream;
