@@ -124,3 +124,6 @@ mod bounded_memory;
 
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
+
+/// http(s)://, s3:// and gs:// inputs against nginx, moto and a fault-injecting proxy (issue 40).
+mod remote_inputs;
