@@ -21,8 +21,14 @@ struct Server {
 }
 
 impl Drop for Server {
+    /// SIGTERM, not SIGKILL: nginx's master then stops its workers too.
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let pid = self.child.id().to_string();
+        let stopped =
+            Command::new("kill").args(["-TERM", &pid]).status().is_ok_and(|s| s.success());
+        if !stopped {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
     }
 }

@@ -9,6 +9,7 @@ Forwards each GET to --upstream (host:port) and answers one request per connecti
   fail-then-ok:N  the first N requests get 500, later ones are forwarded
   status:CODE     every request gets CODE
   delay:SECONDS   wait that long before answering each data request
+  latency:SECONDS wait that long before answering every request (benches/remote.sh)
 Prints its port on the first line of stdout, then serves until killed or --lifetime seconds
 (default 300) pass, so it never outlives a test run.
 """
@@ -87,6 +88,8 @@ def serve(conn, upstream, state):
             body = b"injected failure"
             reply(conn, 500, "Internal Server Error", [("Content-Length", str(len(body)))], body)
             return
+        if state.mode == "latency":
+            time.sleep(float(state.arg))
         host, port = upstream.rsplit(":", 1)
         up = http.client.HTTPConnection(host, int(port), timeout=30)
         keep = [(k, v) for k, v in headers if k.lower() not in ("host", "connection")]
