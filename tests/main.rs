@@ -135,5 +135,7 @@ mod consensus;
 mod mpileup;
 /// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.
 mod parallel_write;
+/// http(s)://, s3:// and gs:// inputs against nginx, moto and a fault-injecting proxy (issue 40).
+mod remote_inputs;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.
 mod small_commands;

@@ -41,6 +41,8 @@ fn main() {
             "[mdsam] warning: the bump allocator never frees memory; it is for experiments only"
         );
     }
+    // URLs lose their credentials here, before any message, `@PG` line or profile names them.
+    let argv = argv.iter().map(|a| mdsam::io::remote::hide_credentials(a)).collect();
     std::process::exit(mdsam::cli::run(argv));
 }
 

@@ -57,6 +57,9 @@ enum Tail {
 /// The last `n` bytes, read through a handle of its own on the file (stdin's descriptor for
 /// `-`), so the reader of the header is left where it is.
 fn last_bytes(path: &str, n: usize) -> Tail {
+    if crate::io::remote::is_url(path) {
+        return remote_last_bytes(path, n);
+    }
     let file = if path == "-" { stdin_handle() } else { File::open(path) };
     let Ok(mut file) = file else { return Tail::Error };
     match file.seek(SeekFrom::End(-(n as i64))) {
@@ -68,6 +71,19 @@ fn last_bytes(path: &str, n: usize) -> Tail {
     let mut tail = vec![0; n];
     match file.read_exact(&mut tail) {
         Ok(()) => Tail::Bytes(tail),
+        Err(_) => Tail::Error,
+    }
+}
+
+/// A URL's last `n` bytes: one range request after the one that opens it.
+fn remote_last_bytes(url: &str, n: usize) -> Tail {
+    let Ok(reader) = crate::io::remote::open(url) else { return Tail::Error };
+    let size = reader.len();
+    if size < n as u64 {
+        return Tail::TooShort;
+    }
+    match reader.tail(n as u64) {
+        Ok(tail) => Tail::Bytes(tail),
         Err(_) => Tail::Error,
     }
 }

@@ -1,6 +1,7 @@
 //! An input file or stdin as bytes to peek at and consume: regular files are memory-mapped,
 //! pipes and stdin are read through a growing buffer. Both give the same `peek`/`consume` view,
-//! so the BGZF, BAM and SAM readers have one code path.
+//! so the BGZF, BAM and SAM readers have one code path. A URL (`io::remote`) is a stream that
+//! can also seek.
 
 use std::fs::File;
 use std::io::Read;
@@ -22,13 +23,28 @@ enum Source {
     /// whole room again after every short pipe read made one huge line quadratic).
     /// `read_size`: the least asked of `reader` at a time.
     Stream {
-        reader: Box<dyn Read + Send>,
+        reader: StreamReader,
         buf: Vec<u8>,
         start: usize,
         end: usize,
         eof: bool,
         read_size: usize,
     },
+}
+
+/// What a stream input reads from: any reader, or a remote file (which can seek).
+enum StreamReader {
+    Plain(Box<dyn Read + Send>),
+    Remote(Box<super::remote::RemoteReader>),
+}
+
+impl Read for StreamReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            StreamReader::Plain(r) => r.read(buf),
+            StreamReader::Remote(r) => r.read(buf),
+        }
+    }
 }
 
 impl Input {
@@ -45,8 +61,18 @@ impl Input {
 
     #[allow(unsafe_code)] // memory-maps the file
     fn open_as(path: &str, map_files: bool) -> std::io::Result<Input> {
+        // `DATA##idx##INDEX` names an index beside the data, as htslib reads it.
+        let path = path.split_once("##idx##").map_or(path, |(data, _)| data);
         if path == "-" {
             return Ok(Input::from_reader(path, Box::new(std::io::stdin())));
+        }
+        if super::remote::is_url(path) {
+            let reader = super::remote::open(path)?;
+            let mut input = Input::from_reader(path, Box::new(std::io::empty()));
+            if let Source::Stream { reader: r, .. } = &mut input.src {
+                *r = StreamReader::Remote(Box::new(reader));
+            }
+            return Ok(input);
         }
         let file = File::open(path)?;
         let meta = file.metadata()?;
@@ -87,7 +113,7 @@ impl Input {
         Input {
             name: name.to_string(),
             src: Source::Stream {
-                reader,
+                reader: StreamReader::Plain(reader),
                 buf: Vec::new(),
                 start: 0,
                 end: 0,
@@ -115,12 +141,38 @@ impl Input {
         }
     }
 
-    /// Moves to absolute offset `at` (mapped inputs only).
+    /// Whether the input is a remote file.
+    pub fn is_remote(&self) -> bool {
+        matches!(&self.src, Source::Stream { reader: StreamReader::Remote(_), .. })
+    }
+
+    /// Whether the file ends with `bytes`: `None` for pipes and stdin, which cannot tell.
+    pub fn ends_with(&self, bytes: &[u8]) -> Option<std::io::Result<bool>> {
+        match &self.src {
+            Source::Mapped { map, .. } => Some(Ok(map.ends_with(bytes))),
+            Source::Stream { reader: StreamReader::Remote(r), .. } => Some(r.ends_with(bytes)),
+            Source::Stream { .. } => None,
+        }
+    }
+
+    /// Moves to absolute offset `at` (mapped and remote inputs only).
     pub fn seek(&mut self, at: u64) -> std::io::Result<()> {
+        self.seek_until(at, None)
+    }
+
+    /// [`Self::seek`], saying where the bytes wanted next end when that is known (an index
+    /// chunk): a remote input then fetches up to there in parallel and little past it.
+    pub fn seek_until(&mut self, at: u64, until: Option<u64>) -> std::io::Result<()> {
         match &mut self.src {
             Source::Mapped { map, pos, .. } => {
                 *pos = (at as usize).min(map.len());
                 self.consumed = *pos as u64;
+                Ok(())
+            }
+            Source::Stream { reader: StreamReader::Remote(r), start, end, eof, .. } => {
+                r.seek(at, until);
+                (*start, *end, *eof) = (0, 0, false);
+                self.consumed = at.min(r.len());
                 Ok(())
             }
             Source::Stream { .. } => Err(std::io::Error::new(
@@ -172,6 +224,11 @@ impl Input {
             Source::Stream { start, end, .. } => *start = (*start + n).min(*end),
         }
     }
+}
+
+/// The whole of a small side file (an index), local or remote.
+pub fn read_whole(path: &str) -> std::io::Result<Vec<u8>> {
+    if super::remote::is_url(path) { super::remote::read_all(path) } else { std::fs::read(path) }
 }
 
 /// Bytes consumed between two hand-backs of mapped pages.

@@ -29,6 +29,7 @@ pub mod output;
 pub mod output_spec;
 pub mod pool_wait;
 pub mod recycle;
+pub mod remote;
 pub mod sam;
 pub mod sink;
 pub mod stats_targets;

@@ -5,7 +5,7 @@
 
 use crate::error::Error;
 use crate::io::cram::Reader;
-use crate::io::cram::index::{CraiEntry, containers_for, read_crai};
+use crate::io::cram::index::{CraiEntry, CraiError, containers_for, read_crai};
 use crate::io::index::Region;
 use crate::pipeline::region::{merge_by_tid, overlaps};
 use crate::record::Batch;
@@ -13,19 +13,13 @@ use crate::record::Batch;
 /// The `.crai` of `input`: the `-X` path, else `input.crai`, else the name with `.cram`
 /// replaced by `.crai`.
 pub fn load_crai(input: &str, explicit: Option<&str>) -> Result<Vec<CraiEntry>, Error> {
-    let candidates: Vec<String> = match explicit {
-        Some(p) => vec![p.to_string()],
-        None => {
-            let mut c = vec![format!("{input}.crai")];
-            if let Some(stem) = input.strip_suffix(".cram") {
-                c.push(format!("{stem}.crai"));
-            }
-            c
-        }
-    };
+    let candidates =
+        crate::pipeline::region::index_candidates(input, explicit, &[".crai"], ".cram");
     for path in &candidates {
-        if std::path::Path::new(path).exists() {
-            return read_crai(path).map_err(|e| Error::file(path.as_str(), e));
+        match read_crai(path) {
+            Ok(crai) => return Ok(crai),
+            Err(CraiError::Missing) => {}
+            Err(CraiError::Bad(e)) => return Err(Error::file(path.as_str(), e)),
         }
     }
     Err(Error::Message(
@@ -76,10 +70,11 @@ fn read_containers(
     offsets.sort_unstable();
     offsets.dedup();
     for offset in offsets {
-        let Some(batch) = reader.read_container_at(offset).map_err(|e| Error::file(path, e))?
-        else {
-            continue;
+        let read = {
+            let _phase = crate::profile::phase(crate::profile::Phase::Read);
+            reader.read_container_at(offset).map_err(|e| Error::file(path, e))?
         };
+        let Some(batch) = read else { continue };
         let mut wanted = Batch::default();
         for r in batch.iter().filter(|r| regions.iter().any(|g| overlaps(r, g))) {
             wanted.push(r.bytes());

@@ -8,6 +8,7 @@ use std::io::Write;
 use crate::error::Error;
 use crate::io::index::Index;
 use crate::io::open::{InputFormat, Opened};
+use crate::io::remote;
 use crate::ops::idxstats::{CountError, ReferenceCounts};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::input_filter::{InputFilter, passes};
@@ -67,7 +68,7 @@ fn load_index(path: &str, explicit: Option<&str>) -> Option<Index> {
         None => (path, explicit),
     };
     let (index_path, bytes) = match explicit {
-        Some(index) => match std::fs::read(index) {
+        Some(index) => match crate::io::input::read_whole(index) {
             Ok(bytes) => (index.to_string(), bytes),
             Err(e) => {
                 let reason = crate::error::c_message(&e);
@@ -80,7 +81,7 @@ fn load_index(path: &str, explicit: Option<&str>) -> Option<Index> {
         None => {
             let found = index_candidates(path)
                 .into_iter()
-                .find_map(|p| std::fs::read(&p).ok().map(|bytes| (p, bytes)));
+                .find_map(|p| crate::io::input::read_whole(&p).ok().map(|bytes| (p, bytes)));
             let Some(found) = found else {
                 eprintln!("[E::idx_find_and_load] Could not retrieve index file for '{path}'");
                 return None;
@@ -97,14 +98,16 @@ fn load_index(path: &str, explicit: Option<&str>) -> Option<Index> {
     index
 }
 
+/// For a URL the names go before any `?query`.
 fn index_candidates(path: &str) -> Vec<String> {
-    let name_start = path.rfind('/').map_or(0, |i| i + 1);
-    let stem = path[name_start..].rfind('.').map(|dot| &path[..name_start + dot]);
+    let file = path.split_once('?').map_or(path, |(file, _)| file);
+    let name_start = file.rfind('/').map_or(0, |i| i + 1);
+    let stem = file[name_start..].rfind('.').map(|dot| &file[name_start + dot..]);
     let mut candidates = Vec::new();
     for ext in [".csi", ".bai"] {
-        candidates.push(format!("{path}{ext}"));
-        if let Some(stem) = stem {
-            candidates.push(format!("{stem}{ext}"));
+        candidates.push(remote::with_suffix(path, ext));
+        if let Some(stem) = stem.and_then(|data_ext| remote::strip_suffix(path, data_ext)) {
+            candidates.push(remote::with_suffix(&stem, ext));
         }
     }
     candidates

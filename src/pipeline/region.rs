@@ -9,8 +9,8 @@
 //! (`bam_endpos`) after `beg`.
 
 use crate::error::Error;
-use crate::io::bam;
 use crate::io::index::{Index, Region, parse_region};
+use crate::io::{bam, remote};
 use std::collections::HashSet;
 
 use crate::io::sam::range::RangeReader;
@@ -42,26 +42,39 @@ impl ChunkReader for RangeReader {
 
 /// Finds and loads the index of `input`: the `-X` path, else `input.bai`, `input.csi`, or the
 /// name with `.bam` replaced by `.bai`.
+/// `DATA##idx##INDEX` names the index as `-X` does. For a URL the names go before any `?query`.
 pub fn load_index(input: &str, explicit: Option<&str>) -> Result<Index, Error> {
-    let candidates: Vec<String> = match explicit {
-        Some(p) => vec![p.to_string()],
-        None => {
-            let mut c = vec![format!("{input}.bai"), format!("{input}.csi")];
-            if let Some(stem) = input.strip_suffix(".bam") {
-                c.push(format!("{stem}.bai"));
-                c.push(format!("{stem}.csi"));
-            }
-            c
-        }
-    };
+    let candidates = index_candidates(input, explicit, &[".bai", ".csi"], ".bam");
     for path in &candidates {
-        if let Ok(bytes) = std::fs::read(path) {
+        if let Ok(bytes) = crate::io::input::read_whole(path) {
             return Index::from_bytes(&bytes).map_err(|e| Error::file(path.as_str(), e));
         }
     }
     Err(Error::Message(
         "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),
     ))
+}
+
+/// Where the index of `input` may be, in order: the explicit one (`-X`, or after `##idx##`),
+/// else `input` + each of `suffixes`, then the name less `data_suffix` + each.
+pub fn index_candidates(
+    input: &str,
+    explicit: Option<&str>,
+    suffixes: &[&str],
+    data_suffix: &str,
+) -> Vec<String> {
+    let (input, beside) = match input.split_once("##idx##") {
+        Some((data, index)) => (data, Some(index)),
+        None => (input, None),
+    };
+    if let Some(p) = explicit.or(beside) {
+        return vec![p.to_string()];
+    }
+    let mut c: Vec<String> = suffixes.iter().map(|s| remote::with_suffix(input, s)).collect();
+    if let Some(stem) = remote::strip_suffix(input, data_suffix) {
+        c.extend(suffixes.iter().map(|s| remote::with_suffix(&stem, s)));
+    }
+    c
 }
 
 pub fn overlaps(r: &RecordRef<'_>, region: &Region) -> bool {
@@ -232,7 +245,11 @@ fn read_chunks(
     sink: &mut dyn FnMut(&Batch) -> Result<(), Error>,
 ) -> Result<(), Error> {
     for &(start, end) in chunks {
-        let batches = reader.read_chunk(path, start, end)?;
+        // Timed as reading (and counting any bytes a remote input fetches), not as the sink.
+        let batches = {
+            let _phase = crate::profile::phase(crate::profile::Phase::Read);
+            reader.read_chunk(path, start, end)?
+        };
         let mut kept = Batch::default();
         for r in batches.iter().flat_map(|b| b.iter()) {
             if regions.iter().any(|region| overlaps(&r, region)) {

@@ -62,9 +62,10 @@ impl Reader {
         &self.input
     }
 
-    /// Whether the file ends with the 28-byte EOF block (mapped files; streams say `true`).
+    /// Whether the file ends with the 28-byte EOF block (mapped and remote files; streams say
+    /// `true`, and so does a remote file whose tail could not be fetched: reading tells why).
     pub fn has_eof_marker(&self) -> bool {
-        self.input.mapped().is_none_or(|m| m.ends_with(&block::EOF_BLOCK))
+        self.input.ends_with(&block::EOF_BLOCK).is_none_or(|ends| ends.unwrap_or(true))
     }
 
     /// Once everything was read: the compressed offset after the last data block, i.e. the input's
@@ -77,7 +78,9 @@ impl Reader {
 
     /// Continues at compressed offset `coffset`, reading no block that starts at or after `limit`.
     pub fn seek(&mut self, coffset: u64, limit: Option<u64>) -> std::io::Result<()> {
-        self.input.seek(coffset)?;
+        // The block that starts last before `limit` may end up to a block's size after it.
+        let until = limit.map(|l| l.saturating_add(block::BLOCK_MAX as u64));
+        self.input.seek_until(coffset, until)?;
         self.limit = limit;
         self.eof = false;
         Ok(())

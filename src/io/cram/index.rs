@@ -93,17 +93,27 @@ fn reference_runs<'a>(
 }
 
 /// Reads a `.crai` file (gzip-compressed or plain text).
-pub fn read_crai(path: &str) -> Result<Vec<CraiEntry>, String> {
-    let raw = std::fs::read(path).map_err(|e| crate::error::c_message(&e))?;
+pub fn read_crai(path: &str) -> Result<Vec<CraiEntry>, CraiError> {
+    let raw = crate::io::input::read_whole(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => CraiError::Missing,
+        _ => CraiError::Bad(crate::error::c_message(&e)),
+    })?;
     let mut text = Vec::new();
     if raw.starts_with(&[0x1f, 0x8b]) {
         flate2::read::MultiGzDecoder::new(&raw[..])
             .read_to_end(&mut text)
-            .map_err(|e| format!("bad .crai: {e}"))?;
+            .map_err(|e| CraiError::Bad(format!("bad .crai: {e}")))?;
     } else {
         text = raw;
     }
-    parse_crai(&text)
+    parse_crai(&text).map_err(CraiError::Bad)
+}
+
+/// Why a `.crai` was not read: there is none at that name, or it could not be read or parsed.
+#[derive(Debug)]
+pub enum CraiError {
+    Missing,
+    Bad(String),
 }
 
 fn parse_crai(text: &[u8]) -> Result<Vec<CraiEntry>, String> {

@@ -1,7 +1,8 @@
 //! Where a CRAM's reference bases come from, in htslib's order (`cram_populate_ref`): the FASTA
 //! given with `-T`/`--reference` (its `.fai` beside it, plain or BGZF), then `REF_CACHE` and
 //! `REF_PATH` directory templates on the `@SQ`'s `M5`, then the `@SQ`'s `UR` when it names a local
-//! file. Never the network: the `http:`/`https:`/`ftp:` entries of `REF_PATH` are skipped.
+//! file. `http(s)://` (and `s3://`, `gs://`) entries of `REF_PATH` are fetched (`io::remote`) and,
+//! when their MD5 is right, written to `REF_CACHE` as htslib fills it; `ftp:` entries are skipped.
 //! Embedded references never reach this module (the slice carries them).
 
 use std::collections::HashMap;
@@ -81,7 +82,11 @@ impl ReferenceFinder {
             let md5 = md5.to_ascii_lowercase();
             for templates in [&self.ref_cache, &self.ref_path].into_iter().flatten() {
                 for path in expand_templates(templates, &md5) {
-                    if let Ok(bytes) = std::fs::read(&path) {
+                    if crate::io::remote::is_url(&path) {
+                        if let Some(bases) = self.fetch_and_cache(&path, &md5)? {
+                            return Ok(bases);
+                        }
+                    } else if let Ok(bytes) = std::fs::read(&path) {
                         return Ok(upper(raw_or_fasta(bytes)));
                     }
                 }
@@ -98,6 +103,37 @@ impl ReferenceFinder {
             }
         }
         Err(missing_reference(name, line.md5.as_deref()))
+    }
+
+    /// A reference from a `REF_PATH` URL: `None` when there is none there (htslib tries the
+    /// next entry); an error when it cannot be fetched or its MD5 is not `md5`. Written to the
+    /// first `REF_CACHE` entry (bare upper-case bases, by a rename so that no reader sees half
+    /// a file), as htslib's `cram_populate_ref` does.
+    fn fetch_and_cache(&self, url: &str, md5: &str) -> Result<Option<Vec<u8>>, String> {
+        let bytes = match crate::io::remote::read_all(url) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{url}: {e}")),
+        };
+        let bases = upper(raw_or_fasta(bytes));
+        let got = super::file_header::md5_hex(&bases);
+        if got != md5 {
+            return Err(format!("{url}: the reference fetched has MD5 {got}, not {md5}"));
+        }
+        let cache =
+            self.ref_cache.as_deref().and_then(|t| expand_templates(t, md5).into_iter().next());
+        if let Some(cached) = cache.filter(|c| !crate::io::remote::is_url(c)) {
+            let cached = std::path::Path::new(&cached);
+            if let Some(dir) = cached.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let partial = cached.with_extension(format!("tmp.{}", std::process::id()));
+            if std::fs::write(&partial, &bases).is_ok() {
+                let _ = std::fs::rename(&partial, cached);
+            }
+            let _ = std::fs::remove_file(&partial);
+        }
+        Ok(Some(bases))
     }
 
     fn in_chosen_fasta(&self, name: &[u8]) -> Result<Option<Vec<u8>>, String> {
@@ -151,14 +187,25 @@ fn raw_or_fasta(bytes: Vec<u8>) -> Vec<u8> {
 
 /// The file names a `:`-separated list of templates gives for `md5`, as htslib's `expand_cache_path`:
 /// `%Ns` takes the next N characters of the checksum, `%s` the rest; an entry without `%s` gets
-/// `/%s` appended. URL entries are skipped (mdsam never reads references over the network).
+/// `/%s` appended. A URL entry (`http://…`: its `:` does not separate) stays one entry, but for
+/// `ftp://`, which mdsam does not read.
 pub fn expand_templates(templates: &str, md5: &str) -> Vec<String> {
     let mut entries: Vec<String> = Vec::new();
     let mut parts = templates.split(':').peekable();
     while let Some(part) = parts.next() {
-        if ["http", "https", "ftp"].contains(&part)
-            && parts.peek().is_some_and(|p| p.starts_with("//"))
+        if crate::io::remote::location::scheme_of(&format!("{part}://x")).is_some()
+            && let Some(rest) = parts.next_if(|p| p.starts_with("//"))
         {
+            // A port (`http://host:8080/…`) is the next part: a number before a slash.
+            let mut url = format!("{part}:{rest}");
+            while let Some(port) = parts.next_if(|p| p.starts_with(|c: char| c.is_ascii_digit())) {
+                url.push(':');
+                url.push_str(port);
+            }
+            entries.push(url);
+            continue;
+        }
+        if part == "ftp" && parts.peek().is_some_and(|p| p.starts_with("//")) {
             parts.next();
             continue;
         }
@@ -249,8 +296,12 @@ mod tests {
             vec!["/c/01/23/456789abcdef0123456789abcdef".to_string()]
         );
         assert_eq!(
-            expand_templates("/a:http://x.org/%s:/b/%s", md5),
-            vec![format!("/a/{md5}"), format!("/b/{md5}")]
+            expand_templates("/a:http://x.org/%s:/b/%s:ftp://y.org/%s", md5),
+            vec![format!("/a/{md5}"), format!("http://x.org/{md5}"), format!("/b/{md5}")]
+        );
+        assert_eq!(
+            expand_templates("https://127.0.0.1:8080/r/%2s/%s:/c", md5),
+            vec![format!("https://127.0.0.1:8080/r/01/{}", &md5[2..]), format!("/c/{md5}")]
         );
     }
 

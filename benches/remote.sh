@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# mdsam against samtools reading the same URL from nginx on 127.0.0.1, behind
+# tests/support/fault_proxy.py adding LATENCY_MS (default 20) to every request (tc netem would
+# slow the whole loopback of a shared machine): whole-file `view -c` and BAM→SAM, then QUERIES
+# (100) random 10 kb region queries. Prints wall seconds, peak RSS and the bytes nginx sent.
+#   MDSAM=target/release/mdsam SAMTOOLS=samtools PAIRS=250000 benches/remote.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MDSAM=$(realpath "${MDSAM:-target/release/mdsam}")
+SAMTOOLS=$(command -v "${SAMTOOLS:-samtools}")
+PAIRS=${PAIRS:-250000}
+LATENCY_MS=${LATENCY_MS:-20}
+QUERIES=${QUERIES:-100}
+NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+source benches/lib/timing.sh
+
+"$MDSAM" simulate -n "$PAIRS" --order coordinate --refs 4 --ref-length 20000000 -o "$tmp/x.bam"
+"$MDSAM" index "$tmp/x.bam"
+mkdir -p "$tmp/nginx"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+user=""; [ "$(id -u)" = 0 ] && user="user root;"
+cat > "$tmp/nginx/nginx.conf" <<CONF
+$user daemon off; worker_processes 2; pid $tmp/nginx/pid; error_log $tmp/nginx/error.log;
+events { worker_connections 512; }
+http { access_log $tmp/nginx/access.log; client_body_temp_path $tmp/nginx/b; proxy_temp_path $tmp/nginx/p;
+  fastcgi_temp_path $tmp/nginx/f; uwsgi_temp_path $tmp/nginx/u; scgi_temp_path $tmp/nginx/s;
+  server { listen 127.0.0.1:$port; root $tmp; } }
+CONF
+"$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" & pids+=($!)
+coproc PROXY { exec python3 tests/support/fault_proxy.py --upstream "127.0.0.1:$port" \
+  --mode "latency:$(echo "scale=3; $LATENCY_MS / 1000" | bc)" --lifetime 3600 2>/dev/null; }
+pids+=("$PROXY_PID")
+read -r proxy_port <&"${PROXY[0]}"
+sleep 1
+url="http://127.0.0.1:$proxy_port/x.bam"
+size=$(stat -c %s "$tmp/x.bam")
+# QUERIES random 10 kb regions on the simulated references.
+refs=$("$MDSAM" view -H "$tmp/x.bam" | awk -F'\t' '/^@SQ/ {sub("SN:","",$2); sub("LN:","",$3); print $2, $3}')
+awk -v n="$QUERIES" 'BEGIN {srand(7)} {name[NR]=$1; len[NR]=$2}
+  END {for (i = 0; i < n; i++) {r = 1 + int(rand() * NR); b = 1 + int(rand() * (len[r] - 10000));
+       print name[r] ":" b "-" b + 9999}}' <<<"$refs" > "$tmp/regions"
+
+sent() { awk '{s += $10} END {print s + 0}' "$tmp/nginx/access.log"; }
+echo "file: $size bytes, $PAIRS pairs; latency ${LATENCY_MS} ms per request"
+echo "tool job wall_s cpu_s rss_mb bytes_sent"
+for tool in mdsam samtools; do
+  bin=$MDSAM; [ $tool = samtools ] && bin=$SAMTOOLS
+  for job in "view -c" "view BAM->SAM" "regions"; do
+    : > "$tmp/nginx/access.log"
+    case $job in
+      "view -c") cmd="cd $tmp && $T $bin view -c $url > /dev/null" ;;
+      "view BAM->SAM") cmd="cd $tmp && $T $bin view -@ 2 $url > /dev/null" ;;
+      regions) cmd="cd $tmp && for r in \$(cat $tmp/regions); do $T $bin view -c $url \$r; done > /dev/null" ;;
+    esac
+    read -r wall cpu rss <<<"$(run_timed "$cmd")"
+    echo "$tool \"$job\" $wall $cpu $rss $(sent)"
+  done
+done

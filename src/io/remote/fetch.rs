@@ -1,0 +1,213 @@
+//! One remote object and the range requests made to it: each a GET with `Range`, checked
+//! (status, `Content-Range`, the whole body received) and retried with backoff when the failure
+//! may pass (a 5xx, 408 or 429 status, a timeout, a reset or refused connection, a body cut
+//! short). A failure that will not pass (403, 404, a server that ignores ranges) ends at once.
+//! Errors are the cause alone; the callers name the file, as for local files.
+
+use std::io::{Error, ErrorKind, Read};
+use std::time::Duration;
+
+use super::location::Target;
+use crate::profile::{self, Counter, Phase};
+
+/// The environment's tuning (see [`super`]).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub parallel: usize,
+    pub chunk: u64,
+    pub retries: u32,
+    pub backoff: Duration,
+    pub timeout: Duration,
+}
+
+impl Settings {
+    pub fn from_env() -> Settings {
+        let number = |name: &str, default: u64| -> u64 {
+            std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
+        };
+        Settings {
+            parallel: number("MDSAM_REMOTE_PARALLEL", 8).clamp(1, 64) as usize,
+            chunk: number("MDSAM_REMOTE_CHUNK", 2 << 20).clamp(64 << 10, 256 << 20),
+            retries: number("MDSAM_REMOTE_RETRIES", 4).min(20) as u32,
+            backoff: Duration::from_millis(number("MDSAM_REMOTE_BACKOFF_MS", 200).min(60_000)),
+            timeout: Duration::from_secs(number("MDSAM_REMOTE_TIMEOUT", 60).max(1)),
+        }
+    }
+}
+
+/// The bytes asked for when a file is opened: enough for a header and the format sniffing.
+pub const HEAD_BYTES: u64 = 64 << 10;
+
+pub struct RemoteFile {
+    pub target: Target,
+    agent: ureq::Agent,
+    pub size: u64,
+    pub settings: Settings,
+}
+
+/// A failed try: whether another may succeed, and why it failed.
+struct Failure {
+    transient: bool,
+    error: Error,
+}
+
+impl RemoteFile {
+    /// Opens `target` with one request for its first [`HEAD_BYTES`], which also gives its size.
+    pub fn open(target: Target) -> std::io::Result<(RemoteFile, Vec<u8>)> {
+        let settings = Settings::from_env();
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_connect(Some(settings.timeout))
+            .timeout_recv_response(Some(settings.timeout))
+            .timeout_recv_body(Some(settings.timeout))
+            .max_idle_connections_per_host(settings.parallel * 2)
+            .build()
+            .into();
+        let mut file = RemoteFile { target, agent, size: u64::MAX, settings };
+        let (head, size) = file.with_retries(|f| f.try_get(0, HEAD_BYTES, true))?;
+        file.size = size.unwrap_or(head.len() as u64);
+        Ok((file, head))
+    }
+
+    /// Bytes `[start, end)` of the file (`end` clipped to its size).
+    pub fn fetch(&self, start: u64, end: u64) -> std::io::Result<Vec<u8>> {
+        let end = end.min(self.size);
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        self.with_retries(|f| f.try_get(start, end, false)).map(|(bytes, _)| bytes)
+    }
+
+    fn with_retries<T>(
+        &self,
+        mut once: impl FnMut(&Self) -> Result<T, Failure>,
+    ) -> std::io::Result<T> {
+        let mut wait = self.settings.backoff;
+        let mut tries = 1;
+        loop {
+            match once(self) {
+                Ok(v) => return Ok(v),
+                Err(f) if f.transient && tries <= self.settings.retries => {
+                    std::thread::sleep(wait);
+                    wait = wait.saturating_mul(2);
+                    tries += 1;
+                }
+                Err(f) if tries > 1 => {
+                    return Err(Error::new(
+                        f.error.kind(),
+                        format!("{} (after {tries} tries)", f.error),
+                    ));
+                }
+                Err(f) => return Err(f.error),
+            }
+        }
+    }
+
+    /// One GET of `[start, end)`; `opening`: the first request, where a short file answers
+    /// with less than asked (or 416 when it is empty). Gives the file's size when the response
+    /// tells it.
+    fn try_get(
+        &self,
+        start: u64,
+        end: u64,
+        opening: bool,
+    ) -> Result<(Vec<u8>, Option<u64>), Failure> {
+        let (url, headers) = self.target.request();
+        let mut request =
+            self.agent.get(&url).header("Range", format!("bytes={start}-{}", end - 1));
+        for (name, value) in &headers {
+            request = request.header(name, value);
+        }
+        let response = request.call().map_err(transport_failure)?;
+        let status = response.status().as_u16();
+        let total = response
+            .headers()
+            .get("content-range")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.rsplit_once('/'))
+            .and_then(|(_, total)| total.trim().parse::<u64>().ok());
+        let length = response
+            .headers()
+            .get("content-length")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let mut body = response.into_body().into_reader();
+        match status {
+            206 => {}
+            // The whole file: fine when it is the range asked for.
+            200 if start == 0 && length.is_some_and(|l| l <= end) => {}
+            200 => {
+                let what = "the server ignores range requests (mdsam reads URLs in ranges)";
+                return Err(Failure { transient: false, error: Error::other(what) });
+            }
+            416 if opening => return Ok((Vec::new(), Some(total.unwrap_or(0)))),
+            _ => return Err(status_failure(status, &mut body)),
+        }
+        let expected =
+            if status == 206 { end.min(total.unwrap_or(end)) - start } else { length.unwrap_or(0) };
+        let mut bytes = Vec::with_capacity(expected as usize);
+        let got = body.take(expected).read_to_end(&mut bytes);
+        profile::add(Phase::Read, Counter::BytesRead, bytes.len() as u64);
+        if let Err(e) = got {
+            return Err(Failure {
+                transient: true,
+                error: Error::new(e.kind(), body_error(&e, bytes.len(), expected)),
+            });
+        }
+        if (bytes.len() as u64) < expected {
+            let what = format!("truncated response: {} of {expected} bytes", bytes.len());
+            return Err(Failure {
+                transient: true,
+                error: Error::new(ErrorKind::UnexpectedEof, what),
+            });
+        }
+        Ok((bytes, if status == 206 { total } else { length }))
+    }
+}
+
+fn body_error(e: &Error, got: usize, expected: u64) -> String {
+    format!("response cut short after {got} of {expected} bytes: {e}")
+}
+
+/// A response that is not the bytes asked for: its status, with S3's error code when the body
+/// has one (`<Code>AccessDenied</Code>`).
+fn status_failure(status: u16, body: &mut impl Read) -> Failure {
+    let mut text = Vec::new();
+    let _ = body.take(4096).read_to_end(&mut text);
+    let text = String::from_utf8_lossy(&text);
+    let code = text.split_once("<Code>").and_then(|(_, r)| r.split_once("</Code>")).map(|(c, _)| c);
+    let reason = ureq::http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    let mut what = format!("HTTP {status} {reason}");
+    if let Some(code) = code {
+        what.push_str(&format!(" ({code})"));
+    }
+    let kind = match status {
+        404 | 410 => ErrorKind::NotFound,
+        401 | 403 => ErrorKind::PermissionDenied,
+        _ => ErrorKind::Other,
+    };
+    let transient = matches!(status, 408 | 429 | 500 | 502 | 503 | 504);
+    Failure { transient, error: Error::new(kind, what.trim_end().to_string()) }
+}
+
+/// A request that got no response.
+fn transport_failure(e: ureq::Error) -> Failure {
+    let (transient, kind) = match &e {
+        ureq::Error::Timeout(_) => (true, ErrorKind::TimedOut),
+        ureq::Error::Io(io) => (true, io.kind()),
+        ureq::Error::ConnectionFailed => (true, ErrorKind::ConnectionRefused),
+        ureq::Error::HostNotFound => (false, ErrorKind::NotFound),
+        _ => (false, ErrorKind::Other),
+    };
+    let what = match &e {
+        ureq::Error::Timeout(t) => format!("timed out ({t})"),
+        ureq::Error::HostNotFound => "host not found".to_string(),
+        ureq::Error::ConnectionFailed => "connection failed".to_string(),
+        ureq::Error::Io(io) => crate::error::c_message(io),
+        other => other.to_string(),
+    };
+    Failure { transient, error: Error::new(kind, what) }
+}

@@ -1,0 +1,165 @@
+//! A remote file read front to back through a bounded window of range requests in flight, each
+//! on its own thread, handed out in order; and repositioned for index queries.
+//!
+//! Reading from the start (or after a seek with no end), the ranges grow from 64 KiB to the
+//! chunk size and the window from one range to `MDSAM_REMOTE_PARALLEL`, one step per range
+//! read: a header or a short read costs a few small requests, a whole-file read soon has every
+//! range in flight. After a seek that names where the wanted bytes end (an index chunk), the
+//! ranges up to that end are all asked for at once, and past it only 64 KiB at a time (the rest
+//! of the last BGZF block), so a region query fetches what its index names and little more.
+//! Memory: at most the window's ranges and the one being read.
+
+use std::collections::VecDeque;
+use std::io::{Error, Read};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::fetch::RemoteFile;
+
+/// The first range after a seek, and the ranges asked for past a bounded seek's end.
+const SMALL_RANGE: u64 = 64 << 10;
+
+pub struct RemoteReader {
+    file: Arc<RemoteFile>,
+    /// Bytes `held_at..held_at + held.len()` of the file; `used` of them were read.
+    held: Vec<u8>,
+    held_at: u64,
+    used: usize,
+    pending: VecDeque<Pending>,
+    /// Where the next range asked for starts.
+    next_fetch: u64,
+    /// Where the bytes wanted since the last seek end, when it said.
+    until: Option<u64>,
+    /// Ranges read since the last seek (the ramp's step).
+    served: u32,
+}
+
+struct Pending {
+    start: u64,
+    fetch: JoinHandle<std::io::Result<Vec<u8>>>,
+}
+
+impl RemoteReader {
+    /// A reader at the start of `file`, whose first bytes `head` were fetched when it opened.
+    pub fn new(file: Arc<RemoteFile>, head: Vec<u8>) -> RemoteReader {
+        let next_fetch = head.len() as u64;
+        RemoteReader {
+            file,
+            held: head,
+            held_at: 0,
+            used: 0,
+            pending: VecDeque::new(),
+            next_fetch,
+            until: None,
+            served: 1,
+        }
+    }
+
+    /// The file's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.file.size
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.file.size == 0
+    }
+
+    /// The URL as messages name it.
+    pub fn display_name(&self) -> &str {
+        &self.file.target.display
+    }
+
+    fn position(&self) -> u64 {
+        self.held_at + self.used as u64
+    }
+
+    /// Continues at byte `at`; `until`: where the bytes wanted end, when known (ranges up to
+    /// there are fetched in parallel, past it a little at a time). Fetches nothing yet.
+    pub fn seek(&mut self, at: u64, until: Option<u64>) {
+        let at = at.min(self.file.size);
+        self.until = until.map(|u| u.min(self.file.size));
+        let held_end = self.held_at + self.held.len() as u64;
+        if (self.held_at..=held_end).contains(&at) {
+            self.used = (at - self.held_at) as usize;
+        } else {
+            self.held = Vec::new();
+            self.held_at = at;
+            self.used = 0;
+        }
+        // Ranges in flight finish on their own threads; their bytes are dropped.
+        self.pending.clear();
+        self.next_fetch = self.held_at + self.held.len() as u64;
+        self.served = 0;
+    }
+
+    /// Whether the file ends with `bytes` (one request for its tail).
+    pub fn ends_with(&self, bytes: &[u8]) -> std::io::Result<bool> {
+        let n = bytes.len() as u64;
+        Ok(self.file.size >= n && self.tail(n)? == bytes)
+    }
+
+    /// The file's last `n` bytes (fewer when it is shorter).
+    pub fn tail(&self, n: u64) -> std::io::Result<Vec<u8>> {
+        let size = self.file.size;
+        self.file.fetch(size.saturating_sub(n), size)
+    }
+
+    /// Asks for ranges until the window is full; past a bounded seek's end, only for bytes
+    /// `wanted` now.
+    fn fill_window(&mut self, wanted: bool) {
+        let settings = &self.file.settings;
+        while self.next_fetch < self.file.size {
+            let (window, len) = match self.until {
+                Some(u) if self.next_fetch < u => {
+                    (settings.parallel, settings.chunk.min(u - self.next_fetch))
+                }
+                Some(_) => (usize::from(wanted), SMALL_RANGE),
+                None => {
+                    let grown = SMALL_RANGE << self.served.min(16);
+                    (settings.parallel.min(self.served as usize + 1), settings.chunk.min(grown))
+                }
+            };
+            if self.pending.len() >= window {
+                break;
+            }
+            let (start, end) = (self.next_fetch, (self.next_fetch + len).min(self.file.size));
+            let file = Arc::clone(&self.file);
+            let fetch = std::thread::spawn(move || file.fetch(start, end));
+            self.pending.push_back(Pending { start, fetch });
+            self.next_fetch = end;
+        }
+    }
+
+    /// Waits for the next range in order and holds it.
+    fn take_next(&mut self) -> std::io::Result<()> {
+        self.fill_window(true);
+        let Some(next) = self.pending.pop_front() else {
+            return Err(Error::other("remote read past the ranges asked for"));
+        };
+        let bytes = next.fetch.join().map_err(|_| Error::other("a range request failed"))??;
+        if bytes.is_empty() {
+            return Err(Error::new(std::io::ErrorKind::UnexpectedEof, "empty range response"));
+        }
+        self.held = bytes;
+        self.held_at = next.start;
+        self.used = 0;
+        self.served += 1;
+        self.fill_window(false);
+        Ok(())
+    }
+}
+
+impl Read for RemoteReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.used == self.held.len() {
+            if self.position() >= self.file.size {
+                return Ok(0);
+            }
+            self.take_next()?;
+        }
+        let n = buf.len().min(self.held.len() - self.used);
+        buf[..n].copy_from_slice(&self.held[self.used..self.used + n]);
+        self.used += n;
+        Ok(n)
+    }
+}

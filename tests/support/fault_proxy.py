@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""A fault-injecting HTTP proxy for tests/remote_inputs.rs, on 127.0.0.1 only.
+
+Forwards each GET to --upstream (host:port) and answers one request per connection
+(Connection: close), misbehaving as --mode says:
+  pass            forward unchanged
+  drop-once       the first data request (206) sends half its body, then closes
+  drop-always     every data request sends half its body, then closes
+  fail-then-ok:N  the first N requests get 500, later ones are forwarded
+  status:CODE     every request gets CODE
+  delay:SECONDS   wait that long before answering each data request
+  latency:SECONDS wait that long before answering every request (benches/remote.sh)
+Prints its port on the first line of stdout, then serves until killed or --lifetime seconds
+(default 300) pass, so it never outlives a test run.
+"""
+import argparse
+import http.client
+import socket
+import sys
+import threading
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("--upstream", required=True)
+    p.add_argument("--mode", default="pass")
+    p.add_argument("--lifetime", type=float, default=300.0)
+    return p.parse_args()
+
+
+class State:
+    def __init__(self, mode):
+        self.mode, _, arg = mode.partition(":")
+        self.arg = arg
+        self.requests = 0
+        self.drops = 0
+        self.lock = threading.Lock()
+
+    def next_request(self):
+        with self.lock:
+            self.requests += 1
+            return self.requests
+
+    def should_drop(self):
+        with self.lock:
+            if self.mode == "drop-always":
+                return True
+            if self.mode == "drop-once" and self.drops == 0:
+                self.drops += 1
+                return True
+            return False
+
+
+def read_head(conn):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+        if len(data) > 1 << 20:
+            return None
+    return data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+
+
+def reply(conn, status, reason, headers, body):
+    lines = [f"HTTP/1.1 {status} {reason}"]
+    lines += [f"{k}: {v}" for k, v in headers]
+    lines.append("Connection: close")
+    conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+
+def serve(conn, upstream, state):
+    try:
+        head = read_head(conn)
+        if head is None:
+            return
+        request_line, *header_lines = head.split("\r\n")
+        method, path, _ = request_line.split(" ", 2)
+        headers = [tuple(h.split(":", 1)) for h in header_lines if ":" in h]
+        headers = [(k.strip(), v.strip()) for k, v in headers]
+        number = state.next_request()
+        if state.mode == "status":
+            reply(conn, int(state.arg), "Injected", [("Content-Length", "0")], b"")
+            return
+        if state.mode == "fail-then-ok" and number <= int(state.arg):
+            body = b"injected failure"
+            reply(conn, 500, "Internal Server Error", [("Content-Length", str(len(body)))], body)
+            return
+        if state.mode == "latency":
+            time.sleep(float(state.arg))
+        host, port = upstream.rsplit(":", 1)
+        up = http.client.HTTPConnection(host, int(port), timeout=30)
+        keep = [(k, v) for k, v in headers if k.lower() not in ("host", "connection")]
+        up.request(method, path, headers=dict(keep))
+        resp = up.getresponse()
+        body = resp.read()
+        out_headers = [(k, v) for k, v in resp.getheaders()
+                       if k.lower() not in ("connection", "transfer-encoding", "keep-alive")]
+        data_request = resp.status == 206
+        if data_request and state.mode == "delay":
+            time.sleep(float(state.arg))
+        if data_request and state.should_drop():
+            lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
+            lines += [f"{k}: {v}" for k, v in out_headers]
+            conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            conn.sendall(body[: len(body) // 2])
+            conn.shutdown(socket.SHUT_RDWR)
+            return
+        reply(conn, resp.status, resp.reason, out_headers, body)
+    except (OSError, ValueError):
+        pass
+    finally:
+        conn.close()
+
+
+def main():
+    args = parse_args()
+    state = State(args.mode)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.settimeout(0.5)
+    print(listener.getsockname()[1], flush=True)
+    deadline = time.monotonic() + args.lifetime
+    while time.monotonic() < deadline:
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            continue
+        conn.settimeout(60)
+        threading.Thread(target=serve, args=(conn, args.upstream, state), daemon=True).start()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
