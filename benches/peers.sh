@@ -6,7 +6,8 @@
 #   st-1.23.1      samtools 1.23.1 with libdeflate (../shared/tools/build-native-samtools.sh):
 #                  collate -O -u | fixmate -m -u | sort -u | markdup
 #   st-1.16.1      the same pipe with Debian's samtools
-#   dupblaster     Fulcrum's `dupblaster | mako sort` (cargo install dupblaster fg-mako)
+#   dupblaster     Fulcrum's `dupblaster -m | mako --order coordinate` (cargo install dupblaster
+#                  fg-mako)
 #   bamsormadup    biobambam2 (Debian)
 #   sambamba       sambamba sort then markdup (Debian)
 #   samblaster     samtools view | samblaster | samtools sort (Debian's samblaster, 1.23.1)
@@ -55,8 +56,9 @@ command_for() {
       echo "$T $s collate -@ $t -O -u $in $tmp/coll | $T $s fixmate -@ $t -m -u - - \
         | $T $s sort -@ $t -u -T $tmp/sort - | $T $s markdup -@ $t -T $tmp/md - $o" ;;
     dupblaster)
-      echo "$T dupblaster -i $in -t $t | $T mako sort --order coordinate --compression-level 6 \
-        -t $t -o $o -" ;;
+      # dupblaster has no thread option (an input and an output IO thread around one worker).
+      echo "$T dupblaster -q -m --sequencing-duplicate-detection off -i $in --metrics-prefix $tmp/dupblaster | $T mako -i - -o $o \
+        --order coordinate --compression-level 6 -@ $t -T $tmp" ;;
     bamsormadup) echo "$T bamsormadup threads=$t inputformat=bam tmpfile=$tmp/bsmd < $in > $o" ;;
     sambamba)
       echo "$T sambamba sort -q -t $t --tmpdir $tmp -o $tmp/sb.bam $in && \
