@@ -17,7 +17,8 @@
 # INPUTS: aligned (ART + bwa mem, benches/aligned-input.sh) and simulated (`mdsam simulate`,
 # name-grouped). Per tool: median wall, CPU (user+sys, summed over a pipe's processes), peak RSS
 # (summed likewise), duplicates marked (flag 0x400), output size, and whether its records equal
-# samtools 1.23.1's exactly (SAM text without header). Ratios are to mdsam (> 1: mdsam faster).
+# samtools 1.24's exactly (the oracle, ../shared/tools/setup-oracle.sh, run untimed; SAM text
+# without header). Ratios are to mdsam (> 1: mdsam faster).
 # Environment: THREADS (2), REPEATS (2; the tool order rotates every repeat), TOOLS (a regex of
 # tool names, default all), CONTEND=1 (another process busy on every core during the runs:
 # `stress-ng --cpu NPROC`, as on a shared node), MDSAM (target/release/mdsam).
@@ -33,6 +34,7 @@ contend=${CONTEND:-0}
 mdsam=${MDSAM:-target/release/mdsam}
 st_native=${ST_NATIVE:-$HOME/.cache/samtools-native/bin/samtools}
 st_debian=/usr/bin/samtools
+oracle=${ORACLE-$HOME/.cache/samtools-oracle/bin/samtools}
 out=bench-out
 mkdir -p "$out/peers"
 [ -x "$mdsam" ] || cargo build --release --quiet
@@ -118,8 +120,13 @@ for input in $inputs; do
         [ "$rep" = "$repeats" ] || rm -f "$tmp/$tool.bam"
       done
     done
+    # The reference records are samtools 1.24's (the oracle, untimed): 1.23.1 differs from it
+    # on purpose on some inputs (simulated data: same duplicates, other records).
     reference=
-    [[ " ${tools[*]} " =~ " st-1.23.1 " ]] && reference=$(records "$tmp/st-1.23.1.bam")
+    if [ -x "$oracle" ]; then
+      bash -c "$(command_for st-1.23.1 "$bam" "$tmp/oracle.bam" | sed "s#$T ##g; s#$st_native#$oracle#g")" 2>/dev/null
+      reference=$(records "$tmp/oracle.bam")
+    fi
     md_wall=$(echo "${wall[mdsam]:-0}" | tr ' ' '\n' | grep . | median || echo 0)
     for tool in "${tools[@]}"; do
       f=$tmp/$tool.bam

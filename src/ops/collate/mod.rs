@@ -15,9 +15,9 @@ use rayon::prelude::*;
 use crate::record::RecordIdx;
 use crate::record::layout::flags;
 
-/// htslib's `hash_Wang` integer hash.
+/// htslib's `hash_Wang` integer hash (also mpileup's overlap table's, after X31).
 #[inline]
-fn hash_wang(mut key: u32) -> u32 {
+pub(crate) fn hash_wang(mut key: u32) -> u32 {
     key = key.wrapping_add(!(key << 15));
     key ^= key >> 10;
     key = key.wrapping_add(key << 3);

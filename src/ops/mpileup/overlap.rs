@@ -122,14 +122,7 @@ fn name_hash(name: &[u8]) -> u32 {
         let c = c as i8 as i32 as u32;
         h = if i == 0 { c } else { (h << 5).wrapping_sub(h).wrapping_add(c) };
     }
-    let mut key = h;
-    key = key.wrapping_add(!(key << 15));
-    key ^= key >> 10;
-    key = key.wrapping_add(key << 3);
-    key ^= key >> 6;
-    key = key.wrapping_add(!(key << 11));
-    key ^= key >> 16;
-    key
+    crate::ops::collate::hash_wang(h)
 }
 
 /// A read's parts the tweak needs: its CIGAR, position, bases and where its qualities start.
