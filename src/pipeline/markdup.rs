@@ -218,6 +218,24 @@ pub struct Marked {
     pub removed: (u64, u64),
 }
 
+impl Marked {
+    /// Adds the counts and hash sums of `other` (a chunk's) to these.
+    pub fn merge(&mut self, other: &Marked) {
+        self.written.0 += other.written.0;
+        self.written.1 = self.written.1.wrapping_add(other.written.1);
+        self.removed.0 += other.removed.0;
+        self.removed.1 = self.removed.1.wrapping_add(other.removed.1);
+    }
+}
+
+/// Counts `r` into `acc` (records, hash sum) when `--verify` asked for a hash.
+fn count_hashed(acc: &mut (u64, u64), hash: Option<&RecordHash>, r: &RecordRef<'_>) {
+    if let Some(h) = hash {
+        acc.0 += 1;
+        acc.1 = acc.1.wrapping_add(h(r));
+    }
+}
+
 /// The per-record hash [`mark`] can sum over the records it writes and drops (`--verify`).
 pub type RecordHash = dyn Fn(&RecordRef<'_>) -> u64 + Sync;
 
@@ -379,10 +397,6 @@ pub fn finish_marking(
     let n = store.len();
     let chunks: Vec<usize> = (0..n.div_ceil(CHUNK)).collect();
     let mut marked = Marked::default();
-    let add = |acc: &mut (u64, u64), h: u64| {
-        acc.0 += 1;
-        acc.1 = acc.1.wrapping_add(h);
-    };
     // Two chunks a worker per wave: the deflate stage compresses one wave while the next is
     // encoded, so bigger waves only held more of the output in memory (64 a worker held all of
     // a 0.4 M-read output, 80 MiB; 4 a worker held 17 MB more than 2 at the same speed).
@@ -401,22 +415,16 @@ pub fn finish_marking(
                     let r = store.get(store.order[i]);
                     let o = &outcomes[i];
                     if !md::is_written(o, r.flag(), md) {
-                        if let Some(h) = hash {
-                            add(&mut m.removed, h(&r));
-                        }
+                        count_hashed(&mut m.removed, hash, &r);
                         continue;
                     }
                     if md::is_unchanged(o, r.flag(), md) {
                         out.push_record(r.bytes(), header, format);
-                        if let Some(h) = hash {
-                            add(&mut m.written, h(&r));
-                        }
+                        count_hashed(&mut m.written, hash, &r);
                     } else {
                         let b = md::finalize(r.bytes(), o, md, &name32, umi);
                         out.push_record(&b, header, format);
-                        if let Some(h) = hash {
-                            add(&mut m.written, h(&RecordRef::new(&b)));
-                        }
+                        count_hashed(&mut m.written, hash, &RecordRef::new(&b));
                     }
                 }
                 (out, m)
@@ -424,10 +432,7 @@ pub fn finish_marking(
             .collect();
         for (o, m) in outs {
             sink.write_owned(o)?;
-            marked.written.0 += m.written.0;
-            marked.written.1 = marked.written.1.wrapping_add(m.written.1);
-            marked.removed.0 += m.removed.0;
-            marked.removed.1 = marked.removed.1.wrapping_add(m.removed.1);
+            marked.merge(&m);
         }
     }
     sink.finish()?;

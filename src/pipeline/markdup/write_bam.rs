@@ -10,7 +10,7 @@
 
 use rayon::prelude::*;
 
-use super::{CHUNK, Marked, RecordHash};
+use super::{CHUNK, Marked, RecordHash, count_hashed};
 use crate::error::Error;
 use crate::io::bgzf::gather::Units;
 use crate::io::sink::{Encoded, RecordSink};
@@ -77,18 +77,11 @@ pub fn write_all(
             sink.write_planned(&units)?;
         }
         for p in &parts {
-            add(&mut marked, &p.marked);
+            marked.merge(&p.marked);
         }
         start = end;
     }
     Ok(marked)
-}
-
-fn add(total: &mut Marked, m: &Marked) {
-    total.written.0 += m.written.0;
-    total.written.1 = total.written.1.wrapping_add(m.written.1);
-    total.removed.0 += m.removed.0;
-    total.removed.1 = total.removed.1.wrapping_add(m.removed.1);
 }
 
 /// The size pass over the records `handles`, the first at position `first` of the order.
@@ -98,30 +91,24 @@ fn size_chunk(f: &Finaliser<'_>, first: usize, handles: &[RecordIdx]) -> Part {
         side_at: Vec::with_capacity(handles.len()),
         ..Part::default()
     };
-    let count = |acc: &mut (u64, u64), r: &RecordRef<'_>| {
-        if let Some(h) = f.hash {
-            acc.0 += 1;
-            acc.1 = acc.1.wrapping_add(h(r));
-        }
-    };
     for (k, &idx) in handles.iter().enumerate() {
         f.store.prefetch_ahead(handles, k);
         let r = f.store.get(idx);
         let o = &f.outcomes[first + k];
         if !md::is_written(o, r.flag(), f.md) {
-            count(&mut p.marked.removed, &r);
+            count_hashed(&mut p.marked.removed, f.hash, &r);
             p.sizes.push(0);
             p.side_at.push(FROM_STORE);
             continue;
         }
         if md::is_unchanged(o, r.flag(), f.md) {
-            count(&mut p.marked.written, &r);
+            count_hashed(&mut p.marked.written, f.hash, &r);
             p.extended |= layout::uses_name_ext(r.bytes());
             p.sizes.push(4 + r.bytes().len() as u32);
             p.side_at.push(FROM_STORE);
         } else {
             let b = md::finalize(r.bytes(), o, f.md, f.name, f.umi);
-            count(&mut p.marked.written, &RecordRef::new(&b));
+            count_hashed(&mut p.marked.written, f.hash, &RecordRef::new(&b));
             p.extended |= layout::uses_name_ext(&b);
             p.sizes.push(4 + b.len() as u32);
             p.side_at.push(p.side.len() as u32);
