@@ -3,6 +3,10 @@
 # marked out, default output level) by mdsam and every peer, on one input, in one alternating
 # run (issue 44):
 #   mdsam          markdup-pipeline
+#   mdsam-l5       markdup-pipeline -l 5: htslib maps samtools' level 5 to libdeflate's 6, the
+#                  level mako's `--compression-level 6` passes to libdeflate unmapped (samtools'
+#                  default, -1, is libdeflate's 7: 1.7x the deflate CPU, 1.2 % smaller output);
+#                  the same deflate effort as dupblaster | mako
 #   st-1.23.1      samtools 1.23.1 with libdeflate (../shared/tools/build-native-samtools.sh):
 #                  collate -O -u | fixmate -m -u | sort -u | markdup
 #   st-1.16.1      the same pipe with Debian's samtools
@@ -53,6 +57,7 @@ command_for() {
   local t=$threads in=$2 o=$3 s
   case $1 in
     mdsam) echo "$T $mdsam markdup-pipeline -@ $t $in $o" ;;
+    mdsam-l5) echo "$T $mdsam markdup-pipeline -@ $t -l 5 $in $o" ;;
     st-1.23.1 | st-1.16.1)
       s=$st_native; [ "$1" = st-1.16.1 ] && s=$st_debian
       echo "$T $s collate -@ $t -O -u $in $tmp/coll | $T $s fixmate -@ $t -m -u - - \
@@ -83,7 +88,7 @@ available() {
 records() { "$mdsam" view -@ "$threads" "$1" | md5sum | cut -c1-16; }
 duplicates() { "$mdsam" view -c -f 0x400 -@ "$threads" "$1"; }
 
-all_tools="mdsam st-1.23.1 st-1.16.1 dupblaster bamsormadup sambamba samblaster"
+all_tools="mdsam mdsam-l5 st-1.23.1 st-1.16.1 dupblaster bamsormadup sambamba samblaster"
 tools=()
 for tool in $all_tools; do
   if [[ $tool =~ $tools_re ]]; then

@@ -313,26 +313,42 @@ impl RecordSink {
     }
 
     /// Writes the framed BAM records of `units` of nonzero size (BAM output only; otherwise an
-    /// error), planned from their sizes, then gathered and deflated block by block on the pool.
-    /// None may use the name extension (the caller checks [`crate::record::layout::uses_name_ext`]).
-    pub fn write_planned(
+    /// error), planned from their sizes, then gathered and deflated by jobs of a few blocks that
+    /// `spawner` runs; returns once they are queued. None may use the name extension (the
+    /// caller checks [`crate::record::layout::uses_name_ext`]).
+    pub fn write_planned_shared<'s, U: bgzf::gather::Units + Send + Sync + 's>(
         &mut self,
-        units: &(impl bgzf::gather::Units + ?Sized),
+        units: std::sync::Arc<U>,
+        spawner: &impl bgzf::stage::Spawner<'s>,
     ) -> Result<(), Error> {
         let path = &self.path;
         let Some(Kind::Bam(b)) = self.kind.as_mut() else {
             return Err(Error::Message("internal: planned records need BAM output".into()));
         };
         if let Some(ix) = self.index.as_mut() {
-            use rayon::prelude::*;
-            let located: Vec<(i32, i64, i64, bool)> = (0..units.count())
-                .into_par_iter()
-                .filter(|&i| units.size(i) > 0)
-                .map(|i| locate(units.unit(i)))
-                .collect();
-            ix.records.extend(located);
+            ix.records.extend(locate_units(&*units));
         }
-        b.write_units_from(units).map_err(|e| write_error(path, e))
+        b.write_units_shared(units, spawner).map_err(|e| write_error(path, e))
+    }
+
+    /// As [`RecordSink::write_framed`] for the framed records of `units` (of nonzero size) that
+    /// the sink may hold on to: to BAM, this returns once their blocks are queued to be
+    /// deflated by jobs `spawner` runs, and the caller goes on meanwhile.
+    pub fn write_framed_shared<'s, U: bgzf::gather::Units + Send + Sync + 's>(
+        &mut self,
+        units: std::sync::Arc<U>,
+        spawner: &impl bgzf::stage::Spawner<'s>,
+    ) -> Result<(), Error> {
+        let written = (0..units.count()).filter(|&i| units.size(i) > 0).map(|i| units.unit(i));
+        let framed: Vec<&[u8]> = written.collect();
+        if !matches!(self.kind, Some(Kind::Bam(_)))
+            || framed.iter().any(|f| crate::record::layout::uses_name_ext(&f[4..]))
+        {
+            // CRAM, or long CIGARs that change size on the way out: written before returning.
+            return self.write_framed(&framed);
+        }
+        drop(framed);
+        self.write_planned_shared(units, spawner)
     }
 
     /// Flushes everything and moves the file into place.
@@ -382,6 +398,16 @@ impl RecordSink {
 fn locate(framed: &[u8]) -> (i32, i64, i64, bool) {
     let r = RecordRef::new(&framed[4..]);
     (r.ref_id(), r.pos(), r.end_pos(), r.flag() & crate::record::layout::flags::UNMAP == 0)
+}
+
+/// [`locate`] for each written unit of `units`, on the pool.
+fn locate_units(units: &(impl bgzf::gather::Units + ?Sized)) -> Vec<(i32, i64, i64, bool)> {
+    use rayon::prelude::*;
+    (0..units.count())
+        .into_par_iter()
+        .filter(|&i| units.size(i) > 0)
+        .map(|i| locate(units.unit(i)))
+        .collect()
 }
 
 /// A failed record write on `path`; a record BAM cannot hold gets htslib's own message.

@@ -7,6 +7,7 @@
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::bgzf::stage::OnPool;
 use crate::io::format::OutputFormat;
 use crate::io::index::Region;
 use crate::io::input::Input;
@@ -23,7 +24,10 @@ use crate::profile::{self, Counter, Phase, RunInfo};
 use crate::record::header::Reference;
 use crate::record::{Batch, Header, RecordRef};
 
+mod passed;
 pub mod request;
+
+use passed::PassedRecords;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HeaderMode {
@@ -184,6 +188,13 @@ impl Plan<'_> {
 }
 
 /// Builds the output header: references from `-t`, `@RG` filtering, the subsample `@CO`, `@PG`.
+/// Runs the filter of `plan` over a batch on the pool.
+fn filter_batch(plan: &Plan<'_>, batch: &Batch) -> Result<Vec<ChunkOut>, Error> {
+    let _phase = profile::phase(Phase::Filter);
+    profile::add(Phase::Filter, Counter::Records, batch.len() as u64);
+    plan.process_batch(batch)
+}
+
 fn output_header(opts: &ViewOptions, input: &Header) -> (Header, Option<u32>) {
     let mut header = input.clone();
     if let Some(refs) = &opts.fai_refs {
@@ -300,11 +311,7 @@ impl Outputs {
 
     /// Filters one batch through `plan` and writes it.
     fn write_batch(&mut self, plan: &Plan<'_>, batch: &Batch) -> Result<(), Error> {
-        let chunks = {
-            let _phase = profile::phase(Phase::Filter);
-            profile::add(Phase::Filter, Counter::Records, batch.len() as u64);
-            plan.process_batch(batch)?
-        };
+        let chunks = filter_batch(plan, batch)?;
         let _phase = profile::phase(Phase::Write);
         if let (Some(s), true) = (self.main.as_mut(), plan.passthrough) {
             // The whole batch in one call: its blocks are gathered and deflated in one pass
@@ -315,6 +322,28 @@ impl Outputs {
                 .collect();
             s.write_framed(&framed)?;
         }
+        self.write_chunks(plan, chunks)
+    }
+
+    /// As [`Outputs::write_batch`] for a batch it may keep: records passed unchanged to BAM are
+    /// handed over with the batch, and their blocks are deflated while the next batch is read
+    /// and filtered ([`RecordSink::write_framed_shared`]).
+    fn write_owned_batch(&mut self, plan: &Plan<'_>, batch: Batch) -> Result<(), Error> {
+        let mut chunks = filter_batch(plan, &batch)?;
+        let _phase = profile::phase(Phase::Write);
+        match (self.main.as_mut(), plan.passthrough) {
+            (Some(s), true) => {
+                let passed = chunks.iter_mut().flat_map(|c| std::mem::take(&mut c.passed));
+                let records = PassedRecords::new(batch, passed.collect());
+                s.write_framed_shared(std::sync::Arc::new(records), &OnPool)?;
+            }
+            _ => crate::io::recycle::give(batch.data),
+        }
+        self.write_chunks(plan, chunks)
+    }
+
+    /// Writes what the filter made of a batch, besides records passed unchanged, and counts it.
+    fn write_chunks(&mut self, plan: &Plan<'_>, chunks: Vec<ChunkOut>) -> Result<(), Error> {
         for chunk in chunks {
             self.counts.processed += chunk.counts.processed;
             self.counts.accepted += chunk.counts.accepted;
@@ -506,16 +535,12 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
             && !opts.remove_back
             && !opts.unmap_rejected,
     };
-    let mut handle = |batch: &Batch| outputs.write_batch(&plan, batch);
     if opts.regions.is_empty() && !opts.multi_region {
         crate::pipeline::prefetch::for_each_batches(&mut reader, &opts.input, pool, |batches| {
-            for batch in batches {
-                handle(&batch)?;
-                crate::io::recycle::give(batch.data);
-            }
-            Ok(())
+            batches.into_iter().try_for_each(|batch| outputs.write_owned_batch(&plan, batch))
         })?;
     } else {
+        let mut handle = |batch: &Batch| outputs.write_batch(&plan, batch);
         for_each_region_batch((&mut reader, is_bgzf), &opts, &header, bed_regions, &mut handle)?;
     }
     outputs.finish(&opts)

@@ -103,14 +103,16 @@ impl Writer {
         self.bgzf.write_units(framed)
     }
 
-    /// Writes the framed records of `units` (of nonzero size), gathered and deflated on the
-    /// pool. The caller has checked that none uses the name extension ([`layout::uses_name_ext`]):
-    /// those change size on the way out.
-    pub fn write_units_from(
+    /// Writes the framed records of `units` (of nonzero size), gathered and deflated by jobs
+    /// `spawner` runs; returns once they are queued ([`bgzf::Writer::write_units_shared`]). The
+    /// caller has checked that none uses the name extension ([`layout::uses_name_ext`]): those
+    /// change size on the way out.
+    pub fn write_units_shared<'s, U: bgzf::gather::Units + Send + Sync + 's>(
         &mut self,
-        units: &(impl bgzf::gather::Units + ?Sized),
+        units: std::sync::Arc<U>,
+        spawner: &impl bgzf::stage::Spawner<'s>,
     ) -> std::io::Result<()> {
-        self.bgzf.write_units_from(units)
+        self.bgzf.write_units_shared(units, spawner)
     }
 
     pub fn write_batch(&mut self, batch: &Batch) -> std::io::Result<()> {

@@ -141,6 +141,40 @@ pub fn deflate_planned(
         .collect()
 }
 
+/// [`deflate_planned`] on the calling thread alone: one job of
+/// [`super::writer::Writer::write_units_shared`]. The thread's deflater is kept for its next job
+/// (libdeflate's state at the default level is about 0.5 MiB, zeroed when made).
+pub fn deflate_serial(
+    units: &(impl Units + ?Sized),
+    specs: &[Spec],
+    lead: &[u8],
+    (level, engine): (i32, Engine),
+) -> Vec<Vec<u8>> {
+    thread_local! {
+        static KEPT: std::cell::RefCell<Option<(i32, Engine, Deflater, Vec<u8>)>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if !matches!(&*kept, Some((l, e, _, _)) if *l == level && *e == engine) {
+            *kept = None;
+        }
+        let (_, _, deflater, raw) = kept.get_or_insert_with(|| {
+            (level, engine, Deflater::with_engine(level, engine), Vec::with_capacity(BLOCK_DATA_MAX))
+        });
+        specs
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| {
+                gather(units, spec, if k == 0 { lead } else { &[] }, raw);
+                let mut out = crate::io::recycle::take(BLOCK_MAX + 1024);
+                deflater.deflate_into(raw, &mut out);
+                out
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

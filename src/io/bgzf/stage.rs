@@ -22,9 +22,9 @@ use rayon::prelude::*;
 use super::block::Deflater;
 use super::codec::Engine;
 
-/// Groups deflated or waiting to be written; bounds memory to this many groups of raw and
-/// compressed blocks (a group is 8 blocks per thread, 0.5 MiB a thread). Four groups in flight
-/// instead of two raised a spilling `sort`'s peak RSS by 7 MiB for no measurable speed.
+/// Groups of raw blocks deflated or waiting to be written; bounds memory to this many groups of
+/// raw and compressed blocks (a group is 8 blocks per thread, 0.5 MiB a thread). Four groups in
+/// flight instead of two raised a spilling `sort`'s peak RSS by 7 MiB for no measurable speed.
 const MAX_IN_FLIGHT: usize = 2;
 
 /// Uncompressed bytes of some closed blocks, back to back.
@@ -46,13 +46,18 @@ pub struct Finished {
 /// A group's compressed blocks, or the reason it has none (a panic in the deflate job).
 type Deflated = Result<Vec<Vec<u8>>, String>;
 
+/// What the ordering thread is sent: a group's sequence number, its weight (see
+/// [`DeflateStage::submit_job`]) and its blocks.
+type Message = (u64, usize, Deflated);
+
 pub struct DeflateStage {
     level: i32,
     engine: Engine,
     next_seq: u64,
-    to_writer: Option<Sender<(u64, Deflated)>>,
+    to_writer: Option<Sender<Message>>,
     writer: Option<JoinHandle<std::io::Result<Finished>>>,
-    /// Groups handed over and not yet written.
+    /// Weight of the groups handed over and not yet written: one a group of raw or deflated
+    /// blocks, the block count for a job's.
     in_flight: Arc<AtomicUsize>,
     /// Set by the ordering thread when the sink failed; later groups are dropped unwritten.
     failed: Arc<AtomicBool>,
@@ -61,19 +66,19 @@ pub struct DeflateStage {
 impl DeflateStage {
     /// `engine` deflates every block (see [`super::codec::deflate_engine`] for the output's).
     pub fn new(sink: Box<dyn Write + Send>, level: i32, engine: Engine) -> std::io::Result<Self> {
-        let (to_writer, from_stage) = channel::<(u64, Deflated)>();
+        let (to_writer, from_stage) = channel::<Message>();
         let in_flight = Arc::new(AtomicUsize::new(0));
         let failed = Arc::new(AtomicBool::new(false));
         let (count, flag) = (in_flight.clone(), failed.clone());
         let writer = std::thread::Builder::new().name("mdsam-bgzf".into()).spawn(move || {
             let mut sink = sink;
             let (mut block_offsets, mut written) = (Vec::new(), 0u64);
-            let mut waiting: BTreeMap<u64, Deflated> = BTreeMap::new();
+            let mut waiting: BTreeMap<u64, (usize, Deflated)> = BTreeMap::new();
             let mut next = 0u64;
             let mut result = Ok(());
-            for (seq, group) in from_stage {
-                waiting.insert(seq, group);
-                while let Some(group) = waiting.remove(&next) {
+            for (seq, weight, group) in from_stage {
+                waiting.insert(seq, (weight, group));
+                while let Some((weight, group)) = waiting.remove(&next) {
                     next += 1;
                     if result.is_ok() {
                         result = write_group(&mut sink, group, &mut block_offsets, &mut written);
@@ -81,7 +86,7 @@ impl DeflateStage {
                             flag.store(true, Ordering::Release);
                         }
                     }
-                    count.fetch_sub(1, Ordering::AcqRel);
+                    count.fetch_sub(weight, Ordering::AcqRel);
                 }
             }
             result.map(|()| Finished { sink, block_offsets, written })
@@ -108,14 +113,14 @@ impl DeflateStage {
         if group.cuts.is_empty() {
             return Ok(());
         }
-        let (seq, to_writer) = self.reserve()?;
+        let (seq, to_writer) = self.reserve(1, MAX_IN_FLIGHT)?;
         let (level, engine) = (self.level, self.engine);
         let job = move || {
             let deflated = std::panic::catch_unwind(|| deflate_group(&group, level, engine))
                 .map_err(|_| "a deflate job panicked".to_string());
             crate::io::recycle::give(group.data);
             // The ordering thread outlives every job (finish waits for all of them).
-            let _ = to_writer.send((seq, deflated));
+            let _ = to_writer.send((seq, 1, deflated));
         };
         if rayon::current_thread_index().is_some() {
             rayon::spawn(job);
@@ -130,18 +135,40 @@ impl DeflateStage {
         if blocks.is_empty() {
             return Ok(());
         }
-        let (seq, to_writer) = self.reserve()?;
-        to_writer.send((seq, Ok(blocks))).map_err(|_| writer_gone())
+        let (seq, to_writer) = self.reserve(1, MAX_IN_FLIGHT)?;
+        to_writer.send((seq, 1, Ok(blocks))).map_err(|_| writer_gone())
     }
 
-    /// Waits for room (deflating queued groups meanwhile) and takes the next sequence number.
-    fn reserve(&mut self) -> std::io::Result<(u64, Sender<(u64, Deflated)>)> {
-        self.wait_until(|n| n < MAX_IN_FLIGHT);
+    /// Runs `job`, which makes `blocks` compressed blocks, through `spawner`, to be written after
+    /// everything submitted before; returns once it is queued, after waiting while the jobs'
+    /// blocks not yet written would pass `limit` with it. No caller waits for a set of jobs to
+    /// end together: a pass over the pool that waited for its slowest worker idled the others,
+    /// and on a machine shared with other work the slowest is often one waiting for a core.
+    pub fn submit_job<'s>(
+        &mut self,
+        blocks: usize,
+        limit: usize,
+        spawner: &impl Spawner<'s>,
+        job: impl FnOnce() -> Vec<Vec<u8>> + Send + 's,
+    ) -> std::io::Result<()> {
+        let (seq, to_writer) = self.reserve(blocks, limit)?;
+        spawner.spawn(Box::new(move || {
+            let deflated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job))
+                .map_err(|_| "a deflate job panicked".to_string());
+            let _ = to_writer.send((seq, blocks, deflated));
+        }));
+        Ok(())
+    }
+
+    /// Waits until a group of `weight` fits under `limit` (or nothing is in flight), deflating
+    /// queued groups meanwhile, and takes the next sequence number.
+    fn reserve(&mut self, weight: usize, limit: usize) -> std::io::Result<(u64, Sender<Message>)> {
+        self.wait_until(|n| n == 0 || n + weight <= limit);
         if self.failed.load(Ordering::Acquire) {
             return Err(self.collect_error());
         }
         let to_writer = self.to_writer.clone().ok_or_else(writer_gone)?;
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.in_flight.fetch_add(weight, Ordering::AcqRel);
         let seq = self.next_seq;
         self.next_seq += 1;
         Ok((seq, to_writer))
@@ -179,6 +206,32 @@ impl Drop for DeflateStage {
         if self.writer.is_some() {
             let _ = self.finish();
         }
+    }
+}
+
+/// Where [`DeflateStage::submit_job`] runs a job: jobs that may outlive the caller go to the
+/// pool ([`OnPool`]); jobs that borrow the caller's data go to a [`rayon::Scope`] the caller
+/// keeps open until they are done.
+pub trait Spawner<'s> {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 's>);
+}
+
+/// Spawns on the current pool; off any pool the job runs on the calling thread.
+pub struct OnPool;
+
+impl Spawner<'static> for OnPool {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 'static>) {
+        if rayon::current_thread_index().is_some() {
+            rayon::spawn(job);
+        } else {
+            job();
+        }
+    }
+}
+
+impl<'s> Spawner<'s> for rayon::Scope<'s> {
+    fn spawn(&self, job: Box<dyn FnOnce() + Send + 's>) {
+        rayon::Scope::spawn(self, move |_| job());
     }
 }
 

@@ -14,10 +14,11 @@
 //! them in order.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use super::block::{BLOCK_DATA_MAX, EOF_BLOCK};
 use super::gather::{self, Units};
-use super::stage::{DeflateStage, RawGroup};
+use super::stage::{DeflateStage, RawGroup, Spawner};
 
 /// Runs of units at least this large have their blocks assembled in parallel
 /// ([`Writer::write_units`]); smaller ones are copied unit by unit.
@@ -26,6 +27,9 @@ const BATCHED_BYTES: usize = 1 << 20;
 /// over the pool: enough blocks that no worker waits long at each pass's end, few enough that
 /// the compressed blocks in flight stay a few MiB.
 const GROUP_BLOCKS_PER_BATCH: usize = 8;
+/// Blocks a job of [`Writer::write_units_shared`] gathers and deflates: 10-20 ms of work, long
+/// enough that spawning costs nothing, short enough that the last jobs of a file end together.
+const JOB_BLOCKS: usize = 4;
 
 pub struct Writer {
     stage: DeflateStage,
@@ -131,12 +135,69 @@ impl Writer {
     /// deflated block by block on the pool ([`gather`]). Records gathered from all over a
     /// sorted store cost a cache miss each, which a single copying thread would pay alone.
     pub fn write_units_from(&mut self, units: &(impl Units + ?Sized)) -> std::io::Result<()> {
+        let Some((prefix, plan)) = self.plan_units(units)? else {
+            return Ok(());
+        };
+        let compression = self.stage.compression();
+        // A group of blocks at a time, so that the compressed blocks in flight stay bounded.
+        for (g, specs) in plan.closed.chunks(self.pass_blocks()).enumerate() {
+            let lead: &[u8] = if g == 0 { &prefix } else { &[] };
+            let blocks = gather::deflate_planned(units, specs, lead, compression);
+            self.blocks_closed += blocks.len() as u64;
+            self.stage.submit_deflated(blocks)?;
+        }
+        self.keep_tail(units, &plan, &prefix);
+        Ok(())
+    }
+
+    /// As [`Writer::write_units_from`] for units the writer may hold on to: their blocks are
+    /// gathered and deflated by jobs of a few blocks each, run by `spawner` (see
+    /// [`super::stage::Spawner`]), and this returns once they are queued, so the caller goes on
+    /// with the next units while they run (the units are dropped when the last job is done).
+    pub fn write_units_shared<'s, U: Units + Send + Sync + 's>(
+        &mut self,
+        units: Arc<U>,
+        spawner: &impl Spawner<'s>,
+    ) -> std::io::Result<()> {
+        let Some((prefix, plan)) = self.plan_units(&*units)? else {
+            return Ok(());
+        };
+        let compression = self.stage.compression();
+        let limit = self.pass_blocks();
+        let mut lead = Some(prefix);
+        for specs in plan.closed.chunks(JOB_BLOCKS) {
+            let (units, specs) = (units.clone(), specs.to_vec());
+            let first_lead = lead.take().unwrap_or_default();
+            self.blocks_closed += specs.len() as u64;
+            self.stage.submit_job(specs.len(), limit, spawner, move || {
+                gather::deflate_serial(&*units, &specs, &first_lead, compression)
+            })?;
+        }
+        self.keep_tail(&*units, &plan, lead.as_deref().unwrap_or(&[]));
+        Ok(())
+    }
+
+    /// Blocks deflated in one pass over the pool by [`Writer::write_units_from`], and the most
+    /// blocks [`Writer::write_units_shared`]'s jobs keep unwritten: enough that no worker waits
+    /// long, few enough that the compressed blocks in flight stay a few MiB.
+    fn pass_blocks(&self) -> usize {
+        GROUP_BLOCKS_PER_BATCH * self.batch_blocks
+    }
+
+    /// Plans the blocks of `units` after the open block, which it takes out of staging (its
+    /// bytes go in front of the first block: returned with the plan). `None` when the units
+    /// were too few to share out and have been written one by one.
+    fn plan_units(
+        &mut self,
+        units: &(impl Units + ?Sized),
+    ) -> std::io::Result<Option<(Vec<u8>, gather::Plan)>> {
         let total: usize = (0..units.count()).map(|i| units.size(i)).sum();
         if total < BATCHED_BYTES {
             // Too little to share out: the batched path starts by moving the open block aside.
-            return (0..units.count())
+            (0..units.count())
                 .filter(|&i| units.size(i) > 0)
-                .try_for_each(|i| self.write_unit(units.unit(i)));
+                .try_for_each(|i| self.write_unit(units.unit(i)))?;
+            return Ok(None);
         }
         self.hand_over_closed()?;
         // Bytes already in the open block belong in front of the first block.
@@ -150,19 +211,14 @@ impl Writer {
             }),
             None => gather::plan(units, prefix.len(), |_, _| {}),
         };
-        let compression = self.stage.compression();
-        // A group of blocks at a time, so that the compressed blocks in flight stay bounded.
-        for (g, specs) in plan.closed.chunks(GROUP_BLOCKS_PER_BATCH * self.batch_blocks).enumerate()
-        {
-            let lead: &[u8] = if g == 0 { &prefix } else { &[] };
-            let blocks = gather::deflate_planned(units, specs, lead, compression);
-            self.blocks_closed += blocks.len() as u64;
-            self.stage.submit_deflated(blocks)?;
-        }
-        // The rest stays in the open block.
-        let lead: &[u8] = if plan.closed.is_empty() { &prefix } else { &[] };
+        Ok(Some((prefix, plan)))
+    }
+
+    /// Keeps what the plan left after its closed blocks as the open block; `prefix` (the old
+    /// open block) leads it when the plan closed no block.
+    fn keep_tail(&mut self, units: &(impl Units + ?Sized), plan: &gather::Plan, prefix: &[u8]) {
+        let lead: &[u8] = if plan.closed.is_empty() { prefix } else { &[] };
         gather::gather(units, &plan.tail, lead, &mut self.staging);
-        Ok(())
     }
 
     /// Hands every closed block to the deflate stage; the open block stays.
@@ -249,29 +305,59 @@ mod tests {
         let units: Vec<Vec<u8>> = (0..400u32)
             .map(|i| vec![(i % 251) as u8; [30, 700, 5000, 65280, 70000, 1][i as usize % 6]])
             .collect();
-        let run = |batched: bool| {
+        use crate::io::bgzf::stage::OnPool;
+        /// Units for the shared path, owned (`Vec`) or borrowed (a slice).
+        struct Listed<T>(T);
+        impl<T: AsRef<[Vec<u8>]> + Sync> Units for Listed<T> {
+            fn count(&self) -> usize {
+                self.0.as_ref().len()
+            }
+            fn size(&self, i: usize) -> usize {
+                self.0.as_ref()[i].len()
+            }
+            fn unit(&self, i: usize) -> &[u8] {
+                &self.0.as_ref()[i]
+            }
+        }
+        #[derive(Clone, Copy)]
+        enum Way {
+            OneByOne,
+            Batched,
+            Shared,
+        }
+        let run = |way: Way| {
             let out = Shared::default();
             let mut w = Writer::new(Box::new(out.clone()), 1, 2).unwrap();
             w.write_bytes(b"head").unwrap();
             w.track_units();
-            if batched {
-                let refs: Vec<&[u8]> = units.iter().map(Vec::as_slice).collect();
-                w.write_units(&refs[..150]).unwrap();
-                w.write_unit(&units[150]).unwrap();
-                w.write_units(&refs[151..]).unwrap();
-            } else {
-                for u in &units {
-                    w.write_unit(u).unwrap();
+            let refs: Vec<&[u8]> = units.iter().map(Vec::as_slice).collect();
+            match way {
+                Way::OneByOne => units.iter().for_each(|u| w.write_unit(u).unwrap()),
+                Way::Batched => {
+                    w.write_units(&refs[..150]).unwrap();
+                    w.write_unit(&units[150]).unwrap();
+                    w.write_units(&refs[151..]).unwrap();
+                }
+                Way::Shared => {
+                    let first = Arc::new(Listed(units[..150].to_vec()));
+                    w.write_units_shared(first, &OnPool).unwrap();
+                    w.write_unit(&units[150]).unwrap();
+                    // Borrowing units, in a scope that ends when the jobs do.
+                    let rest: &[Vec<u8>] = &units[151..];
+                    rayon::scope(|s| w.write_units_shared(Arc::new(Listed(rest)), s).unwrap());
                 }
             }
             let (_, starts, end) = w.finish_tracked().unwrap();
             let file = out.0.lock().unwrap().clone();
             (file, starts, end)
         };
-        let (a, b) = (run(false), run(true));
-        assert!(a.0 == b.0, "bytes differ");
-        assert_eq!(a.1, b.1);
-        assert_eq!(a.2, b.2);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let a = run(Way::OneByOne);
+        for b in [run(Way::Batched), pool.install(|| run(Way::Shared)), run(Way::Shared)] {
+            assert!(a.0 == b.0, "bytes differ");
+            assert_eq!(a.1, b.1);
+            assert_eq!(a.2, b.2);
+        }
     }
 
     #[test]

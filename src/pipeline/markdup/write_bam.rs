@@ -4,9 +4,13 @@
 //! found (0 when `-r` removes it) and the few records markdup edits are finalised into a side
 //! buffer; then the window's BGZF blocks are planned from the sizes alone and each block is
 //! gathered (from the store, or the side buffer) and deflated by one task
-//! ([`crate::io::bgzf::gather`]). The only thread-alone work is the plan, an addition per
-//! record. Before, every record was copied into an encoded run, then copied again into blocks,
-//! the second copy's cut points computed per run on the thread that wrote.
+//! ([`crate::io::bgzf::gather`]), as a job of a few blocks spawned in a scope: the next window
+//! is sized while they run, and no worker waits for a window's last block. The only
+//! thread-alone work is the plan, an addition per record. Before, every record was copied into
+//! an encoded run, then copied again into blocks, the second copy's cut points computed per run
+//! on the thread that wrote.
+
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -61,27 +65,30 @@ pub fn write_all(
     let n = f.store.len();
     let window = CHUNK * WINDOW_CHUNKS_PER_THREAD * threads.max(1);
     let mut marked = Marked::default();
-    let mut start = 0;
-    while start < n {
-        let end = (start + window).min(n);
-        let order = &f.store.order[start..end];
-        let parts: Vec<Part> = order
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(c, handles)| size_chunk(f, start + c * CHUNK, handles))
-            .collect();
-        let units = WindowUnits { store: f.store, order, parts: &parts };
-        if parts.iter().any(|p| p.extended) {
-            sink.write(&units.encoded())?;
-        } else {
-            sink.write_planned(&units)?;
+    // The windows' deflate jobs borrow the store: they run in a scope that ends with the last.
+    rayon::in_place_scope(|scope| {
+        let mut start = 0;
+        while start < n {
+            let end = (start + window).min(n);
+            let order = &f.store.order[start..end];
+            let parts: Vec<Part> = order
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(c, handles)| size_chunk(f, start + c * CHUNK, handles))
+                .collect();
+            for p in &parts {
+                marked.merge(&p.marked);
+            }
+            let units = WindowUnits { store: f.store, order, parts };
+            if units.parts.iter().any(|p| p.extended) {
+                sink.write(&units.encoded())?;
+            } else {
+                sink.write_planned_shared(Arc::new(units), scope)?;
+            }
+            start = end;
         }
-        for p in &parts {
-            marked.merge(&p.marked);
-        }
-        start = end;
-    }
-    Ok(marked)
+        Ok(marked)
+    })
 }
 
 /// The size pass over the records `handles`, the first at position `first` of the order.
@@ -123,7 +130,7 @@ fn size_chunk(f: &Finaliser<'_>, first: usize, handles: &[RecordIdx]) -> Part {
 struct WindowUnits<'a> {
     store: &'a RecordStore,
     order: &'a [RecordIdx],
-    parts: &'a [Part],
+    parts: Vec<Part>,
 }
 
 impl WindowUnits<'_> {
