@@ -7,6 +7,7 @@
 use std::io::{IsTerminal, Write};
 
 use crate::error::Error;
+use crate::io::detect::{self, Format};
 use crate::io::faidx::IndexedFasta;
 use crate::io::index::{Region, parse_region_detailed};
 use crate::io::input::Input;
@@ -56,6 +57,13 @@ fn read_groups_of(header: &Header, sample: &str) -> Vec<Vec<u8>> {
     ids
 }
 
+/// What `path` holds, as htslib detects it.
+fn detected_format(path: &str) -> Option<Format> {
+    let mut input = Input::open(path).ok()?;
+    let head = input.peek(detect::PEEK_COMPRESSED).ok()?;
+    Some(detect::detect(head, path).format)
+}
+
 /// The window's reads, as `sam_itr_queryi` gives them, in file order.
 fn read_window(
     path: &str,
@@ -65,11 +73,17 @@ fn read_window(
     window: Region,
 ) -> Result<Vec<Vec<u8>>, Error> {
     let no_index = || {
-        let mut lines = String::new();
-        if explicit_index.is_none() {
-            lines = format!("[E::idx_find_and_load] Could not retrieve index file for '{path}'\n");
-        }
-        Error::Bare(format!("{lines}samtools tview: cannot read index for \"{path}\""))
+        // htslib's own line: from the CRAM or the BAI/CSI lookup; FASTA/FASTQ get none.
+        let logger = match detected_format(path) {
+            _ if explicit_index.is_some() => None,
+            Some(Format::Fasta | Format::Fastq) => None,
+            Some(Format::Cram { .. }) => Some("cram_index_load"),
+            _ => Some("idx_find_and_load"),
+        };
+        let line = logger.map_or(String::new(), |f| {
+            format!("[E::{f}] Could not retrieve index file for '{path}'\n")
+        });
+        Error::Bare(format!("{line}samtools tview: cannot read index for \"{path}\""))
     };
     let mut records = Vec::new();
     let mut keep = |batch: &crate::record::Batch| {

@@ -194,5 +194,5 @@ fn base_letter(p: &Piled<'_>, rb: u8, reverse: bool) -> u8 {
     } else {
         b'N'
     };
-    if c.to_ascii_uppercase() == rb.to_ascii_uppercase() { dot } else { c }
+    if c.eq_ignore_ascii_case(&rb) { dot } else { c }
 }
