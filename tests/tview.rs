@@ -176,6 +176,13 @@ fn tview_draws_indels_pads_clips_skips_and_strands_as_samtools() {
             assert_same(&samtools, &dir, Some("100"), &["-d", d, "-p", p, &bam, &fa]);
             assert_same(&samtools, &dir, Some("70"), &["-d", d, "-i", "-p", p, &bam]);
             assert_same(&samtools, &dir, None, &["-d", d, "-s", "s2", "-p", p, &bam, &fa]);
+            let filter = "filter=mapq>=20 && !flag.reverse";
+            assert_same(
+                &samtools,
+                &dir,
+                None,
+                &["-d", d, "--input-fmt-option", filter, "-p", p, &bam],
+            );
         }
     }
     // The same window from BGZF SAM (with a CSI) and from CRAM.
@@ -237,6 +244,9 @@ fn tview_mistakes_fail_as_samtools_does() {
         &["-d", "T", "-X", &bam],
         &["-d", "T", "-X", &bam, "missing.bai"],
         &["-d", "T", "--reference", &fa, &bam],
+        &["-d", "T", "--input-fmt-option", "nope=1", &bam],
+        &["--help"],
+        &["-d", "T", "--input-fmt-option", "filter=mapq>", "-p", "c1:280", &bam],
     ];
     for args in cases {
         assert_same(&samtools, &dir, Some("60"), args);
@@ -261,4 +271,33 @@ fn tview_interactive_screen_without_samtools_is_one_line_and_status_1() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains("-d T") && err.starts_with("samtools tview: "), "{err}");
     }
+}
+
+#[test]
+fn tview_text_on_a_terminal_has_samtools_colours() {
+    let Some(samtools) = native() else { return };
+    let Some(script) =
+        ["/usr/bin/script", "/bin/script"].into_iter().find(|p| Path::new(p).is_file())
+    else {
+        eprintln!("skipping: no script(1) to give tview a terminal");
+        return;
+    };
+    let dir = scratch_dir("tview_terminal");
+    let (bam, fa) = hand_made(&dir);
+    // script(1) runs the command on a pseudo-terminal: stdout is a tty, as samtools tests.
+    let on_terminal = |prog: &Path| {
+        let line = format!("{} tview -d T -p c1:280 {bam} {fa}", prog.display());
+        let out = Command::new(script)
+            .current_dir(&dir)
+            .args(["-qec", &line, "/dev/null"])
+            .env("COLUMNS", "70")
+            .env("MDSAM_SAMTOOLS", "/bin/false")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    let (want, got) = (on_terminal(&samtools), on_terminal(&mdsam_bin()));
+    assert!(want.windows(5).any(|w| w == b"\x1b[34m"), "samtools drew no colours");
+    assert!(got == want, "the coloured screens differ");
 }

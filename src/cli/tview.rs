@@ -61,6 +61,7 @@ pub fn parse(args: &[String], columns: Option<&str>) -> Result<Request, Error> {
         width: 80,
         html: false,
         show_inserts: true,
+        filter: None,
     };
     let mut global_reference = None;
     for opt in opts {
@@ -86,9 +87,17 @@ pub fn parse(args: &[String], columns: Option<&str>) -> Result<Request, Error> {
                 }
             }
             "reference" => global_reference = Some(v),
-            "input-fmt-option" => {
-                super::global::parse_input_fmt_option(&v)?;
-            }
+            "input-fmt-option" => match super::global::parse_input_fmt_option(&v) {
+                Ok(filter) => o.filter = filter.or(o.filter),
+                // samtools' `error(NULL)` after htslib's line: status 255, not 1.
+                Err(Error::ShowUsage(line)) => {
+                    if let Some(line) = line {
+                        eprintln!("{line}");
+                    }
+                    return Err(usage_exit());
+                }
+                Err(e) => return Err(e),
+            },
             _ => {}
         }
     }

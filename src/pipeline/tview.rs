@@ -15,6 +15,7 @@ use crate::io::open::RecordReader;
 use crate::ops::mpileup::pileup::Pileup;
 use crate::ops::tview::draw::{Drawer, Piled};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::input_filter::{InputFilter, passes};
 use crate::pipeline::{cram_region, region};
 use crate::record::{Header, RecordRef};
 
@@ -33,6 +34,8 @@ pub struct TviewOptions {
     pub html: bool,
     /// Not `-i`.
     pub show_inserts: bool,
+    /// `--input-fmt-option filter=EXPR`: reads it rejects are never read.
+    pub filter: Option<String>,
 }
 
 const WORDING: Wording =
@@ -184,7 +187,20 @@ pub fn run(o: &TviewOptions) -> Result<(), Error> {
         None => None,
     };
     let window = Region { tid, beg: left, end: left + o.width };
-    let records = read_window(path, explicit_index, &mut opened.reader, &header, window)?;
+    let mut records = read_window(path, explicit_index, &mut opened.reader, &header, window)?;
+    if let Some(filter) = InputFilter::new(o.filter.as_deref()) {
+        let mut kept = Vec::with_capacity(records.len());
+        for rec in records {
+            // htslib's iterator fails on a filter error: samtools' line follows htslib's.
+            let keep = passes(Some(&filter), &RecordRef::new(&rec), &header).map_err(|e| {
+                Error::Bare(format!("{e}\nsamtools tview: could not read from input file"))
+            })?;
+            if keep {
+                kept.push(rec);
+            }
+        }
+        records = kept;
+    }
     let mut drawer = Drawer::new(o.width, left, reference, o.show_inserts);
     pile_up(&records, groups.as_deref(), &mut drawer)?;
     drawer.finish();
