@@ -230,6 +230,9 @@ fn tview_mistakes_fail_as_samtools_does() {
         &["-d", "T", "missing.bam"],
         &["-d", "T", "hand.fa"],
         &["-d", "T", "noindex.bam"],
+        // The index is loaded first: its failure comes before the others.
+        &["-d", "T", "-p", "nope:1", "noindex.bam"],
+        &["-d", "T", "noindex.bam", "missing.fa"],
         &["-d", "T", "-p", "nope:5", &bam],
         &["-d", "T", "-p", "c1:0", &bam],
         &["-d", "T", "-w", "0", &bam],

@@ -7,9 +7,10 @@
 use std::io::{IsTerminal, Write};
 
 use crate::error::Error;
+use crate::io::cram::index::CraiEntry;
 use crate::io::detect::{self, Format};
 use crate::io::faidx::IndexedFasta;
-use crate::io::index::{Region, parse_region_detailed};
+use crate::io::index::{Index, Region, parse_region_detailed};
 use crate::io::input::Input;
 use crate::io::open::RecordReader;
 use crate::ops::mpileup::pileup::Pileup;
@@ -67,14 +68,18 @@ fn detected_format(path: &str) -> Option<Format> {
     Some(detect::detect(head, path).format)
 }
 
-/// The window's reads, as `sam_itr_queryi` gives them, in file order.
-fn read_window(
+/// The input's index: a BAI/CSI, or a CRAM's `.crai`.
+enum WindowIndex {
+    Binned(Index),
+    Crai(Vec<CraiEntry>),
+}
+
+/// `sam_index_load` (`sam_index_load2` with `-X`), which samtools calls right after the header.
+fn load_window_index(
     path: &str,
     explicit_index: Option<&str>,
-    reader: &mut RecordReader,
-    header: &Header,
-    window: Region,
-) -> Result<Vec<Vec<u8>>, Error> {
+    reader: &RecordReader,
+) -> Result<WindowIndex, Error> {
     let no_index = || {
         // htslib's own line: from the CRAM or the BAI/CSI lookup; FASTA/FASTQ get none.
         let logger = match detected_format(path) {
@@ -88,40 +93,46 @@ fn read_window(
         });
         Error::Bare(format!("{line}samtools tview: cannot read index for \"{path}\""))
     };
+    match reader {
+        RecordReader::Cram(_) => cram_region::load_crai(path, explicit_index)
+            .map(WindowIndex::Crai)
+            .map_err(|_| no_index()),
+        _ => region::load_index(path, explicit_index)
+            .map(WindowIndex::Binned)
+            .map_err(|_| no_index()),
+    }
+}
+
+/// The window's reads, as `sam_itr_queryi` gives them, in file order.
+fn read_window(
+    path: &str,
+    index: &WindowIndex,
+    reader: &mut RecordReader,
+    header: &Header,
+    window: Region,
+) -> Result<Vec<Vec<u8>>, Error> {
     let mut records = Vec::new();
+    if window.tid < 0 {
+        return Ok(records);
+    }
     let mut keep = |batch: &crate::record::Batch| {
         records.extend(batch.iter().map(|r| r.bytes().to_vec()));
         Ok(())
     };
     let regions = std::slice::from_ref(&window);
-    match reader {
-        RecordReader::Cram(cram) => {
-            let crai = cram_region::load_crai(path, explicit_index).map_err(|_| no_index())?;
-            if window.tid >= 0 {
-                cram_region::for_each_region_batch(cram, &crai, path, regions, false, &mut keep)?;
-            }
+    match (reader, index) {
+        (RecordReader::Cram(cram), WindowIndex::Crai(crai)) => {
+            cram_region::for_each_region_batch(cram, crai, path, regions, false, &mut keep)?
         }
-        RecordReader::Bam(bam) => {
-            let index = region::load_index(path, explicit_index).map_err(|_| no_index())?;
-            if window.tid >= 0 {
-                region::for_each_region_batch(bam, &index, path, regions, false, &mut keep)?;
-            }
+        (RecordReader::Bam(bam), WindowIndex::Binned(index)) => {
+            region::for_each_region_batch(bam, index, path, regions, false, &mut keep)?
         }
-        RecordReader::Sam(_) => {
-            let index = region::load_index(path, explicit_index).map_err(|_| no_index())?;
+        (RecordReader::Sam(_), WindowIndex::Binned(index)) => {
             let input = Input::open(path).map_err(|e| Error::io(path, e))?;
             let mut sam_gz = crate::io::sam::range::RangeReader::new(input, header.clone());
-            if window.tid >= 0 {
-                region::for_each_region_batch(
-                    &mut sam_gz,
-                    &index,
-                    path,
-                    regions,
-                    false,
-                    &mut keep,
-                )?;
-            }
+            region::for_each_region_batch(&mut sam_gz, index, path, regions, false, &mut keep)?
         }
+        _ => unreachable!("the index was loaded for this reader"),
     }
     Ok(records)
 }
@@ -131,7 +142,7 @@ pub fn run(o: &TviewOptions) -> Result<(), Error> {
     let mut opened = open_sequence_input(path, 1, &WORDING)?;
     let header = opened.header.clone();
     // samtools loads the index, the FASTA and the sample's read groups before the position.
-    let explicit_index = o.index.as_deref();
+    let index = load_window_index(path, o.index.as_deref(), &opened.reader)?;
     let fasta = match &o.reference {
         Some(fa) => match IndexedFasta::open(fa) {
             Ok(f) => Some(f),
@@ -187,7 +198,7 @@ pub fn run(o: &TviewOptions) -> Result<(), Error> {
         None => None,
     };
     let window = Region { tid, beg: left, end: left + o.width };
-    let mut records = read_window(path, explicit_index, &mut opened.reader, &header, window)?;
+    let mut records = read_window(path, &index, &mut opened.reader, &header, window)?;
     if let Some(filter) = InputFilter::new(o.filter.as_deref()) {
         let mut kept = Vec::with_capacity(records.len());
         for rec in records {
