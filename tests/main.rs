@@ -139,3 +139,5 @@ mod parallel_write;
 mod remote_inputs;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.
 mod small_commands;
+/// tview's text and HTML screens natively, byte for byte with samtools' tview.
+mod tview;

@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "dict faidx fqidx index calmd fixmate reheader addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats stats ampliconstats checksum flags head view depad samples markdup-pipeline simulate install-shim man completion load help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "dict faidx fqidx index calmd fixmate reheader addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats stats ampliconstats checksum flags head tview view depad samples markdup-pipeline simulate install-shim man completion load help version" -- "$cur"))
         return
     fi
     local opts
@@ -42,6 +42,7 @@ _mdsam() {
         checksum) opts='-@ -f -F -t -c -P -C -M -O -b -z -a -N -v -q -o -T -m -B --exclude-flags --require-flags --flag-mask --tags --no-rev-comp --in-order --check-pos --check-cigar --check-mate --count --sanitize --output --show-qc --verbose --all --tabs --merge --bamseqchksum --input-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         flags) opts='--no-progress' ;;
         head) opts='-h -n -T -@ --input-fmt-option --reference --threads --write-index --verbosity --headers --records --no-progress' ;;
+        tview) opts='-s -p -d -X -w -i --input-fmt-option --reference --write-index --verbosity --no-progress' ;;
         view) opts='-S -b -B -c -C -t -h -1 -H -o -O -q -f -F -G -u -l -r -T -R -N -d -D -L -s -@ -m -x -U -M -X -e -p -P -z -n -? --add-flags --bam --count --cram --customized-index --excl-flags --exclude-flags --exclude-no-read-group --expr --expression --fai-reference --fast --fetch-pairs --header-only --help --incl-flags --include-flags --rf --keep-tag --library --min-mapq --min-MQ --min-mq --min-qlen --no-header --output --output-unselected --QNAME-file --qname-file --read-group --read-group-file --readgroup --readgroup-file --region-file --regions-file --remove-B --remove-flags --remove-tag --require-flags --sanitize --save-counts --subsample --subsample-seed --tag --tag-file --target-file --targets-file --uncompressed --unmap --unoutput --use-index --with-header --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         depad) opts='-S -C -s -o -u -1 -T -? --input-fmt-option --output-fmt --output-fmt-option --reference --write-index --verbosity --no-PG --no-progress' ;;
         samples) opts='-? -h -i -X -o -f -F -T --no-progress' ;;

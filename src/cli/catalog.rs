@@ -11,7 +11,7 @@ use super::{
     collate, completion, consensus, coverage, depad, depth, dict, faidx, fixmate, flags_command,
     flagstat, head, hw_model, idxstats, import, index, install_shim, load, manpage, markdup,
     markdup_pipeline, merge, mpileup, quickcheck, reference, reheader, reset, rmdup, samples,
-    simulate, sort, split, stats, view,
+    simulate, sort, split, stats, tview, view,
 };
 use crate::error::Error;
 use Heading::{Additions, Editing, FileOperations, Indexing, Statistics, Viewing};
@@ -408,6 +408,7 @@ pub const COMMANDS: &[CommandDoc] = &[
         flags_command::run,
     ),
     samtools(Viewing, "head", "header viewer", head::USAGE, &head::OPTIONS, head::run),
+    samtools(Viewing, "tview", "text alignment viewer", tview::USAGE, &tview::OPTIONS, tview::run),
     CommandDoc {
         usage_after_error: Some(view::error_usage),
         ..samtools(

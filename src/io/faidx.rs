@@ -100,6 +100,11 @@ impl IndexedFasta {
         &self.bytes
     }
 
+    /// Whether the file has a sequence `name` (`faidx_has_seq`).
+    pub fn has(&self, name: &[u8]) -> bool {
+        self.entries.contains_key(name)
+    }
+
     /// The whole sequence `name` (as stored: case kept), or `None` when the file has no such name.
     pub fn sequence(&self, name: &[u8]) -> Option<Vec<u8>> {
         let e = self.entries.get(name)?;

@@ -24,4 +24,5 @@ pub mod reset;
 pub mod rmdup;
 pub mod sort;
 pub mod stats;
+pub mod tview;
 pub mod view;

@@ -55,4 +55,5 @@ pub mod split_names;
 pub mod stats;
 pub mod stats_reports;
 pub mod threads;
+pub mod tview;
 pub mod view;
