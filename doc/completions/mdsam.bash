@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "dict faidx fqidx index calmd fixmate reheader addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats stats ampliconstats checksum flags head view depad samples markdup-pipeline simulate install-shim man completion load help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "dict faidx fqidx index calmd fixmate reheader targetcut addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats stats ampliconstats checksum flags head view depad samples markdup-pipeline simulate install-shim man completion load help version" -- "$cur"))
         return
     fi
     local opts
@@ -14,6 +14,7 @@ _mdsam() {
         calmd) opts='-E -q -Q -r -e -u -N -h -b -S -C -n -A -d -@ --input-fmt-option --output-fmt --output-fmt-option --reference --threads --verbosity --no-PG --no-progress' ;;
         fixmate) opts='-r -p -c -m -M -O -@ -u -z --sanitize --no-PG --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         reheader) opts='-h -i -P -c --help --in-place --no-PG --command --no-progress' ;;
+        targetcut) opts='-f -Q -i -o -0 -1 -2 --input-fmt-option --reference --write-index --verbosity --no-progress' ;;
         addreplacerg) opts='-r -R -m -o -O -h -@ -u -w --input-fmt --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-PG --no-progress' ;;
         markdup) opts='-r -s -l -S -t -T -O -@ -f -d -c -m -u --include-fails --no-PG --mode --no-multi-dup --read-coords --coords-order --barcode-tag --barcode-name --barcode-rgx --use-read-groups --json --duplicate-count --move-umi-to-tag --umi-separator --metrics --input-fmt-option --output-fmt --output-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         rmdup) opts='-s -S --input-fmt-option --output-fmt --output-fmt-option --reference --write-index --verbosity --no-progress' ;;

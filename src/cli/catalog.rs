@@ -11,7 +11,7 @@ use super::{
     collate, completion, consensus, coverage, depad, depth, dict, faidx, fixmate, flags_command,
     flagstat, head, hw_model, idxstats, import, index, install_shim, load, manpage, markdup,
     markdup_pipeline, merge, mpileup, quickcheck, reference, reheader, reset, rmdup, samples,
-    simulate, sort, split, stats, view,
+    simulate, sort, split, stats, targetcut, view,
 };
 use crate::error::Error;
 use Heading::{Additions, Editing, FileOperations, Indexing, Statistics, Viewing};
@@ -201,6 +201,14 @@ pub const COMMANDS: &[CommandDoc] = &[
         reheader::USAGE,
         &reheader::OPTIONS,
         reheader::run,
+    ),
+    samtools(
+        Editing,
+        "targetcut",
+        "cut fosmid regions (for fosmid pool only)",
+        targetcut::USAGE,
+        &targetcut::OPTIONS,
+        targetcut::run,
     ),
     samtools(
         Editing,

@@ -55,6 +55,7 @@ pub mod simulate;
 pub mod sort;
 pub mod split;
 pub mod stats;
+pub mod targetcut;
 pub mod view;
 
 use std::io::{IsTerminal, Write};

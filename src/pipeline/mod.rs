@@ -54,5 +54,6 @@ pub mod split;
 pub mod split_names;
 pub mod stats;
 pub mod stats_reports;
+pub mod targetcut;
 pub mod threads;
 pub mod view;
