@@ -45,6 +45,7 @@ pub mod options;
 pub mod outfmt;
 pub mod output_errors;
 pub mod permuted;
+pub mod phase;
 pub mod quickcheck;
 pub mod reference;
 pub mod reheader;

@@ -19,6 +19,7 @@ pub mod idxstats;
 pub mod markdup;
 pub mod merge;
 pub mod mpileup;
+pub mod phase;
 pub mod posix_regex;
 pub mod read_group;
 pub mod reference;

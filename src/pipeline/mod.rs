@@ -36,6 +36,7 @@ pub mod memory_budget;
 pub mod memory_limit;
 pub mod merge;
 pub mod mpileup;
+pub mod phase;
 pub mod prefetch;
 pub mod quickcheck;
 pub mod read_ahead;
