@@ -48,7 +48,11 @@ pub fn parse(args: &[String]) -> Result<TargetcutOptions, Error> {
             "f" => reference = Some(v.to_string()),
             "o" => return Err(Error::ShowUsage(Some("Unexpected global option.".into()))),
             "verbosity" => super::global::check_verbosity(v)?,
-            // --input-fmt-option, --write-index: nothing mdsam reads or writes here.
+            // Checked as htslib checks it; a `filter=` expression is not applied (as in mpileup).
+            "input-fmt-option" => {
+                super::global::parse_input_fmt_option(v)?;
+            }
+            // --write-index: targetcut writes no alignment file.
             _ => {}
         }
     }
