@@ -402,6 +402,8 @@ fn phase_failures_match_the_oracle() {
         &["--threads", "2", &sam],
         &["--input-fmt", "sam", &sam],
         &["--input-fmt-option", "foo", &sam],
+        // 2^40 counts per site: samtools' allocation fails after the set's PS line.
+        &["-k", "40", &sam],
         &["--output-fmt", "xyz", "-b", bad_prefix, &sam],
         &["-b", bad_prefix, &sam],
         &["-l", no_sites, &sam],

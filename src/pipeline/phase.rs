@@ -289,15 +289,16 @@ pub fn run(o: &PhaseOptions) -> Result<(), Error> {
             &mut st.frags,
             &settings,
             &mut st.vpos_shift,
-        )
-        .map_err(|_| {
+        );
+        // samtools has printed the set's PS line when the counts fail to fit.
+        out.write_all(&st.text).and_then(|_| out.flush()).map_err(write_failed)?;
+        st.text.clear();
+        let set = set.map_err(|_| {
             Error::Bare(
                 "samtools phase: Couldn't allocate memory for counts: Cannot allocate memory"
                     .into(),
             )
         })?;
-        out.write_all(&st.text).and_then(|_| out.flush()).map_err(write_failed)?;
-        st.text.clear();
         if let Some(min_pos) = set {
             match outputs {
                 Some(outs) => outs.dump(min_pos, &st.frags, &mut st.rng)?,

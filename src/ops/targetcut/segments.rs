@@ -14,9 +14,10 @@ fn class(cns: u16) -> usize {
     }
 }
 
-/// Which positions are inside a target: the Viterbi path of the two-state model, decoded as
-/// samtools decodes it (the first position's state is never set, so it is always outside).
-pub fn target_states(cns: &[u16], params: &ScoreParams) -> Vec<bool> {
+/// Which positions are inside a target (bit 2 of each byte, as samtools keeps it): the Viterbi
+/// path of the two-state model, decoded as samtools decodes it (the first position's state is
+/// never set, so it is always outside). Bits 0 and 1 are the backtrack, one byte a position.
+pub fn target_states(cns: &[u16], params: &ScoreParams) -> Vec<u8> {
     let (e, p) = (&params.e, &params.p);
     // Per position: bit 0 the best predecessor of state 0, bit 1 that of state 1.
     let mut back = vec![0u8; cns.len()];
@@ -36,22 +37,22 @@ pub fn target_states(cns: &[u16], params: &ScoreParams) -> Vec<bool> {
         }
         prev = curr;
     }
-    let mut inside = vec![false; cns.len()];
     let mut s = usize::from(prev[0] <= prev[1]);
     for i in (1..cns.len()).rev() {
-        inside[i] = s == 1;
+        back[i] |= (s as u8) << 2;
         s = usize::from(back[i] >> s & 1);
     }
-    inside
+    back
 }
 
 /// Appends the target lines of reference `name` to `out`.
 pub fn write_targets(out: &mut Vec<u8>, name: &[u8], cns: &[u16], params: &ScoreParams) {
-    let inside = target_states(cns, params);
+    let states = target_states(cns, params);
+    let inside = |i: usize| states[i] >> 2 & 1 != 0;
     let l = cns.len();
     let mut start: Option<usize> = None;
     for i in 0..=l {
-        if i == l || (!inside[i] && start.is_some()) {
+        if i == l || (!inside(i) && start.is_some()) {
             if let Some(s) = start {
                 out.extend_from_slice(name);
                 out.extend_from_slice(format!(":{}-{}\t0\t", s + 1, i).as_bytes());
@@ -66,7 +67,7 @@ pub fn write_targets(out: &mut Vec<u8>, name: &[u8], cns: &[u16], params: &Score
                 out.push(b'\n');
             }
             start = None;
-        } else if inside[i] && start.is_none() {
+        } else if inside(i) && start.is_none() {
             start = Some(i);
         }
     }
