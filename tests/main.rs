@@ -135,6 +135,8 @@ mod consensus;
 mod mpileup;
 /// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.
 mod parallel_write;
+/// targetcut and phase, natively, against the oracle (issue 42).
+mod phase_targetcut;
 /// http(s)://, s3:// and gs:// inputs against nginx, moto and a fault-injecting proxy (issue 40).
 mod remote_inputs;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.

@@ -10,8 +10,8 @@ use super::{
     Invocation, addreplacerg, ampliconclip, ampliconstats, bam2fq, bedcov, calmd, cat, checksum,
     collate, completion, consensus, coverage, depad, depth, dict, faidx, fixmate, flags_command,
     flagstat, head, hw_model, idxstats, import, index, install_shim, load, manpage, markdup,
-    markdup_pipeline, merge, mpileup, quickcheck, reference, reheader, reset, rmdup, samples,
-    simulate, sort, split, stats, tview, view,
+    markdup_pipeline, merge, mpileup, phase, quickcheck, reference, reheader, reset, rmdup,
+    samples, simulate, sort, split, stats, targetcut, tview, view,
 };
 use crate::error::Error;
 use Heading::{Additions, Editing, FileOperations, Indexing, Statistics, Viewing};
@@ -204,6 +204,14 @@ pub const COMMANDS: &[CommandDoc] = &[
     ),
     samtools(
         Editing,
+        "targetcut",
+        "cut fosmid regions (for fosmid pool only)",
+        targetcut::USAGE,
+        &targetcut::OPTIONS,
+        targetcut::run,
+    ),
+    samtools(
+        Editing,
         "addreplacerg",
         "adds or replaces RG tags",
         addreplacerg::USAGE,
@@ -370,6 +378,7 @@ pub const COMMANDS: &[CommandDoc] = &[
         &idxstats::OPTIONS,
         idxstats::run,
     ),
+    samtools(Statistics, "phase", "phase heterozygotes", phase::USAGE, &phase::OPTIONS, phase::run),
     // samtools prints its usage on stdout and exits 1 for -h and for a bad option.
     CommandDoc {
         show_usage_on_stdout: true,

@@ -45,6 +45,7 @@ pub mod options;
 pub mod outfmt;
 pub mod output_errors;
 pub mod permuted;
+pub mod phase;
 pub mod quickcheck;
 pub mod reference;
 pub mod reheader;
@@ -55,6 +56,7 @@ pub mod simulate;
 pub mod sort;
 pub mod split;
 pub mod stats;
+pub mod targetcut;
 pub mod tview;
 pub mod view;
 

@@ -16,8 +16,20 @@ pub struct Wording {
 
 /// Opens `path` and reads its header (SAM, BAM or CRAM).
 pub fn open_sequence_input(path: &str, threads: usize, wording: &Wording) -> Result<Opened, Error> {
-    let header_failure = || Error::Bare(format!("{} \"{path}\"", wording.no_header));
-    let mut input = Input::open(path).map_err(|e| open_failure(path, &e, wording))?;
+    let no_header = format!("{} \"{path}\"", wording.no_header);
+    open_sequence_worded(path, threads, |e| open_failure(path, e, wording), &no_header)
+}
+
+/// [`open_sequence_input`] for commands that word both failures their own way: `cannot_open`
+/// given the open error, `no_header` the whole line.
+pub fn open_sequence_worded(
+    path: &str,
+    threads: usize,
+    cannot_open: impl FnOnce(&std::io::Error) -> Error,
+    no_header: &str,
+) -> Result<Opened, Error> {
+    let header_failure = || Error::Bare(no_header.to_string());
+    let mut input = Input::open(path).map_err(|e| cannot_open(&e))?;
     let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
     let detected = detect::detect(head, path);
     if !detected.is_sequence_data() {

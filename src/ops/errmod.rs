@@ -1,0 +1,167 @@
+//! htslib's error model (`errmod.c`, Heng Li's MAQ model): phred-scaled likelihoods of the ten
+//! diploid genotypes of one pileup column, from bases packed as `quality << 5 | strand << 4 |
+//! base`. Errors on one strand are taken as dependent (`depcorr`). samtools' `targetcut` and
+//! `phase` call it; the tables and the float rounding are htslib's, so the calls agree bit for
+//! bit.
+
+use super::drand48::Drand48;
+
+/// Depth beyond which a column is down-sampled (the tables' size).
+const MAX_DEPTH: usize = 255;
+
+#[allow(unsafe_code)]
+mod libm {
+    unsafe extern "C" {
+        /// The C library's `lgamma`: htslib's tables are built from it, and Rust's standard
+        /// library has no stable log-gamma. Any other implementation may differ in the last
+        /// bit, which can move a rounded genotype quality.
+        #[link_name = "lgamma"]
+        fn c_lgamma(x: f64) -> f64;
+    }
+
+    pub fn lgamma(x: f64) -> f64 {
+        // SAFETY: lgamma takes a double and returns one; it only writes the C library's own
+        // `signgam`, which nothing here reads.
+        unsafe { c_lgamma(x) }
+    }
+}
+
+/// `lfact(n)`: log(n!).
+fn lfact(n: usize) -> f64 {
+    libm::lgamma(n as f64 + 1.0)
+}
+
+/// `errmod_t`: the tables for one `depcorr` (and eta 0.03).
+pub struct ErrorModel {
+    /// `fk[n]`: the weight of the n-th base seen on a strand.
+    fk: Vec<f64>,
+    /// `beta[q << 16 | n << 8 | k]`.
+    beta: Vec<f64>,
+    /// `lhet[n << 8 | k]`: log of C(n, k) / 2^n.
+    lhet: Vec<f64>,
+}
+
+impl ErrorModel {
+    /// `errmod_init(depcorr)`.
+    pub fn new(depcorr: f64) -> Self {
+        let eta = 0.03;
+        let mut fk = vec![0.0; 256];
+        fk[0] = 1.0;
+        for (n, f) in fk.iter_mut().enumerate().skip(1) {
+            *f = (1.0 - depcorr).powf(n as f64) * (1.0 - eta) + eta;
+        }
+        // `logbinomial_table(256)`: log C(n, k), zero where k is 0.
+        let mut lc = vec![0.0f64; 256 * 256];
+        for n in 1..256 {
+            let lfn = lfact(n);
+            for k in 1..=n {
+                lc[n << 8 | k] = lfn - lfact(k) - lfact(n - k);
+            }
+        }
+        let mut beta = vec![0.0f64; 256 * 256 * 64];
+        for q in 1..64usize {
+            let e = 10.0f64.powf(-(q as f64) / 10.0);
+            let le = e.ln();
+            let le1 = (1.0 - e).ln();
+            for n in 1..=MAX_DEPTH {
+                let row = &mut beta[(q << 16 | n << 8)..(q << 16 | n << 8) + 256];
+                let mut sum1 = lc[n << 8 | n] + n as f64 * le;
+                row[n] = f64::INFINITY;
+                for k in (0..n).rev() {
+                    let sum = sum1
+                        + (lc[n << 8 | k] + k as f64 * le + (n - k) as f64 * le1 - sum1)
+                            .exp()
+                            .ln_1p();
+                    row[k] = -10.0 / std::f64::consts::LN_10 * (sum1 - sum);
+                    sum1 = sum;
+                }
+            }
+        }
+        let mut lhet = vec![0.0f64; 256 * 256];
+        for n in 0..256 {
+            for k in 0..256 {
+                lhet[n << 8 | k] = lc[n << 8 | k] - std::f64::consts::LN_2 * n as f64;
+            }
+        }
+        ErrorModel { fk, beta, lhet }
+    }
+
+    /// `errmod_cal(em, n, 4, bases, q)`: `q[i * 4 + j]`, the phred-scaled likelihood of genotype
+    /// (i, j). Over 255 bases, `rng` shuffles them and the first 255 are kept, as htslib does;
+    /// `bases` is left shuffled and sorted as htslib leaves it.
+    pub fn likelihoods(&self, bases: &mut [u16], rng: &mut Drand48) -> [f32; 16] {
+        const M: usize = 4;
+        let mut q = [0.0f32; 16];
+        if bases.is_empty() {
+            return q;
+        }
+        let mut n = bases.len();
+        if n > MAX_DEPTH {
+            rng.shuffle(bases);
+            n = MAX_DEPTH;
+        }
+        let bases = &mut bases[..n];
+        bases.sort_unstable();
+        let mut w = [0usize; 32];
+        let mut bsum = [0.0f64; 16];
+        let mut count = [0u32; 16];
+        for &b in bases.iter().rev() {
+            let qual = usize::from(b >> 5).clamp(4, 63);
+            let strand_base = usize::from(b & 0x1f);
+            let base = usize::from(b & 0xf);
+            let fk = self.fk[w[strand_base]];
+            bsum[base] += fk * self.beta[qual << 16 | n << 8 | count[base] as usize];
+            count[base] += 1;
+            w[strand_base] += 1;
+        }
+        for j in 0..M {
+            // The sums are C floats: each addition is rounded to f32.
+            let (mut others, mut seen) = (0.0f32, 0u32);
+            for k in (0..M).filter(|&k| k != j) {
+                others = (f64::from(others) + bsum[k]) as f32;
+                seen += count[k];
+            }
+            if seen != 0 {
+                q[j * M + j] = others;
+            }
+            for k in j + 1..M {
+                let cjk = (count[j] + count[k]) as usize;
+                let (mut rest, mut rest_seen) = (0.0f32, 0u32);
+                for i in (0..M).filter(|&i| i != j && i != k) {
+                    rest = (f64::from(rest) + bsum[i]) as f32;
+                    rest_seen += count[i];
+                }
+                let het = -4.343 * self.lhet[cjk << 8 | count[k] as usize];
+                let v = if rest_seen != 0 { (het + f64::from(rest)) as f32 } else { het as f32 };
+                q[j * M + k] = v;
+                q[k * M + j] = v;
+            }
+            for v in &mut q[j * M..j * M + M] {
+                if *v < 0.0 {
+                    *v = 0.0;
+                }
+            }
+        }
+        q
+    }
+}
+
+/// `seq_nt16_int`: 4-bit base code to 0..=3 for A, C, G, T and 4 for anything else.
+pub const NT16_INT: [u8; 16] = [4, 0, 1, 4, 2, 4, 4, 4, 3, 4, 4, 4, 4, 4, 4, 4];
+
+/// One read's base at `qpos` packed for [`ErrorModel::likelihoods`], as `targetcut` and `phase`
+/// pack it: its quality capped by the mapping quality and kept within 4..=63. `None` for a base
+/// under `min_baseq` or not A, C, G or T.
+pub fn packed_base(rec: &crate::record::RecordRef<'_>, qpos: usize, min_baseq: i32) -> Option<u16> {
+    let base_q = rec.qual()[qpos];
+    if i32::from(base_q) < min_baseq {
+        return None;
+    }
+    let b = NT16_INT[usize::from(rec.base_code(qpos))];
+    if b > 3 {
+        return None;
+    }
+    let q = u16::from(base_q.min(rec.mapq())).clamp(4, 63);
+    let reverse = u16::from(rec.flag() & crate::record::layout::flags::REVERSE != 0);
+    Some(q << 5 | reverse << 4 | u16::from(b))
+}
