@@ -45,8 +45,13 @@ fn assert_same_as_oracle(oracle: &Path, dir: &Path, args: &[&str]) {
 
 /// A simulated coordinate-sorted SAM and its reference, in `dir`.
 fn inputs(dir: &Path) -> (PathBuf, PathBuf) {
+    inputs_of(dir, 1500)
+}
+
+/// [`inputs`] with `pairs` read pairs.
+fn inputs_of(dir: &Path, pairs: u64) -> (PathBuf, PathBuf) {
     let opts = SimulateOptions {
-        pairs: 1500,
+        pairs,
         seed: 42,
         order: Order::Coordinate,
         n_refs: 2,
@@ -139,4 +144,66 @@ fn bad_input_is_answered_as_samtools_answers_it() {
     }
     let report = std::fs::read(dir.join("report.txt")).unwrap();
     assert!(report.starts_with(b"#   Content_ID"), "{}", String::from_utf8_lossy(&report));
+}
+
+/// The methods the oracle's `cram-size -v` lists for `cram`.
+fn methods_listed(oracle: &Path, dir: &Path, cram: &str) -> String {
+    let out = run_in(dir, oracle, &["cram-size", "-v", cram]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let methods = text
+        .lines()
+        .filter(|l| l.starts_with("BLOCK"))
+        .filter_map(|l| l.split_whitespace().nth(5).map(str::to_string));
+    methods.collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn profiles_choose_htslib_methods_and_both_decoders_read_them() {
+    let Some(oracle) = support::oracle() else { return };
+    let dir = support::scratch_dir("cram_size_profiles");
+    // Few reads: a debug build's bzip2, xz and arithmetic coders are slow.
+    let (sam, fasta) = inputs_of(&dir, 400);
+    let (sam, fasta) = (sam.to_str().unwrap(), fasta.to_str().unwrap());
+    // What a CRAM of these records reads back as (MD and NM made again, tags reordered).
+    let reference_cram = dir.join("oracle.cram").to_str().unwrap().to_string();
+    support::oracle_ok(&oracle, &["view", "-T", fasta, "-C", "-o", &reference_cram, sam]);
+    let want = support::oracle_ok(&oracle, &["view", "-T", fasta, &reference_cram]).stdout;
+    let want = support::sam_records(&want);
+    let write = |format: &str, name: &str| {
+        let cram = dir.join(name).to_str().unwrap().to_string();
+        let out = run_in(
+            &dir,
+            &support::mdsam_bin(),
+            &["view", "-T", fasta, "-O", format, "-o", &cram, sam],
+        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for reader in [oracle.clone(), support::mdsam_bin()] {
+            let out = run_in(&dir, &reader, &["view", "-T", fasta, &cram]);
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let got = support::sam_records(&out.stdout);
+            support::assert_same_sam(&want, &got, &format!("{format} read by {reader:?}"));
+        }
+        (std::fs::metadata(&cram).unwrap().len(), methods_listed(&oracle, &dir, &cram))
+    };
+    // (format, methods that must be used, methods that must not)
+    let cases = [
+        ("cram,version=3.0,archive,level=9", &["bzip2-9", "lzma"][..], &["arith"][..]),
+        ("cram,version=3.1,archive,level=9", &["arith-o", "lzma"], &[]),
+        ("cram,version=3.1,small,level=7", &["bzip2-7"], &["arith", "lzma"]),
+        // xz only above level 7.
+        ("cram,version=3.1,level=5,archive", &["arith-o"], &["lzma", "bzip2-9"]),
+    ];
+    for (i, (format, used, unused)) in cases.iter().enumerate() {
+        let version = if format.contains("3.0") { "3.0" } else { "3.1" };
+        let (default_size, _) = write(&format!("cram,version={version}"), &format!("d{i}.cram"));
+        let (size, methods) = write(format, &format!("p{i}.cram"));
+        assert!(size < default_size, "{format}: {size} bytes, default {default_size}");
+        for m in *used {
+            assert!(methods.contains(m), "{format}: no {m} in {methods}");
+        }
+        for m in *unused {
+            assert!(!methods.contains(m), "{format}: {m} in {methods}");
+        }
+    }
 }
