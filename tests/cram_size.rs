@@ -193,6 +193,8 @@ fn profiles_choose_htslib_methods_and_both_decoders_read_them() {
         ("cram,version=3.1,small,level=7", &["bzip2-7"], &["arith", "lzma"]),
         // xz only above level 7.
         ("cram,version=3.1,level=5,archive", &["arith-o"], &["lzma", "bzip2-9"]),
+        // htslib's switches for single methods.
+        ("cram,version=3.1,use_arith=1", &["arith-o"], &["lzma", "bzip2"]),
     ];
     for (i, (format, used, unused)) in cases.iter().enumerate() {
         let version = if format.contains("3.0") { "3.0" } else { "3.1" };

@@ -28,6 +28,9 @@ pub struct Profile {
     pub bzip2: bool,
     /// The `archive` profile: xz too above level 7, and in CRAM 3.1 the arithmetic coder.
     pub archive: bool,
+    /// `use_lzma=1`, `use_arith=1`: those methods whatever the profile.
+    pub use_lzma: bool,
+    pub use_arith: bool,
     /// The file is CRAM 3.1 (its codecs may be used).
     pub version_3_1: bool,
 }
@@ -36,15 +39,15 @@ impl Profile {
     /// Whether every method is tried on every data series, as htslib does from level 5 (its
     /// default, which mdsam's default trims for speed; a profile asks for size).
     fn tries_everything(self) -> bool {
-        self.level.is_some() || self.bzip2 || self.archive
+        self.level.is_some() || self.bzip2 || self.archive || self.use_lzma || self.use_arith
     }
 
     fn arith(self) -> bool {
-        self.archive && self.version_3_1
+        (self.archive || self.use_arith) && self.version_3_1
     }
 
     fn lzma(self) -> bool {
-        self.archive && self.level.is_some_and(|l| l > 7)
+        self.use_lzma || (self.archive && self.level.is_some_and(|l| l > 7))
     }
 
     /// htslib's `libdeflate_deflate` level for CRAM level `l`: `l * 1.23`, one more from 8,

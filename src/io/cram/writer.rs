@@ -91,6 +91,9 @@ impl CramSettings {
             },
             "no_ref" => self.no_ref = atoi(value) != 0,
             "level" => self.profile.level = Some(atoi(value).clamp(0, 12) as u32),
+            "use_bzip2" => self.profile.bzip2 = atoi(value) != 0,
+            "use_lzma" => self.profile.use_lzma = atoi(value) != 0,
+            "use_arith" => self.profile.use_arith = atoi(value) != 0,
             // htslib's `HTS_OPT_PROFILE` for CRAM: a level unless one was given, the slice
             // size, and bzip2 (small, archive) and xz (archive above level 7) as methods.
             // htslib decides xz when `archive` is read, so `archive,level=9` (samtools'
@@ -507,5 +510,7 @@ mod tests {
         assert_eq!((s.seqs_per_slice, s.profile.level, s.profile.bzip2), (700, Some(3), true));
         assert_eq!(settings("fast").profile.level, Some(1));
         assert_eq!(settings("version=3.0").profile, Profile::default());
+        let s = settings("use_bzip2=1,use_lzma=1,use_arith=0");
+        assert!(s.profile.bzip2 && s.profile.use_lzma && !s.profile.use_arith);
     }
 }
