@@ -188,10 +188,10 @@ fn profiles_choose_htslib_methods_and_both_decoders_read_them() {
     };
     // (format, methods that must be used, methods that must not)
     let cases = [
-        ("cram,version=3.0,archive,level=9", &["bzip2-9", "lzma"][..], &["arith"][..]),
-        ("cram,version=3.1,archive,level=9", &["arith-o", "lzma"], &[]),
+        ("cram,version=3.0,level=9,archive", &["bzip2-9", "lzma"][..], &["arith"][..]),
+        // The level set when htslib reads `archive` decides xz: 7 here.
+        ("cram,version=3.1,archive,level=9", &["arith-o"], &["lzma"]),
         ("cram,version=3.1,small,level=7", &["bzip2-7"], &["arith", "lzma"]),
-        // xz only above level 7.
         ("cram,version=3.1,level=5,archive", &["arith-o"], &["lzma", "bzip2-9"]),
         // htslib's switches for single methods.
         ("cram,version=3.1,use_arith=1", &["arith-o"], &["lzma", "bzip2"]),

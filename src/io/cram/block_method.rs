@@ -26,10 +26,11 @@ pub struct Profile {
     /// The compression level given or set by a profile.
     pub level: Option<u32>,
     pub bzip2: bool,
-    /// The `archive` profile: xz too above level 7, and in CRAM 3.1 the arithmetic coder.
+    /// The `archive` profile: in CRAM 3.1 the arithmetic coder.
     pub archive: bool,
-    /// `use_lzma=1`, `use_arith=1`: those methods whatever the profile.
+    /// xz: `use_lzma=1`, or `archive` read at a level above 7.
     pub use_lzma: bool,
+    /// `use_arith=1`: the arithmetic coder whatever the profile.
     pub use_arith: bool,
     /// The file is CRAM 3.1 (its codecs may be used).
     pub version_3_1: bool,
@@ -47,7 +48,7 @@ impl Profile {
     }
 
     fn lzma(self) -> bool {
-        self.use_lzma || (self.archive && self.level.is_some_and(|l| l > 7))
+        self.use_lzma
     }
 
     /// htslib's `libdeflate_deflate` level for CRAM level `l`: `l * 1.23`, one more from 8,

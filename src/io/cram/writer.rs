@@ -95,10 +95,8 @@ impl CramSettings {
             "use_lzma" => self.profile.use_lzma = atoi(value) != 0,
             "use_arith" => self.profile.use_arith = atoi(value) != 0,
             // htslib's `HTS_OPT_PROFILE` for CRAM: a level unless one was given, the slice
-            // size, and bzip2 (small, archive) and xz (archive above level 7) as methods.
-            // htslib decides xz when `archive` is read, so `archive,level=9` (samtools'
-            // cram-size.reg) would not use it; its size limits were made with xz, so here the
-            // final level decides.
+            // size, and bzip2 (small, archive) and xz (archive above level 7) as methods. The
+            // level is the one set when `archive` is read: `archive,level=9` uses no xz.
             "fast" => {
                 self.profile.level.get_or_insert(1);
                 self.seqs_per_slice = 10_000;
@@ -109,7 +107,8 @@ impl CramSettings {
                 self.seqs_per_slice = 25_000;
             }
             "archive" => {
-                self.profile.level.get_or_insert(7);
+                let level = *self.profile.level.get_or_insert(7);
+                self.profile.use_lzma |= level > 7;
                 self.profile.bzip2 = true;
                 self.profile.archive = true;
                 self.seqs_per_slice = 100_000;
@@ -506,6 +505,7 @@ mod tests {
         let s = settings("seqs_per_slice=500,archive,level=9");
         assert_eq!(s.seqs_per_slice, 100_000);
         assert_eq!(s.profile, Profile { level: Some(9), bzip2: true, archive: true, ..s.profile });
+        assert!(!s.profile.use_lzma && settings("level=8,archive").profile.use_lzma);
         let s = settings("level=3,small,seqs_per_slice=700");
         assert_eq!((s.seqs_per_slice, s.profile.level, s.profile.bzip2), (700, Some(3), true));
         assert_eq!(settings("fast").profile.level, Some(1));
