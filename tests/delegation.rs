@@ -227,7 +227,7 @@ fn help_and_version_say_what_is_native_and_where_the_rest_goes() {
     assert!(version.starts_with("samtools 1.24 (mdsam "), "{version}");
     assert!(
         version.contains(
-            "\nNative commands: dict faidx fqidx index calmd fixmate reheader targetcut addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats phase stats ampliconstats checksum flags head tview view depad samples; mdsam additions: "
+            "\nNative commands: dict faidx fqidx index calmd fixmate reheader targetcut addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats cram-size phase stats ampliconstats checksum flags head tview view depad samples; mdsam additions: "
         ),
         "{version}"
     );

@@ -131,6 +131,8 @@ mod resource_limits;
 mod command_table;
 /// `consensus` natively (both modes, every output format and option) against the samtools oracle.
 mod consensus;
+/// `cram-size` natively (issue 42): reports on oracle- and mdsam-written CRAMs against the oracle.
+mod cram_size;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;
 /// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.

@@ -2,7 +2,7 @@
 _mdsam() {
     local cur="${COMP_WORDS[COMP_CWORD]}"
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "dict faidx fqidx index calmd fixmate reheader targetcut addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats phase stats ampliconstats checksum flags head tview view depad samples markdup-pipeline simulate install-shim man completion load help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "dict faidx fqidx index calmd fixmate reheader targetcut addreplacerg markdup rmdup ampliconclip collate cat consensus merge mpileup sort split quickcheck fastq fasta bam2fq import reference reset bedcov coverage depth flagstat idxstats cram-size phase stats ampliconstats checksum flags head tview view depad samples markdup-pipeline simulate install-shim man completion load help version" -- "$cur"))
         return
     fi
     local opts
@@ -38,6 +38,7 @@ _mdsam() {
         depth) opts='-@ -q -Q -J -H -d -m -l -g -G -o -a -r -X -f -b -s --min-MQ --min-mq --min-BQ --min-bq --excl-flags --incl-flags --require-flags --input-fmt-option --reference --threads --write-index --verbosity --no-progress' ;;
         flagstat) opts='-@ -O --input-fmt-option --output-fmt --threads --write-index --verbosity --no-progress' ;;
         idxstats) opts='-@ -X --input-fmt-option --threads --write-index --verbosity --no-progress' ;;
+        cram-size) opts='-v -o -e --output --verbose --encodings --input-fmt-option --write-index --verbosity --no-progress' ;;
         phase) opts='-Q -e -F -q -k -b -l -D -A --input-fmt-option --output-fmt --output-fmt-option --reference --write-index --verbosity --min-BQ --min-bq --no-PG --no-progress' ;;
         stats) opts='-? -h -d -s -X -x -p -r -c -l -i -t -m -q -f -F -g -I -S -P -@ --input-fmt-option --reference --threads --write-index --verbosity --help --remove-dups --sam --customized-index --ref-seq --coverage --read-length --insert-size --most-inserts --trim-quality --target-regions --required-flag --filtering-flag --id --GC-depth --sparse --split --split-prefix --remove-overlaps --cov-threshold --ref-stats --ref-stats-chunk --no-progress' ;;
         ampliconstats) opts='-? -h -f -F -@ -p -m -d -s -a -l -t -o -c -b -D -S --input-fmt --input-fmt-option --reference --threads --write-index --verbosity --help --flag-require --flag-filter --min-depth --output --pos-margin --use-sample-name --max-amplicons --max-amplicon-length --tlen-adjust --tcoord-min-count --tcoord-bin --depth-bin --single-ref --no-progress' ;;

@@ -8,9 +8,9 @@
 use super::options::OptionTable;
 use super::{
     Invocation, addreplacerg, ampliconclip, ampliconstats, bam2fq, bedcov, calmd, cat, checksum,
-    collate, completion, consensus, coverage, depad, depth, dict, faidx, fixmate, flags_command,
-    flagstat, head, hw_model, idxstats, import, index, install_shim, load, manpage, markdup,
-    markdup_pipeline, merge, mpileup, phase, quickcheck, reference, reheader, reset, rmdup,
+    collate, completion, consensus, coverage, cram_size, depad, depth, dict, faidx, fixmate,
+    flags_command, flagstat, head, hw_model, idxstats, import, index, install_shim, load, manpage,
+    markdup, markdup_pipeline, merge, mpileup, phase, quickcheck, reference, reheader, reset, rmdup,
     samples, simulate, sort, split, stats, targetcut, tview, view,
 };
 use crate::error::Error;
@@ -378,6 +378,14 @@ pub const COMMANDS: &[CommandDoc] = &[
         &idxstats::OPTIONS,
         idxstats::run,
     ),
+    samtools(
+        Statistics,
+        "cram-size",
+        "list CRAM Content-ID and Data-Series sizes",
+        cram_size::USAGE,
+        &cram_size::OPTIONS,
+        cram_size::run,
+    ),
     samtools(Statistics, "phase", "phase heterozygotes", phase::USAGE, &phase::OPTIONS, phase::run),
     // samtools prints its usage on stdout and exits 1 for -h and for a bad option.
     CommandDoc {
@@ -598,7 +606,14 @@ mod tests {
             if c.documented
                 && !matches!(
                     c.name,
-                    "install-shim" | "man" | "completion" | "index" | "flags" | "reference"
+                    "install-shim"
+                        | "man"
+                        | "completion"
+                        | "index"
+                        | "flags"
+                        | "reference"
+                        // samtools' usage is one line; its options are in brackets.
+                        | "cram-size"
                 )
             {
                 assert!(!options(c.usage).is_empty(), "{} has no options", c.name);

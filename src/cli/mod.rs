@@ -17,6 +17,7 @@ pub mod common;
 pub mod completion;
 pub mod consensus;
 pub mod coverage;
+pub mod cram_size;
 pub mod delegate;
 pub mod depad;
 pub mod depth;

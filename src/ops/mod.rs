@@ -9,6 +9,7 @@ pub mod cat;
 pub mod checksum;
 pub mod collate;
 pub mod consensus;
+pub mod cram_size;
 pub mod depad;
 pub mod depth;
 pub mod drand48;

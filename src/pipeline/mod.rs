@@ -17,6 +17,7 @@ pub mod collate;
 pub mod consensus;
 pub mod coverage;
 pub mod cram_region;
+pub mod cram_size;
 pub mod depad;
 pub mod depth;
 pub mod dict;

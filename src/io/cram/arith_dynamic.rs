@@ -1,5 +1,5 @@
-//! CRAM 3.1's adaptive arithmetic coder, decoder side (block method 6; htscodecs
-//! `arith_uncompress_to`): a byte-wise range coder driven by adaptive frequency models (order 0,
+//! CRAM 3.1's adaptive arithmetic coder (block method 6; htscodecs `arith_uncompress_to`, and
+//! its order-0 and order-1 encoders `arith_compress_O0/O1` for the `archive` profile): a byte-wise range coder driven by adaptive frequency models (order 0,
 //! order 1, each optionally with run lengths coded by their own models), wrapped in the same
 //! `STRIPE`/`NOSZ`/`CAT`/`PACK` transforms as rANS Nx16, plus `EXT` (bzip2). noodles has this
 //! decoder too, but private to its crate.
@@ -87,6 +87,92 @@ impl<'a> RangeDecoder<'a> {
     }
 }
 
+/// The range encoder (htscodecs `c_range_coder.h`, Eugene Shelwien's carry-counting coder).
+struct RangeEncoder {
+    low: u32,
+    range: u32,
+    /// Bytes of 0xFF held back until a carry decides them.
+    ff_run: u32,
+    cache: u32,
+    carry: u32,
+    out: Vec<u8>,
+}
+
+/// `low` at or past this may still carry into its top byte.
+const THRESHOLD: u32 = 255 * TOP;
+
+impl RangeEncoder {
+    fn new(out: Vec<u8>) -> Self {
+        RangeEncoder { low: 0, range: u32::MAX, ff_run: 0, cache: 0, carry: 0, out }
+    }
+
+    fn encode(&mut self, cumulative: u32, freq: u32, total: u32) {
+        let before = self.low;
+        self.range /= total;
+        self.low = self.low.wrapping_add(cumulative.wrapping_mul(self.range));
+        self.range = self.range.wrapping_mul(freq);
+        self.carry += u32::from(self.low < before);
+        while self.range < TOP {
+            self.range <<= 8;
+            self.shift_low();
+        }
+    }
+
+    fn shift_low(&mut self) {
+        if self.low < THRESHOLD || self.carry != 0 {
+            self.out.push(self.cache.wrapping_add(self.carry) as u8);
+            for _ in 0..self.ff_run {
+                self.out.push(self.carry.wrapping_sub(1) as u8);
+            }
+            self.ff_run = 0;
+            self.cache = self.low >> 24;
+            self.carry = 0;
+        } else {
+            self.ff_run += 1;
+        }
+        self.low <<= 8;
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        for _ in 0..5 {
+            self.shift_low();
+        }
+        self.out
+    }
+}
+
+/// `src` coded with an adaptive order-0 or order-1 model, no transforms (htscodecs
+/// `arith_compress_to` with order 0 or 1): flags, size, the alphabet's bound, the coded bytes.
+pub fn encode(src: &[u8], order1: bool) -> Vec<u8> {
+    // htscodecs codes short inputs with order 0.
+    let order1 = order1 && src.len() >= 8;
+    let mut out = vec![u8::from(order1)];
+    put_uint7(&mut out, src.len() as u32);
+    let max_symbol = src.iter().max().map_or(1, |&m| usize::from(m) + 1);
+    // 256 is stored as 0.
+    out.push(max_symbol as u8);
+    let mut models = byte_models(max_symbol, order1);
+    let mut rc = RangeEncoder::new(out);
+    let mut last = 0usize;
+    for &b in src {
+        models[if order1 { last } else { 0 }].encode(&mut rc, u16::from(b));
+        last = usize::from(b);
+    }
+    rc.finish()
+}
+
+/// htscodecs' `var_put_u32`: 7 bits a byte, most significant first, the high bit on all but
+/// the last.
+fn put_uint7(out: &mut Vec<u8>, value: u32) {
+    let mut groups = vec![(value & 0x7f) as u8];
+    let mut rest = value >> 7;
+    while rest != 0 {
+        groups.push((rest & 0x7f) as u8 | 0x80);
+        rest >>= 7;
+    }
+    out.extend(groups.iter().rev());
+}
+
 /// An adaptive model over `N` symbols: (frequency, symbol) pairs kept roughly sorted, most
 /// frequent first, between a sentinel and a terminal entry that stop the searches.
 struct Model<const N: usize> {
@@ -115,6 +201,25 @@ impl<const N: usize> Model<N> {
             }
             entry.0 -= entry.0 >> 1;
             self.total += u32::from(entry.0);
+        }
+    }
+
+    /// Codes `symbol` (one the model was made for) and adapts as [`Model::decode`] does.
+    fn encode(&mut self, rc: &mut RangeEncoder, symbol: u16) {
+        let mut cumulative = 0u32;
+        let mut s = 1;
+        while self.entries[s].1 != symbol {
+            cumulative += u32::from(self.entries[s].0);
+            s += 1;
+        }
+        rc.encode(cumulative, u32::from(self.entries[s].0), self.total);
+        self.entries[s].0 += STEP;
+        self.total += u32::from(STEP);
+        if self.total > MAX_FREQ {
+            self.halve();
+        }
+        if self.entries[s].0 > self.entries[s - 1].0 {
+            self.entries.swap(s, s - 1);
         }
     }
 
@@ -270,6 +375,24 @@ mod tests {
         assert_eq!(decode(&ORDER0, 64).unwrap(), SOURCE);
         assert_eq!(decode(&ORDER1_RUNS, 64).unwrap(), SOURCE);
         assert_eq!(decode(&[CAT | NO_SIZE, b'h', b'i'], 2).unwrap(), b"hi");
+    }
+
+    #[test]
+    fn encodes_as_htscodecs_encodes() {
+        assert_eq!(encode(SOURCE, false), ORDER0);
+        let mut x = 7u32;
+        let quals: Vec<u8> = (0..5000)
+            .map(|i| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                b'#' + ((x >> 16) % 8) as u8 + (i % 30 == 0) as u8 * 30
+            })
+            .collect();
+        for order1 in [false, true] {
+            let coded = encode(&quals, order1);
+            assert!(coded.len() < quals.len() / 2, "{}", coded.len());
+            assert_eq!(decode(&coded, quals.len()).unwrap(), quals);
+        }
+        assert_eq!(decode(&encode(b"", true), 0).unwrap(), b"");
     }
 
     #[test]

@@ -14,7 +14,57 @@ use super::records_out::id;
 /// Block compression methods as the block header names them (§8.1).
 pub const RAW: u8 = 0;
 pub const GZIP: u8 = 1;
+pub const BZIP2: u8 = 2;
+pub const LZMA: u8 = 3;
 pub const RANS: u8 = 4;
+pub const ARITH: u8 = 6;
+
+/// What `level=N` and the `small` and `archive` profiles add (htslib's `fd->level`, `use_bz2`,
+/// `use_lzma`). With none of them the methods and levels are mdsam's defaults, unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// The compression level given or set by a profile.
+    pub level: Option<u32>,
+    pub bzip2: bool,
+    /// The `archive` profile: in CRAM 3.1 the arithmetic coder.
+    pub archive: bool,
+    /// xz: `use_lzma=1`, or `archive` read at a level above 7.
+    pub use_lzma: bool,
+    /// `use_arith=1`: the arithmetic coder whatever the profile.
+    pub use_arith: bool,
+    /// The file is CRAM 3.1 (its codecs may be used).
+    pub version_3_1: bool,
+}
+
+impl Profile {
+    /// Whether every method is tried on every data series, as htslib does from level 5 (its
+    /// default, which mdsam's default trims for speed; a profile asks for size).
+    fn tries_everything(self) -> bool {
+        self.level.is_some() || self.bzip2 || self.archive || self.use_lzma || self.use_arith
+    }
+
+    fn arith(self) -> bool {
+        (self.archive || self.use_arith) && self.version_3_1
+    }
+
+    fn lzma(self) -> bool {
+        self.use_lzma
+    }
+
+    /// htslib's `libdeflate_deflate` level for CRAM level `l`: `l * 1.23`, one more from 8,
+    /// at most 12 (5 → 6, 7 → 9, 9 → 12); mdsam's default, 6, is its default level 5's.
+    fn gzip_level(self) -> i32 {
+        self.level.map_or(6, |l| {
+            let l = (l.max(1) as f64 * 1.23) as i32;
+            (l + i32::from(l >= 8)).min(12)
+        })
+    }
+
+    /// bzip2 and xz take levels 1 to 9.
+    fn level_1_to_9(self) -> u32 {
+        self.level.unwrap_or(6).clamp(1, 9)
+    }
+}
 
 /// Every `TRIAL_SPAN`-th container starts `TRIALS` trial containers (htslib: a trial of 3
 /// blocks every 70).
@@ -28,9 +78,25 @@ enum Method {
     RansOrder0,
     RansOrder1,
     Gzip,
+    Bzip2,
+    Lzma,
+    ArithOrder0,
+    ArithOrder1,
 }
 
-const METHODS: [Method; 4] = [Method::Raw, Method::RansOrder0, Method::RansOrder1, Method::Gzip];
+const METHODS: [Method; 8] = [
+    Method::Raw,
+    Method::RansOrder0,
+    Method::RansOrder1,
+    Method::Gzip,
+    Method::Bzip2,
+    Method::Lzma,
+    Method::ArithOrder0,
+    Method::ArithOrder1,
+];
+
+/// Stored sizes, one a method.
+type Sizes = [u64; METHODS.len()];
 
 impl Method {
     fn index(self) -> usize {
@@ -44,7 +110,14 @@ impl Method {
     /// clipped, inserted and verbatim bases, tags), where it wins: tried on the integer series
     /// too it took a fifth of the encoder's time and saved nothing. Verbatim bases of
     /// overlapping reads repeat, which gzip finds (a third of rANS's size).
-    fn tried_on(self, content_id: i32) -> bool {
+    fn tried_on(self, content_id: i32, profile: Profile) -> bool {
+        match self {
+            Method::Bzip2 => return profile.bzip2,
+            Method::Lzma => return profile.lzma(),
+            Method::ArithOrder0 | Method::ArithOrder1 => return profile.arith(),
+            _ if profile.tries_everything() => return true,
+            _ => {}
+        }
         let quality = content_id == id::QS;
         let text = matches!(content_id, id::RN | id::SC | id::IN | id::BB | id::BB_LEN)
             || content_id > 0xff;
@@ -52,16 +125,21 @@ impl Method {
             Method::Raw | Method::RansOrder1 => true,
             Method::RansOrder0 => !quality,
             Method::Gzip => text || quality,
+            Method::Bzip2 | Method::Lzma | Method::ArithOrder0 | Method::ArithOrder1 => false,
         }
     }
 
     /// `data` stored this way: the method byte and the stored bytes.
-    fn apply(self, data: &[u8]) -> (u8, Vec<u8>) {
+    fn apply(self, data: &[u8], profile: Profile) -> (u8, Vec<u8>) {
         match self {
             Method::Raw => (RAW, data.to_vec()),
             Method::RansOrder0 => (RANS, super::rans::encode(data, false)),
             Method::RansOrder1 => (RANS, super::rans::encode(data, true)),
-            Method::Gzip => (GZIP, gzip(data)),
+            Method::Gzip => (GZIP, gzip(data, profile.gzip_level())),
+            Method::Bzip2 => (BZIP2, bzip2(data, profile.level_1_to_9())),
+            Method::Lzma => (LZMA, xz(data, profile.level_1_to_9())),
+            Method::ArithOrder0 => (ARITH, super::arith_dynamic::encode(data, false)),
+            Method::ArithOrder1 => (ARITH, super::arith_dynamic::encode(data, true)),
         }
     }
 }
@@ -79,14 +157,19 @@ pub fn ends_trials(ordinal: u64) -> bool {
 /// The stored sizes each method gave each data series in trial containers.
 #[derive(Debug, Default)]
 pub struct TrialSizes {
-    sizes: HashMap<i32, [u64; 4]>,
+    sizes: HashMap<i32, Sizes>,
+    profile: Profile,
 }
 
 impl TrialSizes {
+    pub fn new(profile: Profile) -> TrialSizes {
+        TrialSizes { sizes: HashMap::new(), profile }
+    }
+
     /// Adds another trial container's sizes.
     pub fn add(&mut self, other: &TrialSizes) {
         for (&content_id, sizes) in &other.sizes {
-            let total = self.sizes.entry(content_id).or_insert([0; 4]);
+            let total = self.sizes.entry(content_id).or_insert([0; METHODS.len()]);
             // An untried method's size is `u64::MAX`: the totals saturate (a plain sum
             // overflowed, a panic in debug builds, once two containers' trials were added).
             for (t, s) in total.iter_mut().zip(sizes) {
@@ -97,12 +180,13 @@ impl TrialSizes {
 
     /// Each data series' method of smallest total size; the sizes are then cleared.
     pub fn choose(&mut self) -> Learned {
+        let profile = self.profile;
         let chosen = self.sizes.drain().map(|(content_id, sizes)| {
-            let tried = METHODS.into_iter().filter(|m| m.tried_on(content_id));
+            let tried = METHODS.into_iter().filter(|m| m.tried_on(content_id, profile));
             let best = tried.min_by_key(|m| sizes[m.index()]).unwrap_or(Method::Raw);
             (content_id, best)
         });
-        Learned { chosen: chosen.collect() }
+        Learned { chosen: chosen.collect(), profile }
     }
 }
 
@@ -110,6 +194,14 @@ impl TrialSizes {
 #[derive(Debug, Default)]
 pub struct Learned {
     chosen: HashMap<i32, Method>,
+    profile: Profile,
+}
+
+impl Learned {
+    /// Nothing learned yet.
+    pub fn new(profile: Profile) -> Learned {
+        Learned { chosen: HashMap::new(), profile }
+    }
 }
 
 /// How a container picks its blocks' methods.
@@ -127,17 +219,21 @@ impl Choice<'_> {
         if data.len() < 16 {
             return (RAW, data.to_vec());
         }
+        let profile = match self {
+            Choice::Trial(trials) => trials.profile,
+            Choice::Learned(learned) => learned.profile,
+        };
         if let Choice::Learned(learned) = self
             && let Some(&method) = learned.chosen.get(&content_id)
         {
-            let (byte, packed) = method.apply(data);
+            let (byte, packed) = method.apply(data, profile);
             return if packed.len() < data.len() { (byte, packed) } else { (RAW, data.to_vec()) };
         }
-        let mut sizes = [u64::MAX; 4];
+        let mut sizes = [u64::MAX; METHODS.len()];
         let mut best = (RAW, data.to_vec());
-        for method in METHODS.into_iter().filter(|m| m.tried_on(content_id)) {
+        for method in METHODS.into_iter().filter(|m| m.tried_on(content_id, profile)) {
             let (byte, packed) =
-                if method == Method::Raw { (RAW, Vec::new()) } else { method.apply(data) };
+                if method == Method::Raw { (RAW, Vec::new()) } else { method.apply(data, profile) };
             let len = if method == Method::Raw { data.len() } else { packed.len() };
             sizes[method.index()] = len as u64;
             if len < best.1.len() {
@@ -145,7 +241,7 @@ impl Choice<'_> {
             }
         }
         if let Choice::Trial(trials) = self {
-            let total = trials.sizes.entry(content_id).or_insert([0; 4]);
+            let total = trials.sizes.entry(content_id).or_insert([0; METHODS.len()]);
             for (t, s) in total.iter_mut().zip(sizes) {
                 *t = t.saturating_add(s);
             }
@@ -154,12 +250,42 @@ impl Choice<'_> {
     }
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut compressor = libdeflater::Compressor::new(libdeflater::CompressionLvl::new(6).unwrap());
+fn gzip(data: &[u8], level: i32) -> Vec<u8> {
+    let level = libdeflater::CompressionLvl::new(level).unwrap_or_default();
+    let mut compressor = libdeflater::Compressor::new(level);
     let mut out = vec![0; compressor.gzip_compress_bound(data.len())];
     let n = compressor.gzip_compress(data, &mut out).unwrap_or(0);
     out.truncate(n);
     if n == 0 { data.to_vec() } else { out }
+}
+
+/// bzip2 at `level` (its block size in 100 kB), as htslib's `BZ2_bzBuffToBuffCompress`.
+fn bzip2(data: &[u8], level: u32) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
+    // Writing to memory cannot fail; an empty result loses to every other method.
+    if encoder.write_all(data).is_err() {
+        return data.to_vec();
+    }
+    encoder.finish().unwrap_or_else(|_| data.to_vec())
+}
+
+/// xz at preset `level` with a CRC32 check, as htslib's `lzma_easy_buffer_encode`.
+fn xz(data: &[u8], level: u32) -> Vec<u8> {
+    use std::io::Write;
+    let mut options = lzma_rust2::XzOptions::with_preset(level);
+    options.set_check_sum_type(lzma_rust2::CheckType::Crc32);
+    // A dictionary past the data finds nothing more; the preset's (up to 64 MiB) was allocated
+    // for every block tried and took most of the time.
+    let fits = (data.len() as u32).next_power_of_two().max(4096);
+    options.lzma_options.dict_size = options.lzma_options.dict_size.min(fits);
+    let Ok(mut writer) = lzma_rust2::XzWriter::new(Vec::new(), options) else {
+        return data.to_vec();
+    };
+    if writer.write_all(data).is_err() {
+        return data.to_vec();
+    }
+    writer.finish().unwrap_or_else(|_| data.to_vec())
 }
 
 #[cfg(test)]

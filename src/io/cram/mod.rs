@@ -10,6 +10,7 @@
 //! - [`htslib_fields`]: what htslib's decoder adds (MD, NM) or drops (cF) beyond the stored data;
 //! - [`layout`]: the container fields noodles keeps private;
 //! - [`index`]: `.crai` files, for region queries;
+//! - [`structure`]: containers, encodings and blocks as `cram-size` lists them;
 //! - [`writer`]: CRAM output, containers encoded in parallel; [`file_header`]: its header.
 
 pub mod arith_dynamic;
@@ -35,6 +36,7 @@ mod rans_nx16_simd;
 pub mod reader;
 pub mod records_out;
 pub mod reference;
+pub mod structure;
 pub mod tok3;
 pub mod varint;
 pub mod writer;

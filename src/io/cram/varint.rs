@@ -49,6 +49,17 @@ impl<'a> Cursor<'a> {
         Some(v as i32)
     }
 
+    /// LTF-8 (CRAM §2.3) read as its value.
+    pub fn ltf8_value(&mut self) -> Option<i64> {
+        let b0 = self.byte()?;
+        let extra = b0.leading_ones() as usize;
+        let mut v = if extra >= 7 { 0 } else { u64::from(b0 & (0x7f >> extra)) };
+        for &b in self.take(extra)? {
+            v = (v << 8) | u64::from(b);
+        }
+        Some(v as i64)
+    }
+
     /// LTF-8 (CRAM §2.3): as ITF-8, up to 9 bytes; only skipped here.
     pub fn ltf8(&mut self) -> Option<()> {
         let b0 = self.byte()?;
@@ -120,5 +131,16 @@ mod tests {
         assert_eq!(enc(0x3fff), [0xbf, 0xff]);
         assert_eq!(enc(0x4000), [0xc0, 0x40, 0x00]);
         assert_eq!(enc(-1), [0xff, 0xff, 0xff, 0xff, 0x0f]);
+    }
+
+    #[test]
+    fn ltf8_values() {
+        let read = |b: &[u8]| Cursor::new(b).ltf8_value();
+        assert_eq!(read(&[0x7f]), Some(127));
+        assert_eq!(read(&[0x80, 0xff]), Some(255));
+        assert_eq!(read(&[0xc1, 0x00, 0x02]), Some(0x1_0002));
+        assert_eq!(read(&[0xfe, 0, 0, 0, 0, 0, 1, 0]), Some(256));
+        assert_eq!(read(&[0xff, 0, 0, 0, 0, 0, 0, 1, 0]), Some(256));
+        assert_eq!(read(&[0xe0, 1]), None);
     }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use noodles_fasta as fasta;
 use rayon::prelude::*;
 
-use super::block_method::{Choice, Learned, TrialSizes, ends_trials, is_trial};
+use super::block_method::{Choice, Learned, Profile, TrialSizes, ends_trials, is_trial};
 use super::container_out::{ReferenceMode, Sources, encode};
 use super::file_header::{M5Of, file_definition, header_container, md5_hex, with_checksums};
 use super::reference::{ReferenceFinder, chosen_reference, repository};
@@ -39,6 +39,8 @@ pub struct CramSettings {
     /// `embed_ref`: 0 none, 1 the reference's span in each slice, 2 one made from the reads;
     /// `None` (htslib's -1, automatic) is 0 until a reference is missing, then 2.
     pub embed_ref: Option<u8>,
+    /// `level=N` and the `fast`, `small` and `archive` profiles: the methods tried and levels.
+    pub profile: Profile,
 }
 
 /// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
@@ -50,6 +52,7 @@ impl Default for CramSettings {
             refused: None,
             no_ref: false,
             embed_ref: None,
+            profile: Profile::default(),
         }
     }
 }
@@ -87,6 +90,29 @@ impl CramSettings {
                 _ => self.refused = Some(format!("invalid seqs_per_slice \"{value}\"")),
             },
             "no_ref" => self.no_ref = atoi(value) != 0,
+            "level" => self.profile.level = Some(atoi(value).clamp(0, 12) as u32),
+            "use_bzip2" => self.profile.bzip2 = atoi(value) != 0,
+            "use_lzma" => self.profile.use_lzma = atoi(value) != 0,
+            "use_arith" => self.profile.use_arith = atoi(value) != 0,
+            // htslib's `HTS_OPT_PROFILE` for CRAM: a level unless one was given, the slice
+            // size, and bzip2 (small, archive) and xz (archive above level 7) as methods. The
+            // level is the one set when `archive` is read: `archive,level=9` uses no xz.
+            "fast" => {
+                self.profile.level.get_or_insert(1);
+                self.seqs_per_slice = 10_000;
+            }
+            "small" => {
+                self.profile.level.get_or_insert(6);
+                self.profile.bzip2 = true;
+                self.seqs_per_slice = 25_000;
+            }
+            "archive" => {
+                let level = *self.profile.level.get_or_insert(7);
+                self.profile.use_lzma |= level > 7;
+                self.profile.bzip2 = true;
+                self.profile.archive = true;
+                self.seqs_per_slice = 100_000;
+            }
             "embed_ref" => match atoi(value) {
                 n if n <= 0 => self.embed_ref = Some(0),
                 2 => self.embed_ref = Some(2),
@@ -134,6 +160,7 @@ pub struct Writer {
     /// The block methods the last trial containers chose, and the current trials' sizes.
     learned: Learned,
     trials: TrialSizes,
+    profile: Profile,
 }
 
 /// What every container's encoding shares: the references (by id, cached by noodles'
@@ -178,6 +205,7 @@ impl Writer {
             mode = ReferenceMode::Consensus;
         }
         let start = file_start(header, &shared, fasta.as_deref(), settings.version, mode, name)?;
+        let profile = Profile { version_3_1: settings.version >= (3, 1), ..settings.profile };
         out.write_all(&start).map_err(|e| e.to_string())?;
         Ok(Writer {
             out,
@@ -194,8 +222,9 @@ impl Writer {
             last_records: 0,
             written: 0,
             containers: 0,
-            learned: Learned::default(),
-            trials: TrialSizes::default(),
+            learned: Learned::new(profile),
+            trials: TrialSizes::new(profile),
+            profile,
         })
     }
 
@@ -291,11 +320,12 @@ impl Writer {
         let mut encoded: Vec<Option<Result<Vec<u8>, String>>> = vec![None; jobs.len()];
         let trial_jobs: Vec<usize> =
             (0..jobs.len()).filter(|&i| is_trial(jobs[i].ordinal)).collect();
+        let profile = self.profile;
         let trial_results: Vec<(Result<Vec<u8>, String>, TrialSizes)> = trial_jobs
             .par_iter()
             .map(|&i| {
                 let job = &jobs[i];
-                let mut sizes = TrialSizes::default();
+                let mut sizes = TrialSizes::new(profile);
                 let container = encode_guarded(
                     &pending[job.range.clone()],
                     &sources,
@@ -458,4 +488,29 @@ fn encode_guarded(
 ) -> Result<Vec<u8>, String> {
     super::guard::quietly(|| encode(framed, sources, counter, choice))
         .unwrap_or_else(|| Err("internal: the CRAM encoder failed on a container".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(options: &str) -> CramSettings {
+        let mut s = CramSettings::default();
+        options.split(',').for_each(|o| s.apply(o));
+        s
+    }
+
+    #[test]
+    fn profiles_set_level_slices_and_methods_in_option_order() {
+        let s = settings("seqs_per_slice=500,archive,level=9");
+        assert_eq!(s.seqs_per_slice, 100_000);
+        assert_eq!(s.profile, Profile { level: Some(9), bzip2: true, archive: true, ..s.profile });
+        assert!(!s.profile.use_lzma && settings("level=8,archive").profile.use_lzma);
+        let s = settings("level=3,small,seqs_per_slice=700");
+        assert_eq!((s.seqs_per_slice, s.profile.level, s.profile.bzip2), (700, Some(3), true));
+        assert_eq!(settings("fast").profile.level, Some(1));
+        assert_eq!(settings("version=3.0").profile, Profile::default());
+        let s = settings("use_bzip2=1,use_lzma=1,use_arith=0");
+        assert!(s.profile.bzip2 && s.profile.use_lzma && !s.profile.use_arith);
+    }
 }

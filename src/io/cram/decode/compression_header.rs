@@ -134,11 +134,24 @@ impl CompressionHeader {
     }
 }
 
-/// Parses the compression header block's data.
-pub fn parse(data: &[u8]) -> Result<CompressionHeader, DecodeError> {
-    let bad = || DecodeError::corrupt("truncated compression header");
+/// The record and tag encoding maps as the header stores them, in file order (`cram-size`
+/// lists them as htslib walks them).
+pub struct EncodingMaps {
+    /// Data-series key and its encoding (`NULL` encodings left out).
+    pub series: Vec<([u8; 2], Encoding<i32>)>,
+    pub tags: Vec<(TagKey, Encoding<i32>)>,
+}
+
+/// The compression header block's encoding maps (its preservation map checked and skipped).
+pub fn encoding_maps(data: &[u8]) -> Result<EncodingMaps, DecodeError> {
     let mut c = Cursor::new(data);
-    let mut header = CompressionHeader {
+    let mut scratch = empty_header();
+    read_preservation(&mut c, &mut scratch)?;
+    read_maps(&mut c)
+}
+
+fn empty_header() -> CompressionHeader {
+    CompressionHeader {
         names_included: true,
         positions_are_deltas: true,
         reference_required: true,
@@ -146,8 +159,39 @@ pub fn parse(data: &[u8]) -> Result<CompressionHeader, DecodeError> {
         tag_sets: Vec::new(),
         series: std::array::from_fn(|_| Encoding::Null),
         tags: HashMap::new(),
-    };
+    }
+}
 
+/// The record encoding map, then the tag encoding map.
+fn read_maps(c: &mut Cursor<'_>) -> Result<EncodingMaps, DecodeError> {
+    let bad = || DecodeError::corrupt("truncated compression header");
+    let mut maps = EncodingMaps { series: Vec::new(), tags: Vec::new() };
+    let _size = c.itf8().ok_or_else(bad)?;
+    let entries = c.itf8().ok_or_else(bad)?;
+    for _ in 0..entries {
+        let key = c.take(2).ok_or_else(bad)?;
+        let key = [key[0], key[1]];
+        let encoding = read_encoding(c)?;
+        if encoding != Encoding::Null {
+            maps.series.push((key, encoding));
+        }
+    }
+    let _size = c.itf8().ok_or_else(bad)?;
+    let entries = c.itf8().ok_or_else(bad)?;
+    for _ in 0..entries {
+        let key = c.itf8().ok_or_else(bad)? as u32;
+        let encoding = read_encoding(c)?;
+        maps.tags.push(([(key >> 16) as u8, (key >> 8) as u8, key as u8], encoding));
+    }
+    Ok(maps)
+}
+
+/// The preservation map, into `header`.
+fn read_preservation(
+    c: &mut Cursor<'_>,
+    header: &mut CompressionHeader,
+) -> Result<(), DecodeError> {
+    let bad = || DecodeError::corrupt("truncated compression header");
     let _size = c.itf8().ok_or_else(bad)?;
     let entries = c.itf8().ok_or_else(bad)?;
     for _ in 0..entries {
@@ -169,25 +213,22 @@ pub fn parse(data: &[u8]) -> Result<CompressionHeader, DecodeError> {
             }
         }
     }
+    Ok(())
+}
 
-    let _size = c.itf8().ok_or_else(bad)?;
-    let entries = c.itf8().ok_or_else(bad)?;
-    for _ in 0..entries {
-        let key = c.take(2).ok_or_else(bad)?;
-        let encoding = read_encoding(&mut c)?;
+/// Parses the compression header block's data.
+pub fn parse(data: &[u8]) -> Result<CompressionHeader, DecodeError> {
+    let mut c = Cursor::new(data);
+    let mut header = empty_header();
+    read_preservation(&mut c, &mut header)?;
+    let maps = read_maps(&mut c)?;
+    for (key, encoding) in maps.series {
         // CRAM 1.0's TC/TN and unknown keys are skipped, as htslib does.
-        if let Some((_, series)) = SERIES_KEYS.iter().find(|(k, _)| &k[..] == key) {
+        if let Some((_, series)) = SERIES_KEYS.iter().find(|(k, _)| **k == key) {
             header.series[*series as usize] = encoding;
         }
     }
-
-    let _size = c.itf8().ok_or_else(bad)?;
-    let entries = c.itf8().ok_or_else(bad)?;
-    for _ in 0..entries {
-        let key = c.itf8().ok_or_else(bad)? as u32;
-        let encoding = read_encoding(&mut c)?;
-        header.tags.insert([(key >> 16) as u8, (key >> 8) as u8, key as u8], encoding);
-    }
+    header.tags.extend(maps.tags);
     Ok(header)
 }
 

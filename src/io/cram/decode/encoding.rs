@@ -138,6 +138,50 @@ fn count(n: i32) -> Result<usize, DecodeError> {
 }
 
 impl Encoding<i32> {
+    /// The encoding in htslib's words (`cram_codec_describe`, as `cram-size -e` prints it;
+    /// htslib's `BYTE_ARRAY_LEN` text lacks its closing parenthesis).
+    pub fn describe(&self) -> String {
+        match self {
+            Encoding::Null => "?".to_string(),
+            Encoding::External(id) => format!("EXTERNAL(id={id})"),
+            Encoding::Huffman(h) => {
+                let join = |f: &dyn Fn(&(u32, u32, i32)) -> String| {
+                    h.codes.iter().map(f).collect::<Vec<_>>().join(",")
+                };
+                let symbols = join(&|&(_, _, s)| s.to_string());
+                let lengths = join(&|&(l, _, _)| l.to_string());
+                format!("HUFFMAN(codes={{{symbols}}},lengths={{{lengths}}})")
+            }
+            Encoding::ByteArrayLen(l, v) => {
+                format!(
+                    "BYTE_ARRAY_LEN(len_codec={{{}}},val_codec={{{}}}",
+                    l.describe(),
+                    v.describe()
+                )
+            }
+            Encoding::ByteArrayStop(stop, id) => format!("BYTE_ARRAY_STOP(stop={stop},id={id})"),
+            Encoding::Beta { offset, bits } => format!("BETA(offset={offset}, nbits={bits})"),
+            Encoding::Subexp { offset, k } => format!("SUBEXP(offset={offset},k={k})"),
+            Encoding::Gamma { offset } => format!("GAMMA(offset={offset})"),
+        }
+    }
+
+    /// The blocks this encoding reads as htslib's `cram_codec_to_id` names them: a content id,
+    /// `-1` for the core block, `-2` for none; the second only for `BYTE_ARRAY_LEN`'s values.
+    pub fn content_ids(&self) -> [i32; 2] {
+        match self {
+            Encoding::ByteArrayLen(l, v) => [l.content_ids()[0], v.content_ids()[0]],
+            Encoding::External(id) | Encoding::ByteArrayStop(_, id) => [*id, -2],
+            // A one-code Huffman reads no bits.
+            Encoding::Huffman(h) if h.codes.len() == 1 => [-2, -2],
+            Encoding::Huffman(_)
+            | Encoding::Beta { .. }
+            | Encoding::Subexp { .. }
+            | Encoding::Gamma { .. } => [-1, -2],
+            Encoding::Null => [-2, -2],
+        }
+    }
+
     /// Calls `f` with each external block this encoding reads.
     pub fn visit_blocks(&self, f: &mut impl FnMut(i32)) {
         match self {
