@@ -131,6 +131,8 @@ mod resource_limits;
 mod command_table;
 /// `consensus` natively (both modes, every output format and option) against the samtools oracle.
 mod consensus;
+/// The CRAM reference carried by each command's options to its reader and writer (issue 41).
+mod front_hall_reference;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;
 /// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.

@@ -4,6 +4,7 @@
 use crate::error::Error;
 use crate::io::detect;
 use crate::io::input::Input;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::{self, Opened, PIECE_BYTES_PER_THREAD};
 
 /// The command's own wording of its two failures, each followed by ` "PATH"`.
@@ -15,7 +16,12 @@ pub struct Wording {
 }
 
 /// Opens `path` and reads its header (SAM, BAM or CRAM).
-pub fn open_sequence_input(path: &str, threads: usize, wording: &Wording) -> Result<Opened, Error> {
+pub fn open_sequence_input(
+    path: &str,
+    spec: impl Into<InputSpec>,
+    wording: &Wording,
+) -> Result<Opened, Error> {
+    let spec = spec.into();
     let header_failure = || Error::Bare(format!("{} \"{path}\"", wording.no_header));
     let mut input = Input::open(path).map_err(|e| open_failure(path, &e, wording))?;
     let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
@@ -23,8 +29,8 @@ pub fn open_sequence_input(path: &str, threads: usize, wording: &Wording) -> Res
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }
-    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
-    open::open_input(path, input, threads, piece).map_err(|_| header_failure())
+    let piece = PIECE_BYTES_PER_THREAD * spec.threads.max(1);
+    open::open_input(path, input, spec, piece).map_err(|_| header_failure())
 }
 
 /// How [`open_reporting`] failed: opening (htslib's line and the command's are in it), or
@@ -48,9 +54,10 @@ impl OpenFailure {
 /// failure as htslib's line then `cannot_open(reason)`.
 pub fn open_reporting(
     path: &str,
-    threads: usize,
+    spec: impl Into<InputSpec>,
     cannot_open: impl FnOnce(&str) -> String,
 ) -> Result<Opened, OpenFailure> {
+    let spec = spec.into();
     let input = Input::open(path).map_err(|e| {
         let reason = crate::error::c_message(&e);
         OpenFailure::Open(Error::Bare(format!(
@@ -58,8 +65,8 @@ pub fn open_reporting(
             cannot_open(&reason)
         )))
     })?;
-    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
-    open::open_input(path, input, threads, piece).map_err(OpenFailure::Header)
+    let piece = PIECE_BYTES_PER_THREAD * spec.threads.max(1);
+    open::open_input(path, input, spec, piece).map_err(OpenFailure::Header)
 }
 
 fn open_failure(path: &str, e: &std::io::Error, wording: &Wording) -> Error {

@@ -22,6 +22,7 @@ mod write_bam;
 pub use stream::{StreamMarker, Tally};
 
 use crate::error::Error;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::{self, Opened};
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
@@ -107,14 +108,18 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     crate::alloc::keep_freed_memory();
     // Parse phase.
     let piece = STREAM_PIECE_BYTES_PER_THREAD * opts.threads.max(1);
-    let Opened { mut reader, header: input_header, .. } =
-        open::open_with_piece(&opts.input, opts.threads, piece).map_err(|e| {
-            let why = match &e {
-                Error::File { what, .. } => what.clone(),
-                other => other.to_string(),
-            };
-            say(&format!("error, failed to open \"{}\" for input: {why}", opts.input))
-        })?;
+    let Opened { mut reader, header: input_header, .. } = open::open_with_piece(
+        &opts.input,
+        InputSpec::new(opts.threads, opts.spec.cram.reference.as_deref()),
+        piece,
+    )
+    .map_err(|e| {
+        let why = match &e {
+            Error::File { what, .. } => what.clone(),
+            other => other.to_string(),
+        };
+        say(&format!("error, failed to open \"{}\" for input: {why}", opts.input))
+    })?;
     // htslib parses a BAM's header text when markdup looks up `SO` (and goes on without one),
     // then again when it adds `@PG`, which it then leaves out.
     let sq_error = input_header.sq_error();

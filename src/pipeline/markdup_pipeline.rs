@@ -34,6 +34,7 @@
 
 mod spill;
 
+use crate::io::input_spec::InputSpec;
 use rayon::prelude::*;
 
 use crate::error::Error;
@@ -313,17 +314,21 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         }
         None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
     };
-    let Opened { mut reader, header: input_header, .. } =
-        open::open_with_piece(&md.input, threads, piece).map_err(|e| {
-            let why = match &e {
-                Error::File { what, .. } => what.clone(),
-                other => other.to_string(),
-            };
-            Error::Bare(format!(
-                "samtools markdup-pipeline: error, failed to open \"{}\" for input: {why}",
-                md.input
-            ))
-        })?;
+    let Opened { mut reader, header: input_header, .. } = open::open_with_piece(
+        &md.input,
+        InputSpec::new(threads, md.spec.cram.reference.as_deref()),
+        piece,
+    )
+    .map_err(|e| {
+        let why = match &e {
+            Error::File { what, .. } => what.clone(),
+            other => other.to_string(),
+        };
+        Error::Bare(format!(
+            "samtools markdup-pipeline: error, failed to open \"{}\" for input: {why}",
+            md.input
+        ))
+    })?;
     profile::describe(
         RunInfo::staged(
             md.threads,

@@ -30,7 +30,7 @@ pub fn is_cram(path: &str) -> bool {
 pub fn build_crai(path: &str) -> Result<Vec<u8>, String> {
     let open = || -> Result<super::Reader, String> {
         let input = crate::io::input::Input::open(path).map_err(|e| e.to_string())?;
-        let (mut reader, _) = super::Reader::new(input).map_err(|e| e.to_string())?;
+        let (mut reader, _) = super::Reader::new(input, None).map_err(|e| e.to_string())?;
         reader.set_file_name(path);
         reader.without_bases();
         Ok(reader)

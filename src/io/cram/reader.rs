@@ -21,7 +21,7 @@ use super::convert::{RecordEncoder, decoding_header};
 use super::decode;
 use super::htslib_fields::{ReferenceWindow, append_as_htslib};
 use super::layout;
-use super::reference::{MissingReference, ReferenceFinder, chosen_reference, repository};
+use super::reference::{MissingReference, ReferenceFinder, repository};
 use crate::io::cram_header;
 use crate::io::input::Input;
 use crate::io::pool_wait::next_helping_pool;
@@ -159,8 +159,9 @@ pub const EOF_MARKER_ABSENT: &str =
     "[W::cram_check_EOF] EOF marker is absent. The input is probably truncated";
 
 impl Reader {
-    /// Reads the file definition and the header container of `input`.
-    pub fn new(mut input: Input) -> Result<(Reader, Header), CramError> {
+    /// Reads the file definition and the header container of `input`; its bases are decoded
+    /// against the FASTA `reference` when given (else `REF_CACHE`, `REF_PATH`, `UR`).
+    pub fn new(mut input: Input, reference: Option<String>) -> Result<(Reader, Header), CramError> {
         let (inner, header, major_version) =
             if input.peek(6).is_ok_and(|b| b.len() == 6 && b[4] == 2) {
                 // noodles reads 3.x only: a 2.x file's header is read here, its containers by
@@ -188,7 +189,7 @@ impl Reader {
                     Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
                 (inner, header, 3)
             };
-        let finder = Arc::new(ReferenceFinder::new(&header, chosen_reference()));
+        let finder = Arc::new(ReferenceFinder::new(&header, reference));
         let repository = repository(finder);
         let decoding = decoding_header(&header);
         let read_groups = decoding.read_groups().keys().map(|id| id.to_vec()).collect();

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::block_method::{Choice, Learned, TrialSizes, ends_trials, is_trial};
 use super::container_out::{ReferenceMode, Sources, encode};
 use super::file_header::{M5Of, file_definition, header_container, md5_hex, with_checksums};
-use super::reference::{ReferenceFinder, chosen_reference, repository};
+use super::reference::{ReferenceFinder, repository};
 use crate::io::cram_header::eof_template;
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef};
@@ -39,6 +39,9 @@ pub struct CramSettings {
     /// `embed_ref`: 0 none, 1 the reference's span in each slice, 2 one made from the reads;
     /// `None` (htslib's -1, automatic) is 0 until a reference is missing, then 2.
     pub embed_ref: Option<u8>,
+    /// `--reference`, `-T` or `reference=`: the FASTA the slices are encoded against and the
+    /// header's `M5`s are taken from (else `REF_CACHE`, `REF_PATH`, `UR`).
+    pub reference: Option<String>,
 }
 
 /// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
@@ -50,6 +53,7 @@ impl Default for CramSettings {
             refused: None,
             no_ref: false,
             embed_ref: None,
+            reference: None,
         }
     }
 }
@@ -92,6 +96,7 @@ impl CramSettings {
                 2 => self.embed_ref = Some(2),
                 _ => self.embed_ref = Some(1),
             },
+            "reference" => self.reference = Some(value.to_string()),
             _ => {}
         }
     }
@@ -167,7 +172,7 @@ impl Writer {
         if let Some(why) = &settings.refused {
             return Err(why.clone());
         }
-        let fasta = chosen_reference();
+        let fasta = settings.reference.clone();
         let shared = Shared::new(header, fasta.clone());
         let mut mode = settings.reference_mode();
         if mode == ReferenceMode::External
@@ -445,9 +450,9 @@ fn file_start(
 /// What `reheader` writes before the containers it copies as they are (samtools'
 /// `cram_reheader`): the file start [`Writer::new`] writes, at the input's `version`.
 pub fn reheadered_start(header: &Header, name: &str, version: (u8, u8)) -> Result<Vec<u8>, String> {
-    let fasta = chosen_reference();
-    let shared = Shared::new(header, fasta.clone());
-    file_start(header, &shared, fasta.as_deref(), version, ReferenceMode::External, name)
+    // samtools reheader takes no reference: the `M5`s come from REF_CACHE, REF_PATH or `UR`.
+    let shared = Shared::new(header, None);
+    file_start(header, &shared, None, version, ReferenceMode::External, name)
 }
 
 fn encode_guarded(
