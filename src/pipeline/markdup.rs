@@ -108,18 +108,16 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     crate::alloc::keep_freed_memory();
     // Parse phase.
     let piece = STREAM_PIECE_BYTES_PER_THREAD * opts.threads.max(1);
-    let Opened { mut reader, header: input_header, .. } = open::open_with_piece(
-        &opts.input,
-        InputSpec::new(opts.threads, opts.spec.cram.reference.as_deref()),
-        piece,
-    )
-    .map_err(|e| {
-        let why = match &e {
-            Error::File { what, .. } => what.clone(),
-            other => other.to_string(),
-        };
-        say(&format!("error, failed to open \"{}\" for input: {why}", opts.input))
-    })?;
+    // The FASTA given (-T, --reference) decodes a CRAM input as it encodes a CRAM output.
+    let reading = InputSpec::new(opts.threads, opts.spec.cram.reference.as_deref());
+    let Opened { mut reader, header: input_header, .. } =
+        open::open_with_piece(&opts.input, reading, piece).map_err(|e| {
+            let why = match &e {
+                Error::File { what, .. } => what.clone(),
+                other => other.to_string(),
+            };
+            say(&format!("error, failed to open \"{}\" for input: {why}", opts.input))
+        })?;
     // htslib parses a BAM's header text when markdup looks up `SO` (and goes on without one),
     // then again when it adds `@PG`, which it then leaves out.
     let sq_error = input_header.sq_error();

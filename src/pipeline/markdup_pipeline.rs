@@ -34,10 +34,10 @@
 
 mod spill;
 
-use crate::io::input_spec::InputSpec;
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::{self, Opened};
 use crate::io::temp_names::TempNamer;
 use crate::ops::fixmate::FixmateOptions as Fix;
@@ -314,21 +314,19 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         }
         None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
     };
-    let Opened { mut reader, header: input_header, .. } = open::open_with_piece(
-        &md.input,
-        InputSpec::new(threads, md.spec.cram.reference.as_deref()),
-        piece,
-    )
-    .map_err(|e| {
-        let why = match &e {
-            Error::File { what, .. } => what.clone(),
-            other => other.to_string(),
-        };
-        Error::Bare(format!(
-            "samtools markdup-pipeline: error, failed to open \"{}\" for input: {why}",
-            md.input
-        ))
-    })?;
+    // The FASTA given (--reference) decodes a CRAM input as it encodes a CRAM output.
+    let reading = InputSpec::new(threads, md.spec.cram.reference.as_deref());
+    let Opened { mut reader, header: input_header, .. } =
+        open::open_with_piece(&md.input, reading, piece).map_err(|e| {
+            let why = match &e {
+                Error::File { what, .. } => what.clone(),
+                other => other.to_string(),
+            };
+            Error::Bare(format!(
+                "samtools markdup-pipeline: error, failed to open \"{}\" for input: {why}",
+                md.input
+            ))
+        })?;
     profile::describe(
         RunInfo::staged(
             md.threads,
