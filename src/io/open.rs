@@ -159,7 +159,7 @@ pub fn open_input(
     match sniffed {
         Sniffed::Empty => Err(Error::file(path, "failed to read the header: the file is empty")),
         Sniffed::Binary => Err(Error::file(path, "unknown file format: not SAM, BAM or CRAM")),
-        Sniffed::Cram => open_cram(path, input, spec.reference),
+        Sniffed::Cram => open_cram(path, input, spec),
         Sniffed::RawBam => {
             Err(Error::file(path, "uncompressed raw BAM (not BGZF) is not supported"))
         }
@@ -197,9 +197,8 @@ fn open_bam(path: &str, reader: bgzf::Reader, is_bgzf: bool) -> Result<Opened, E
     Ok(Opened { reader: RecordReader::Bam(reader), header, format: InputFormat::Bam, is_bgzf })
 }
 
-fn open_cram(path: &str, input: Input, reference: Option<String>) -> Result<Opened, Error> {
-    let (mut reader, header) =
-        cram::Reader::new(input, reference).map_err(|e| Error::file(path, e))?;
+fn open_cram(path: &str, input: Input, spec: InputSpec) -> Result<Opened, Error> {
+    let (mut reader, header) = cram::Reader::new(input, spec).map_err(|e| Error::file(path, e))?;
     reader.set_file_name(path);
     let reader = RecordReader::Cram(Box::new(reader));
     Ok(Opened { reader, header, format: InputFormat::Cram, is_bgzf: false })

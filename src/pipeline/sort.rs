@@ -417,7 +417,7 @@ pub fn write_in_order(
             .collect();
         return sink.write_framed(&framed);
     }
-    let group = CHUNK * rayon::current_num_threads().max(1) * 4;
+    let group = CHUNK * sink.threads() * 4;
     for handles in store.order.chunks(group) {
         let encoded: Vec<Encoded> = handles
             .par_chunks(CHUNK)

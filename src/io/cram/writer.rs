@@ -120,6 +120,8 @@ pub struct Writer {
     version: (u8, u8),
     seqs_per_slice: usize,
     mode: ReferenceMode,
+    /// Containers are encoded side by side, twice this many at a time.
+    threads: usize,
     /// Framed BAM records (`block_size` first) of the containers not yet written.
     pending: Vec<u8>,
     /// Complete containers in `pending`: byte ranges and record counts.
@@ -168,6 +170,7 @@ impl Writer {
         header: &Header,
         name: &str,
         settings: &CramSettings,
+        threads: usize,
     ) -> Result<Writer, String> {
         if let Some(why) = &settings.refused {
             return Err(why.clone());
@@ -190,6 +193,7 @@ impl Writer {
             version: settings.version,
             seqs_per_slice: settings.seqs_per_slice,
             mode,
+            threads: threads.max(1),
             pending: Vec::new(),
             cuts: Vec::new(),
             open: OpenContainer::default(),
@@ -209,7 +213,7 @@ impl Writer {
         for record in framed {
             self.push(record);
         }
-        if self.cuts.len() >= 2 * rayon::current_num_threads().max(1) {
+        if self.cuts.len() >= 2 * self.threads {
             self.write_cut()?;
         }
         Ok(())
