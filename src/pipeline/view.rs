@@ -407,7 +407,7 @@ fn for_each_region_batch(
         RecordReader::Bam(bam_reader) => bam_reader,
         RecordReader::Sam(_) if is_bgzf => {
             let input = Input::open(&opts.input).map_err(|e| Error::io(&opts.input, e))?;
-            sam_gz = RangeReader::new(input, header.clone());
+            sam_gz = RangeReader::new(input, header.clone(), opts.threads);
             &mut sam_gz
         }
         _ => {
