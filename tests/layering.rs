@@ -20,8 +20,12 @@
 //! first. Paths are followed from `crate::`, `super::` and `self::`, through `use` groups
 //! (`use crate::{io::x, ops::y}`) and inline modules (`mod tests { use super::super::… }`), so
 //! `super::super::super::io` written in `src/ops/sort/minhash.rs` counts as `crate::io`.
+//!
+//! And io keeps no option in a process global ([`io_globals`]).
 
 use std::path::Path;
+
+mod io_globals;
 
 /// One layer's rule: the crate modules files of `layer` must not name.
 struct Rule {
@@ -62,12 +66,6 @@ const CLI_ALLOWED: &[(&str, &str, &str)] = &[
     // `-O`, `--output-fmt-option`: the output spec (format, level, deflate engine, CRAM
     // settings) is built from option values and handed down.
     ("", "crate::io::output_spec", "the output spec is an option value"),
-    // `-T`/`--reference`/`reference=` name the FASTA CRAM decoding takes its bases from.
-    (
-        "src/cli/global.rs",
-        "crate::io::cram::choose_reference",
-        "the reference choice is an option value",
-    ),
     // `fastq`/`fasta`'s `-T`, `-i`, `--barcode-tag`, … and `import`'s `-T` choose how FASTQ entries
     // are named and tagged: option values for the FASTQ writer and reader.
     ("src/cli/bam2fq.rs", "crate::io::fastq::style", "the FASTQ style is an option value"),
@@ -445,6 +443,9 @@ fn crossings(file: &str, source: &str) -> Vec<Crossing> {
     }
     if layer == "ops" {
         found.extend(ops_effects(file, &code));
+    }
+    if layer == "io" {
+        found.extend(io_globals::io_globals(file, &code));
     }
     for rule in RULES.iter().filter(|r| r.layer == layer) {
         for n in &named {

@@ -133,6 +133,8 @@ mod command_table;
 mod consensus;
 /// `cram-size` natively (issue 42): reports on oracle- and mdsam-written CRAMs against the oracle.
 mod cram_size;
+/// The CRAM reference carried by each command's options to its reader and writer (issue 41).
+mod front_hall_reference;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;
 /// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.

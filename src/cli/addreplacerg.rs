@@ -94,7 +94,9 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgOptions, E
             "w" => overwrite = true,
             "O" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
-            "input-fmt-option" => filter = super::global::parse_input_fmt_option(v)?.or(filter),
+            "input-fmt-option" => {
+                filter = super::global::parse_input_fmt_option(v, &mut common.reference)?.or(filter)
+            }
             "input-fmt" => {}
             key => {
                 if !common.take(key, o.value.as_deref())? {
@@ -126,8 +128,10 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AddReplaceRgOptions, E
         .or_else(|| output.as_deref().and_then(OutputFormat::from_path))
         .unwrap_or(OutputFormat::Sam);
     let level = out.level.unwrap_or(if uncompressed { 0 } else { -1 });
+    out.use_reference(common.reference.as_deref());
     Ok(AddReplaceRgOptions {
         input,
+        reference: common.reference.clone(),
         output,
         spec: out.spec(format, level),
         threads: common.threads.total(),

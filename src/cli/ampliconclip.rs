@@ -109,6 +109,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
         );
         clip.tolerance = 5;
     }
+    out.use_reference(common.reference.as_deref());
     let chosen =
         |mode: (OutputFormat, i32)| (out.explicit.unwrap_or(mode.0), out.level.unwrap_or(mode.1));
     let out_mode = mode_after(&output, (OutputFormat::Bam, if uncompressed { 0 } else { -1 }));
@@ -120,6 +121,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<AmpliconclipOptions, E
     let command_line =
         inv.pg_fields(&permuted(&OPTIONS, args)).pop().map(|(_, cl)| cl).unwrap_or_default();
     Ok(AmpliconclipOptions {
+        reference: common.reference.clone(),
         input,
         bed,
         output,

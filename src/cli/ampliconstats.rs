@@ -155,6 +155,7 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<AmpliconstatsOp
         margin,
         use_sample_name,
         threads: common.threads,
+        reference: common.reference.clone(),
         command_line,
         version: format!("{SAMTOOLS_VERSION} (mdsam {MDSAM_VERSION})"),
     })

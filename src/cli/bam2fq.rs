@@ -119,6 +119,7 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
     let mut umi_tags = "OX,RX".to_string();
     let (mut level, mut default_quality) = (1, 1i64);
     let mut threads = Threads::default();
+    let mut reference = None;
     let (mut no_sc, mut sc_backup, mut sc_tag) = (false, true, None);
     for o in opts {
         let v = o.value.unwrap_or_default();
@@ -176,9 +177,9 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
                 sc_tag = Some(tag_of(&v));
             }
             "@" => threads = global::parse_threads(&v)?,
-            "reference" => global::choose_reference(&v),
+            "reference" => reference = Some(v.to_string()),
             "input-fmt-option" => {
-                global::parse_input_fmt_option(&v)?;
+                global::parse_input_fmt_option(&v, &mut reference)?;
             }
             "verbosity" => global::check_verbosity(&v)?,
             "write-index" => {}
@@ -263,6 +264,7 @@ pub fn parse(args: &[String], cmd: &str, stdin_is_terminal: bool) -> Result<Bam2
         pairing,
         level,
         threads: threads.total(),
+        reference,
     })
 }
 

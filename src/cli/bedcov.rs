@@ -57,9 +57,10 @@ pub fn parse(args: &[String]) -> Result<BedcovRunOptions, Error> {
                 o.min_depth = Some(min_depth).filter(|&d| d >= 0);
             }
             "max-depth" => max_depth = i64::from(atoi(v)),
+            "reference" => o.reference = Some(v.to_string()),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
-                global::parse_input_fmt_option(v)?;
+                global::parse_input_fmt_option(v, &mut o.reference)?;
             }
             _ => {}
         }

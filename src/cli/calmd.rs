@@ -58,11 +58,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
             "Q" => flags.quiet = true,
             "output-fmt" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
-            "input-fmt-option" => filter = super::global::parse_input_fmt_option(v)?.or(filter),
+            "input-fmt-option" => {
+                filter = super::global::parse_input_fmt_option(v, &mut common.reference)?.or(filter)
+            }
             "reference" => {
                 // samtools' global option: the FASTA CRAM input decodes against, as well as
                 // the one calmd compares with when no positional FASTA is given.
-                super::global::choose_reference(v);
+                common.reference = Some(v.to_string());
                 reference = Some(v.to_string());
             }
             key => {
@@ -84,11 +86,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CalmdOptions, Error> {
     };
     // samtools stringifies argv after getopt has permuted it.
     let argv = super::permuted::permuted(&OPTIONS, args);
+    out.use_reference(common.reference.as_deref());
     Ok(CalmdOptions {
         input,
         reference,
         spec: out.spec(format, level),
         threads: common.threads.total(),
+        cram_reference: common.reference.clone(),
         flags,
         baq: realign.then_some(baq),
         cap_q,

@@ -118,6 +118,7 @@ fn defaults() -> ChecksumOptions {
         layout,
         merge: false,
         threads: 1,
+        reference: None,
     }
 }
 
@@ -156,7 +157,7 @@ fn apply(o: &mut ChecksumOptions, key: &str, v: &str) -> Result<(), Error> {
         "a" => check_all(o),
         "o" => o.output = v.to_string(),
         "@" => o.threads = global::parse_threads(v)?.total(),
-        "reference" => global::choose_reference(v),
+        "reference" => o.reference = Some(v.to_string()),
         _ => {}
     }
     Ok(())

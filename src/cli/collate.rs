@@ -109,11 +109,14 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<CollateOptions, Error>
             Some(OutputFormat::Cram) => (format!("{prefix}.cram"), OutputFormat::Cram),
         }
     };
+    // A CRAM output is encoded against the reference CRAM input is decoded against.
+    fmt_options.cram.reference = common.reference.clone().or(fmt_options.cram.reference);
     Ok(CollateOptions {
         input,
         output,
         spec: fmt_options.spec(format, level),
         threads: common.threads.total(),
+        reference: common.reference.clone(),
         bins: bins.max(1) as usize,
         fast: fast.then_some(store.max(2) as usize),
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),

@@ -12,6 +12,9 @@ pub struct CommonOptions {
     pub threads: Threads,
     pub no_pg: bool,
     pub write_index: bool,
+    /// `--reference`, `--input-fmt-option reference=`: the FASTA CRAM inputs are decoded
+    /// against and CRAM outputs encoded against.
+    pub reference: Option<String>,
 }
 
 impl CommonOptions {
@@ -21,9 +24,9 @@ impl CommonOptions {
             "@" => self.threads = global::parse_threads(value.unwrap_or(""))?,
             "no-PG" => self.no_pg = true,
             "write-index" => self.write_index = true,
-            "reference" => global::choose_reference(value.unwrap_or("")),
+            "reference" => self.reference = Some(value.unwrap_or("").to_string()),
             "input-fmt-option" => {
-                global::parse_input_fmt_option(value.unwrap_or(""))?;
+                global::parse_input_fmt_option(value.unwrap_or(""), &mut self.reference)?;
             }
             "verbosity" => global::check_verbosity(value.unwrap_or(""))?,
             _ => return Ok(false),

@@ -162,6 +162,7 @@ pub fn run(inv: &Invocation, args: &[String]) -> Result<(), Error> {
         region: None,
         bed: None,
         reference: None,
+        cram_reference: None,
         threads: 1,
     };
     let incompatible =
@@ -259,7 +260,7 @@ pub fn run(inv: &Invocation, args: &[String]) -> Result<(), Error> {
             "@" => run.threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
-                global::parse_input_fmt_option(v)?;
+                global::parse_input_fmt_option(v, &mut run.cram_reference)?;
             }
             _ => {}
         }

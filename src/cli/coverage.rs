@@ -127,9 +127,10 @@ pub fn parse(args: &[String]) -> Result<CoverageRunOptions, Error> {
             }
             "H" => o.header = false,
             "h" => return Err(Error::Help),
+            "reference" => o.reference = Some(v.to_string()),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
-                global::parse_input_fmt_option(v)?;
+                global::parse_input_fmt_option(v, &mut o.reference)?;
             }
             _ => {}
         }

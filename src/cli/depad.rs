@@ -78,7 +78,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
             "T" => {
                 // samtools' global `--reference` under its short name: CRAM input decodes
                 // against it too.
-                super::global::choose_reference(v);
+                common.reference = Some(v.to_string());
                 reference = Some(v.to_string());
             }
             "?" => long_help = true,
@@ -94,6 +94,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
     let Some(input) = positionals.into_iter().next() else {
         return Err(usage(long_help));
     };
+    out.use_reference(common.reference.as_deref());
     Ok(DepadOptions {
         input,
         spec: out.spec(
@@ -102,6 +103,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<DepadOptions, Error> {
         ),
         output,
         reference,
+        cram_reference: common.reference.clone(),
         write_index: common.write_index,
         pg: common.pg(inv, &permuted(&OPTIONS, args)),
     })

@@ -66,9 +66,10 @@ pub fn parse(args: &[String]) -> Result<DepthOptions, Error> {
             "s" => o.remove_overlaps = true,
             "X" => with_indexes = true,
             "@" => o.threads = global::parse_threads(v)?.total(),
+            "reference" => o.reference = Some(v.to_string()),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
-                global::parse_input_fmt_option(v)?;
+                global::parse_input_fmt_option(v, &mut o.reference)?;
             }
             _ => {}
         }

@@ -133,7 +133,8 @@ pub fn parse(args: &[String], fastq: bool) -> Result<FaidxOptions, Error> {
             })?,
             "write-index" => o.write_index = true,
             "output-fmt-option" => {
-                global::parse_input_fmt_option(v).map_err(|e| match e {
+                // A FASTA has no CRAM reference to take.
+                global::parse_input_fmt_option(v, &mut None).map_err(|e| match e {
                     Error::ShowUsage(line) => invalid(line, v),
                     e => e,
                 })?;

@@ -63,11 +63,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<FixmateOptions, Error>
         None if uncompressed && OutputFormat::from_path(&output).is_none() => 0,
         None => -1,
     };
+    out.use_reference(common.reference.as_deref());
     Ok(FixmateOptions {
         input: positionals[0].clone(),
         output,
         spec: out.spec(format, level),
         threads: common.threads.total(),
+        reference: common.reference.clone(),
         // fixmate writes no index: samtools takes --write-index and ignores it.
         pg: common.pg(inv, &super::permuted::permuted(&OPTIONS, args)),
         fix,

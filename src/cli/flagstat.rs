@@ -38,7 +38,8 @@ pub fn parse(args: &[String]) -> Result<FlagstatOptions, Error> {
             "@" => threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
-                if let Some(expr) = global::parse_input_fmt_option(v)? {
+                // The CRAM is read for flags alone: a reference would never be read.
+                if let Some(expr) = global::parse_input_fmt_option(v, &mut None)? {
                     filter = Some(expr);
                 }
             }

@@ -155,9 +155,13 @@ const FORMAT_OPTIONS: &[&str] = &[
 ];
 
 /// `--input-fmt-option NAME[=VAL]` for a command that reads SAM/BAM records: htslib's refusal
-/// of an unknown name or cache size suffix; `filter=EXPR` comes back (the other options only
-/// concern CRAM, FASTQ or tuning mdsam does not need).
-pub fn parse_input_fmt_option(v: &str) -> Result<Option<String>, Error> {
+/// of an unknown name or cache size suffix; `reference=FILE` goes into `reference` and
+/// `filter=EXPR` comes back (the other options only concern CRAM, FASTQ or tuning mdsam does
+/// not need).
+pub fn parse_input_fmt_option(
+    v: &str,
+    reference: &mut Option<String>,
+) -> Result<Option<String>, Error> {
     let (name, value) = v.split_once('=').unwrap_or((v, "1"));
     // htslib spells store_md and store_nm in lower case only.
     let known = FORMAT_OPTIONS
@@ -178,15 +182,9 @@ pub fn parse_input_fmt_option(v: &str) -> Result<Option<String>, Error> {
         }
     }
     if name.eq_ignore_ascii_case("reference") {
-        choose_reference(value);
+        *reference = Some(value.to_string());
     }
     Ok(name.eq_ignore_ascii_case("filter").then(|| value.to_string()))
-}
-
-/// `-T FILE`, `--reference FILE`, `reference=FILE`: the FASTA a CRAM input's bases are decoded
-/// against (a process global still: CRAM inputs are opened in many places; see issue 41).
-pub fn choose_reference(path: &str) {
-    crate::io::cram::choose_reference(path);
 }
 
 /// `-O`/`--output-fmt FMT[,level=N,...]`: the format and any level it sets; its other options

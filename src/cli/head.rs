@@ -34,8 +34,14 @@ pub const OPTIONS: OptionTable = OptionTable {
 /// `Err(Error::Help)`: the usage on stdout (no input on a terminal).
 pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
-    let mut options =
-        HeadOptions { input: "-".into(), header_lines: None, records: 0, threads: 1, filter: None };
+    let mut options = HeadOptions {
+        input: "-".into(),
+        header_lines: None,
+        records: 0,
+        threads: 1,
+        reference: None,
+        filter: None,
+    };
     for o in &opts {
         let v = o.value.as_deref().unwrap_or("");
         match o.key.as_str() {
@@ -45,11 +51,11 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<HeadOptions, Er
             "@" => options.threads = global::parse_threads(v)?.total(),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
-                if let Some(expr) = global::parse_input_fmt_option(v)? {
+                if let Some(expr) = global::parse_input_fmt_option(v, &mut options.reference)? {
                     options.filter = Some(expr);
                 }
             }
-            "T" => global::choose_reference(v),
+            "T" => options.reference = Some(v.to_string()),
             // --write-index: nothing to write.
             _ => {}
         }

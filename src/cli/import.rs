@@ -141,6 +141,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<ImportOptions, Error> 
     let format =
         out.explicit.or_else(|| OutputFormat::from_path(&output)).unwrap_or(OutputFormat::Sam);
     let level = out.level.unwrap_or(if uncompressed { 0 } else { -1 });
+    out.use_reference(common.reference.as_deref());
     Ok(ImportOptions {
         files,
         output,

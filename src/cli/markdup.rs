@@ -167,6 +167,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MarkdupOptions, Error>
     let pg_fields = inv.pg_fields(&super::permuted::permuted(&OPTIONS, args));
     let command =
         pg_fields.iter().find(|(k, _)| k == "CL").map(|(_, v)| v.clone()).unwrap_or_default();
+    out.use_reference(common.reference.as_deref());
     Ok(MarkdupOptions {
         input: positionals[0].clone(),
         output,

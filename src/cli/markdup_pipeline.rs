@@ -136,6 +136,7 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<PipelineOptions, Error
         Some(l) => l,
         None => -1,
     };
+    out.use_reference(common.reference.as_deref());
     markdup.spec = out.spec(out.format(&output), level);
     markdup.output = output.clone();
     markdup.threads = common.threads.total();

@@ -119,10 +119,12 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<MergeOptions, Error> {
     } else {
         (output, None)
     };
+    out.use_reference(common.reference.as_deref());
     parsed.spec = out.spec(out.format(&output), out.level.map_or(-1, |l| l.clamp(-1, 9)));
     parsed.output = output;
     parsed.index = index;
     parsed.threads = common.threads;
+    parsed.reference = common.reference.clone();
     parsed.order = order;
     parsed.lists = lists;
     parsed.inputs = positionals;

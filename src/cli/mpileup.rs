@@ -157,6 +157,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
         filter_flags: flags::UNMAP | flags::SECONDARY | flags::QCFAIL | flags::DUP,
         format: format.clone(),
         threads: 1,
+        input_reference: None,
     };
     let (mut file_list, mut with_indexes, mut global_ref) = (None, false, None);
     let first_char = |v: &str| v.bytes().next().unwrap_or(0);
@@ -205,7 +206,7 @@ pub fn parse(args: &[String]) -> Result<MpileupOptions, Error> {
             "reference" => global_ref = Some(v.to_string()),
             "verbosity" => global::check_verbosity(v)?,
             "input-fmt-option" => {
-                global::parse_input_fmt_option(v)?;
+                global::parse_input_fmt_option(v, &mut o.input_reference)?;
             }
             _ => {}
         }

@@ -39,4 +39,13 @@ impl OutputChoice {
     pub fn spec(&self, format: OutputFormat, level: i32) -> OutputSpec {
         self.options.spec(format, level)
     }
+
+    /// `--reference`/`-T`: a CRAM output is encoded against it too, as htslib's
+    /// `parse_sam_global_opt` gives it to both sides (`reference=` given to the output alone
+    /// stays when there is none).
+    pub fn use_reference(&mut self, reference: Option<&str>) {
+        if let Some(path) = reference {
+            self.options.cram.reference = Some(path.to_string());
+        }
+    }
 }

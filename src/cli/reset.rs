@@ -88,9 +88,10 @@ pub fn parse(
             "O" => out.set_format(v)?,
             "output-fmt-option" => out.set_option(v),
             "input-fmt-option" => {
-                filter = super::global::parse_input_fmt_option(v)?.or(filter);
+                filter =
+                    super::global::parse_input_fmt_option(v, &mut common.reference)?.or(filter);
             }
-            "T" => super::global::choose_reference(v),
+            "T" => common.reference = Some(v.to_string()),
             key => {
                 if !common.take(key, o.value.as_deref())? {
                     return Err(Error::ShowUsage(None));
@@ -113,11 +114,13 @@ pub fn parse(
     let command_line = common
         .pg(inv, &argv)
         .and_then(|fields| fields.into_iter().find(|(k, _)| k == "CL").map(|(_, v)| v));
+    out.use_reference(common.reference.as_deref());
     Ok(ResetOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
         spec: out.spec(format, out.level.unwrap_or(-1)),
         threads: common.threads.total(),
+        reference: common.reference.clone(),
         tags: tags.complete(!no_rg),
         keep_read_groups: !no_rg,
         keep_dup,

@@ -164,11 +164,13 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SortOptions, Error> {
         (output, None)
     };
     let format = out.format(&output);
+    out.use_reference(common.reference.as_deref());
     Ok(SortOptions {
         input: positionals.into_iter().next().unwrap_or_else(|| "-".to_string()),
         output,
         spec: out.spec(format, out.level.map_or(-1, |l| l.min(9))),
         threads: common.threads.total(),
+        reference: common.reference.clone(),
         // samtools keeps up to -m per sorting thread (-@, at least one) in memory.
         memory: MemoryBudget::per_sorting_thread(total_mem, max_mem, common.threads).limit(),
         tmp_prefix,

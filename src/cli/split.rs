@@ -108,8 +108,10 @@ pub fn parse(inv: &Invocation, args: &[String]) -> Result<SplitOptions, Error> {
     o.format_string = format_string.unwrap_or_else(|| default_format.to_string());
     o.input = positionals[0].clone();
     o.explicit_format = out.explicit;
+    out.use_reference(common.reference.as_deref());
     o.spec = out.spec(o.spec.format, out.level.unwrap_or(-1));
     o.threads = common.threads.total();
+    o.reference = common.reference.clone();
     o.write_index = common.write_index;
     o.pg = common.pg(inv, &permuted(&OPTIONS, args));
     Ok(o)

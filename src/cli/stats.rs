@@ -136,11 +136,11 @@ fn apply(o: &mut StatsOptions, extra: &mut Extras, key: &str, v: &str) -> Result
         "@" => o.threads = global::parse_threads(v)?.total(),
         "verbosity" => global::check_verbosity(v)?,
         "input-fmt-option" => {
-            if let Some(expr) = global::parse_input_fmt_option(v)? {
+            if let Some(expr) = global::parse_input_fmt_option(v, &mut o.cram_reference)? {
                 o.filter = Some(expr);
             }
         }
-        "reference" => global::choose_reference(v),
+        "reference" => o.cram_reference = Some(v.to_string()),
         // -s, --write-index: nothing to do.
         _ => {}
     }
@@ -165,6 +165,7 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> Result<StatsOptions, E
         ref_stats: false,
         ref_chunk: 1 << 20,
         threads: 1,
+        cram_reference: None,
         filter: None,
         version: format!(
             "{} (mdsam {})+htslib-{}",

@@ -35,7 +35,7 @@ pub const OPTIONS: OptionTable = OptionTable {
 pub fn parse(args: &[String]) -> Result<TargetcutOptions, Error> {
     let (opts, positionals) = OPTIONS.parse_or_usage(args)?;
     let mut params = ScoreParams::default();
-    let (mut min_baseq, mut reference) = (13, None);
+    let (mut min_baseq, mut reference, mut cram_reference) = (13, None, None);
     for opt in opts {
         let v = opt.value.as_deref().unwrap_or_default();
         match opt.key.as_str() {
@@ -50,7 +50,7 @@ pub fn parse(args: &[String]) -> Result<TargetcutOptions, Error> {
             "verbosity" => super::global::check_verbosity(v)?,
             // Checked as htslib checks it; a `filter=` expression is not applied (as in mpileup).
             "input-fmt-option" => {
-                super::global::parse_input_fmt_option(v)?;
+                super::global::parse_input_fmt_option(v, &mut cram_reference)?;
             }
             // --write-index: targetcut writes no alignment file.
             _ => {}
@@ -58,7 +58,9 @@ pub fn parse(args: &[String]) -> Result<TargetcutOptions, Error> {
     }
     // Without an input the pipeline shows the usage, once it has tried `-f` as samtools does.
     let input = positionals.into_iter().next();
-    Ok(TargetcutOptions { input, reference, min_baseq, params })
+    // A CRAM input is decoded against `reference=` when given, else the `-f` FASTA.
+    let cram_reference = cram_reference.or_else(|| reference.clone());
+    Ok(TargetcutOptions { input, reference, cram_reference, min_baseq, params })
 }
 
 /// Runs `samtools targetcut`.

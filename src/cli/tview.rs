@@ -64,6 +64,8 @@ pub fn parse(args: &[String], columns: Option<&str>) -> Result<Request, Error> {
         filter: None,
     };
     let mut global_reference = None;
+    // `--input-fmt-option reference=`: the CRAM input's FASTA, unless one is named otherwise.
+    let mut fmt_reference = None;
     for opt in opts {
         let v = opt.value.unwrap_or_default();
         match opt.key.as_str() {
@@ -87,7 +89,7 @@ pub fn parse(args: &[String], columns: Option<&str>) -> Result<Request, Error> {
                 }
             }
             "reference" => global_reference = Some(v),
-            "input-fmt-option" => match super::global::parse_input_fmt_option(&v) {
+            "input-fmt-option" => match super::global::parse_input_fmt_option(&v, &mut fmt_reference) {
                 Ok(filter) => o.filter = filter.or(o.filter),
                 // samtools' `error(NULL)` after htslib's line: status 255, not 1.
                 Err(Error::ShowUsage(line)) => {
@@ -122,7 +124,7 @@ pub fn parse(args: &[String], columns: Option<&str>) -> Result<Request, Error> {
         o.input = index.clone();
         o.index = Some(index);
     }
-    o.reference = rest.next().or(global_reference);
+    o.reference = rest.next().or(global_reference).or(fmt_reference);
     o.html = display == b'H';
     // `html_tv_init`: COLUMNS when set (under 10 means 80), then `-w`.
     if let Some(c) = columns {

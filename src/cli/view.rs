@@ -9,7 +9,7 @@ use super::c_number::{self, parse_int_value, parse_long_value};
 use super::common::CommonOptions;
 use super::flags::parse_flags;
 use super::getopt::{GetoptError, LongOpt};
-use super::global::{self, Globals, Take};
+use super::global::{Globals, Take};
 use super::options::OptionTable;
 use super::outfmt::OutputChoice;
 use crate::error::Error;
@@ -256,12 +256,13 @@ impl ViewArgs {
             "t" => {
                 // htslib also takes the FASTA beside a `.fai` as a CRAM's reference.
                 if self.reference.is_none() {
-                    global::choose_reference(v.strip_suffix(".fai").unwrap_or(v));
+                    let fasta = v.strip_suffix(".fai").unwrap_or(v);
+                    self.common.reference = Some(fasta.to_string());
                 }
                 self.fai = Some(v.to_string());
             }
             "T" => {
-                global::choose_reference(v);
+                self.common.reference = Some(v.to_string());
                 self.reference = Some(v.to_string());
             }
             "M" => self.multi_region = true,
@@ -466,6 +467,7 @@ impl ViewArgs {
         }
         let fai = self.fai.or_else(|| self.reference.map(|r| format!("{r}.fai")));
         self.filter.read_groups = self.read_groups.clone();
+        self.out_fmt.use_reference(self.common.reference.as_deref());
         let options = ViewOptions {
             input,
             regions,
@@ -478,6 +480,7 @@ impl ViewArgs {
             filter: self.filter,
             edit: self.edit,
             threads: self.common.threads.total(),
+            reference: self.common.reference,
             fai_refs: None,
             keep_read_groups: self.read_groups,
             pg,

@@ -20,6 +20,7 @@ pub mod fastq;
 pub mod format;
 pub mod index;
 pub mod input;
+pub mod input_spec;
 pub mod lists;
 #[allow(unsafe_code)] // a SIGBUS handler (sigaction, write, _exit)
 pub mod mapped_fault;

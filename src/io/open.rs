@@ -9,6 +9,7 @@ use crate::io::bgzf::codec::Inflater;
 use crate::error::Error;
 use crate::io::bgzf::{self, block};
 use crate::io::input::Input;
+use crate::io::input_spec::InputSpec;
 use crate::io::sam::reader::BatchesWithWarnings;
 use crate::io::stream::ByteStream;
 use crate::io::{bam, cram, sam};
@@ -100,33 +101,48 @@ pub fn sniff(input: &mut Input) -> std::io::Result<Sniffed> {
     })
 }
 
-/// Opens `path` (or stdin for `-`) for reading records with `threads` parsing tasks.
-pub fn open(path: &str, threads: usize) -> Result<Opened, Error> {
-    open_with_piece(path, threads, PIECE_BYTES_PER_THREAD * threads.max(1))
+/// Opens `path` (or stdin for `-`) for reading records as `spec` says: a thread count alone
+/// (`open(path, 1)`), or an [`InputSpec`] with the CRAM reference (`open(path, &spec)`).
+pub fn open(path: &str, spec: impl Into<InputSpec>) -> Result<Opened, Error> {
+    let spec = spec.into();
+    let target = PIECE_BYTES_PER_THREAD * spec.threads.max(1);
+    open_with_piece(path, spec, target)
 }
 
 /// [`open`] inflating about `target` bytes per piece (small for the many readers of a merge).
-pub fn open_with_piece(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
+pub fn open_with_piece(
+    path: &str,
+    spec: impl Into<InputSpec>,
+    target: usize,
+) -> Result<Opened, Error> {
     let input = Input::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
-    open_input(path, input, threads, target)
+    open_input(path, input, spec, target)
 }
 
 /// [`open_with_piece`] reading the file through a small buffer instead of mapping it, so that
 /// the pages read do not stay resident (the runs of a merge, read side by side).
-pub fn open_streamed(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
+pub fn open_streamed(
+    path: &str,
+    spec: impl Into<InputSpec>,
+    target: usize,
+) -> Result<Opened, Error> {
     let file =
         std::fs::File::open(path).map_err(|e| Error::file(path, format!("could not open: {e}")))?;
     // Read a piece at a time (up to the usual MiB): a merge holds one such buffer per run.
     let input = Input::from_reader_in_reads_of(path, Box::new(file), target.min(1 << 20));
-    open_input(path, input, threads, target)
+    open_input(path, input, spec, target)
 }
 
 /// As [`open_streamed`], for a temporary file written past the page cache
 /// ([`crate::io::output::PageCache::Bypass`]): read past it too, `target` bytes a read.
-pub fn open_streamed_direct(path: &str, threads: usize, target: usize) -> Result<Opened, Error> {
+pub fn open_streamed_direct(
+    path: &str,
+    spec: impl Into<InputSpec>,
+    target: usize,
+) -> Result<Opened, Error> {
     let file = crate::io::direct_read::DirectReader::open(std::path::Path::new(path), target)
         .map_err(|e| Error::file(path, format!("could not open: {e}")))?;
-    open_input(path, Input::from_reader(path, Box::new(file)), threads, target)
+    open_input(path, Input::from_reader(path, Box::new(file)), spec, target)
 }
 
 /// Reads the header of an input already opened (for commands that report opening and reading
@@ -134,15 +150,16 @@ pub fn open_streamed_direct(path: &str, threads: usize, target: usize) -> Result
 pub fn open_input(
     path: &str,
     mut input: Input,
-    threads: usize,
+    spec: impl Into<InputSpec>,
     target: usize,
 ) -> Result<Opened, Error> {
+    let spec = spec.into();
     let sniffed = sniff(&mut input).map_err(|e| Error::io(path, e))?;
-    let tasks = threads.max(1) * 4;
+    let tasks = spec.threads.max(1) * 4;
     match sniffed {
         Sniffed::Empty => Err(Error::file(path, "failed to read the header: the file is empty")),
         Sniffed::Binary => Err(Error::file(path, "unknown file format: not SAM, BAM or CRAM")),
-        Sniffed::Cram => open_cram(path, input),
+        Sniffed::Cram => open_cram(path, input, spec),
         Sniffed::RawBam => {
             Err(Error::file(path, "uncompressed raw BAM (not BGZF) is not supported"))
         }
@@ -180,8 +197,8 @@ fn open_bam(path: &str, reader: bgzf::Reader, is_bgzf: bool) -> Result<Opened, E
     Ok(Opened { reader: RecordReader::Bam(reader), header, format: InputFormat::Bam, is_bgzf })
 }
 
-fn open_cram(path: &str, input: Input) -> Result<Opened, Error> {
-    let (mut reader, header) = cram::Reader::new(input).map_err(|e| Error::file(path, e))?;
+fn open_cram(path: &str, input: Input, spec: InputSpec) -> Result<Opened, Error> {
+    let (mut reader, header) = cram::Reader::new(input, spec).map_err(|e| Error::file(path, e))?;
     reader.set_file_name(path);
     let reader = RecordReader::Cram(Box::new(reader));
     Ok(Opened { reader, header, format: InputFormat::Cram, is_bgzf: false })

@@ -82,6 +82,8 @@ pub struct RecordSink {
     index: Option<PendingIndex>,
     /// `--write-index` of a CRAM output: the `.crai` is built from the finished file.
     crai: Option<String>,
+    /// The threads it was made for: callers size their encoding groups by it.
+    threads: usize,
 }
 
 /// `--write-index`: where the index goes and what it needs of each record written so far.
@@ -197,7 +199,7 @@ impl RecordSink {
                 Kind::Bgzf(b)
             }
             OutputFormat::Cram => {
-                let writer = cram::writer::Writer::new(w, header, path, &spec.cram);
+                let writer = cram::writer::Writer::new(w, header, path, &spec.cram, threads);
                 Kind::Cram(writer.map_err(|e| {
                     Error::Message(format!("failed to write the CRAM header of \"{path}\": {e}"))
                 })?)
@@ -212,7 +214,7 @@ impl RecordSink {
         };
         let path = path.to_string();
         let format = spec.format;
-        Ok(RecordSink { path, kind: Some(kind), file, format, index: None, crai: None })
+        Ok(RecordSink { path, kind: Some(kind), file, format, index: None, crai: None, threads })
     }
 
     /// Builds an index of the BAM output while writing (`--write-index`): BAI when `bai`, else CSI
@@ -257,6 +259,11 @@ impl RecordSink {
 
     pub fn format(&self) -> OutputFormat {
         self.format
+    }
+
+    /// The threads the sink was made for (at least 1).
+    pub fn threads(&self) -> usize {
+        self.threads.max(1)
     }
 
     pub fn write(&mut self, enc: &Encoded) -> Result<(), Error> {

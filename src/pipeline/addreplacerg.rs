@@ -7,6 +7,7 @@
 
 use crate::error::Error;
 use crate::io::format::index_request;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::Opened;
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::RecordSink;
@@ -25,6 +26,8 @@ pub struct AddReplaceRgOptions {
     /// The output's format, level, deflate engine and CRAM settings.
     pub spec: OutputSpec,
     pub threads: usize,
+    /// The FASTA a CRAM input is decoded against and a CRAM output encoded against.
+    pub reference: Option<String>,
     /// `-r`, unescaped, with its ID.
     pub rg_line: Option<Vec<u8>>,
     /// `-R`, or the ID of the `-r` line.
@@ -35,6 +38,12 @@ pub struct AddReplaceRgOptions {
     pub pg: Option<Vec<(String, String)>>,
     pub write_index: bool,
     pub filter: Option<String>,
+}
+
+impl AddReplaceRgOptions {
+    fn input_spec(&self) -> InputSpec {
+        InputSpec::new(self.threads, self.reference.as_deref())
+    }
 }
 
 fn has_read_group(header: &Header, id: &[u8]) -> bool {
@@ -92,7 +101,7 @@ pub fn run(opts: AddReplaceRgOptions) -> Result<(), Error> {
     let pool = crate::pipeline::threads::pool(opts.threads);
     pool.install(|| {
         let Opened { mut reader, header, .. } =
-            open_reporting(&opts.input, opts.threads, |reason| {
+            open_reporting(&opts.input, opts.input_spec(), |reason| {
                 format!("samtools addreplacerg: could not open \"{}\": {reason}", opts.input)
             })
             .map_err(|e| {

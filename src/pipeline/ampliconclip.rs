@@ -8,6 +8,7 @@
 //! to `--primer-counts`. Difference: outputs appear only when the command succeeds.
 
 use crate::error::Error;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::Opened;
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
@@ -30,6 +31,8 @@ pub struct AmpliconclipOptions {
     pub stats: Option<String>,
     pub primer_counts: Option<String>,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
     /// The command line, for the summary's `COMMAND:`.
@@ -179,7 +182,12 @@ pub fn run(opts: &AmpliconclipOptions, pool: &rayon::ThreadPool) -> Result<(), E
         no_header: "[ampliconclip] error: could not read header",
     };
     let bed = amplicon_bed::load(&opts.bed, opts.clip.use_strand);
-    let opened = open_sequence_input(path, opts.threads, &wording).map_err(|e| match e {
+    let opened = open_sequence_input(
+        path,
+        InputSpec::new(opts.threads, opts.reference.as_deref()),
+        &wording,
+    )
+    .map_err(|e| match e {
         // samtools names no file in these two lines.
         Error::Bare(m) => {
             let (before, last) = m.rsplit_once('\n').unwrap_or(("", &m));

@@ -9,6 +9,7 @@
 //! coordinate-sorted input. Difference: named output files appear only when the command
 //! succeeds.
 
+use crate::io::input_spec::InputSpec;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
@@ -45,6 +46,8 @@ pub struct Bam2fqOptions {
     pub level: i32,
     /// Worker threads (`-@` plus one).
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
 }
 
 pub fn run(options: &Bam2fqOptions) -> Result<(), Error> {
@@ -83,8 +86,13 @@ fn convert(options: &Bam2fqOptions, pool: &rayon::ThreadPool) -> Result<(), Erro
         ))
     })?;
     let piece = open::PIECE_BYTES_PER_THREAD * options.threads;
-    let mut opened = open::open_input(path, input, options.threads, piece)
-        .map_err(|e| Error::Bare(format!("{e}\nFailed to read header for \"{path}\"")))?;
+    let mut opened = open::open_input(
+        path,
+        input,
+        InputSpec::new(options.threads, options.reference.as_deref()),
+        piece,
+    )
+    .map_err(|e| Error::Bare(format!("{e}\nFailed to read header for \"{path}\"")))?;
     let mut outputs = Outputs::open(&options.outputs, options.level, options.threads)?;
     // htslib parses a BAM's header text when samtools looks up `SO`; a header it cannot parse
     // is reported and has no `SO`.

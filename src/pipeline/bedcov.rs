@@ -4,6 +4,7 @@
 //!
 //! Differences: inputs must be BAM.
 
+use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
@@ -29,6 +30,8 @@ pub struct BedcovRunOptions {
     pub pileup_cap: Option<i64>,
     pub read_counts: bool,
     pub header: bool,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
 }
 
 pub fn run(o: &BedcovRunOptions) -> Result<(), Error> {
@@ -45,10 +48,11 @@ fn fail(message: String) -> Error {
 fn open(o: &BedcovRunOptions, i: usize) -> Result<(SortedInput, Index, Header), Error> {
     let path = &o.inputs[i];
     let failed = || fail(format!("ERROR: fail to open index BAM file '{path}'"));
-    let opened = crate::io::open::open(path, 1).map_err(|_| {
-        log_open_failure(path);
-        failed()
-    })?;
+    let opened =
+        crate::io::open::open(path, InputSpec::new(1, o.reference.as_deref())).map_err(|_| {
+            log_open_failure(path);
+            failed()
+        })?;
     let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
     let index = load_index_logged(path, explicit).ok_or_else(failed)?;
     let header = opened.header.clone();

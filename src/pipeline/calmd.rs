@@ -5,6 +5,7 @@
 //! Records are edited in parallel chunks; warnings come out in input order.
 //! Command line: [`crate::cli::calmd`].
 
+use crate::io::input_spec::InputSpec;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,6 +28,9 @@ pub struct CalmdOptions {
     /// The output's format, level, deflate engine and CRAM settings.
     pub spec: OutputSpec,
     pub threads: usize,
+    /// `--reference`, `reference=`: the FASTA a CRAM input is decoded against (the positional
+    /// FASTA is calmd's own).
+    pub cram_reference: Option<String>,
     pub flags: CalmdFlags,
     /// `-r`: BAQ with these flags (`-A`, `-E`).
     pub baq: Option<BaqFlags>,
@@ -79,9 +83,11 @@ pub fn run(opts: CalmdOptions) -> Result<(), Error> {
 
 fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let path = opts.input.as_str();
-    let Opened { mut reader, header, .. } = open_reporting(path, opts.threads, |reason| {
-        format!("samtools calmd: Failed to open input file '{path}': {reason}")
-    })
+    let Opened { mut reader, header, .. } = open_reporting(
+        path,
+        InputSpec::new(opts.threads, opts.cram_reference.as_deref()),
+        |reason| format!("samtools calmd: Failed to open input file '{path}': {reason}"),
+    )
     .map_err(|e| e.or_line(&format!("samtools calmd: failed to read the header of '{path}'")))?;
     if header.refs().is_empty() {
         eprintln!("[bam_fillmd] warning: input SAM does not have header, performing a no-op.");

@@ -4,6 +4,7 @@
 use crate::error::Error;
 use crate::io::detect;
 use crate::io::input::Input;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::{self, Opened, PIECE_BYTES_PER_THREAD};
 
 /// The command's own wording of its two failures, each followed by ` "PATH"`.
@@ -15,19 +16,24 @@ pub struct Wording {
 }
 
 /// Opens `path` and reads its header (SAM, BAM or CRAM).
-pub fn open_sequence_input(path: &str, threads: usize, wording: &Wording) -> Result<Opened, Error> {
+pub fn open_sequence_input(
+    path: &str,
+    spec: impl Into<InputSpec>,
+    wording: &Wording,
+) -> Result<Opened, Error> {
     let no_header = format!("{} \"{path}\"", wording.no_header);
-    open_sequence_worded(path, threads, |e| open_failure(path, e, wording), &no_header)
+    open_sequence_worded(path, spec, |e| open_failure(path, e, wording), &no_header)
 }
 
 /// [`open_sequence_input`] for commands that word both failures their own way: `cannot_open`
 /// given the open error, `no_header` the whole line.
 pub fn open_sequence_worded(
     path: &str,
-    threads: usize,
+    spec: impl Into<InputSpec>,
     cannot_open: impl FnOnce(&std::io::Error) -> Error,
     no_header: &str,
 ) -> Result<Opened, Error> {
+    let spec = spec.into();
     let header_failure = || Error::Bare(no_header.to_string());
     let mut input = Input::open(path).map_err(|e| cannot_open(&e))?;
     let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
@@ -35,8 +41,8 @@ pub fn open_sequence_worded(
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }
-    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
-    open::open_input(path, input, threads, piece).map_err(|_| header_failure())
+    let piece = PIECE_BYTES_PER_THREAD * spec.threads.max(1);
+    open::open_input(path, input, spec, piece).map_err(|_| header_failure())
 }
 
 /// How [`open_reporting`] failed: opening (htslib's line and the command's are in it), or
@@ -60,9 +66,10 @@ impl OpenFailure {
 /// failure as htslib's line then `cannot_open(reason)`.
 pub fn open_reporting(
     path: &str,
-    threads: usize,
+    spec: impl Into<InputSpec>,
     cannot_open: impl FnOnce(&str) -> String,
 ) -> Result<Opened, OpenFailure> {
+    let spec = spec.into();
     let input = Input::open(path).map_err(|e| {
         let reason = crate::error::c_message(&e);
         OpenFailure::Open(Error::Bare(format!(
@@ -70,8 +77,8 @@ pub fn open_reporting(
             cannot_open(&reason)
         )))
     })?;
-    let piece = PIECE_BYTES_PER_THREAD * threads.max(1);
-    open::open_input(path, input, threads, piece).map_err(OpenFailure::Header)
+    let piece = PIECE_BYTES_PER_THREAD * spec.threads.max(1);
+    open::open_input(path, input, spec, piece).map_err(OpenFailure::Header)
 }
 
 fn open_failure(path: &str, e: &std::io::Error, wording: &Wording) -> Error {

@@ -3,6 +3,7 @@
 //! message and no report, and the others still do; the exit status is then 1. `-o` is written
 //! under a temporary name and appears when every input has been read.
 
+use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::{Error, c_message};
@@ -33,6 +34,8 @@ pub struct ChecksumOptions {
     /// `-m`: the inputs are reports to merge.
     pub merge: bool,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
 }
 
 /// Reads `path` and sums its reads; `Err` with samtools' message when it cannot.
@@ -47,8 +50,8 @@ fn checksum_file(
             "[E::hts_open_format] Failed to open file \"{path}\" : {why}\nsamtools checksum: Cannot open input file \"{path}\": {why}"
         ));
     }
-    let mut opened =
-        open::open(path, opts.threads).map_err(|e| format!("samtools checksum: {e}"))?;
+    let mut opened = open::open(path, InputSpec::new(opts.threads, opts.reference.as_deref()))
+        .map_err(|e| format!("samtools checksum: {e}"))?;
     let hasher = RecordHasher { tags: tags.clone(), ..opts.hasher.clone() };
     let header = opened.header.clone();
     let ref_len = |tid: i32| header.refs().get(tid as usize).map_or(0, |r| r.len as i64);

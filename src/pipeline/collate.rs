@@ -9,6 +9,7 @@
 //! memory (about 1/`-n` of the input). Fast mode (`-f`) pairs across the whole input and does
 //! not spill.
 
+use crate::io::input_spec::InputSpec;
 use rayon::prelude::*;
 
 use crate::error::Error;
@@ -33,6 +34,8 @@ pub struct CollateOptions {
     /// The output's format, level, deflate engine and CRAM settings.
     pub spec: OutputSpec,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     /// `-n`: number of hash bins (samtools' temporary files).
     pub bins: usize,
     /// `-f` with `-r`: fast mode and its read buffer size.
@@ -177,8 +180,11 @@ pub fn bin_store(whole: WholeFile) -> RecordStore {
 
 pub fn run(opts: CollateOptions) -> Result<(), Error> {
     crate::io::recycle::keep_at_most_for_budget(opts.memory);
-    let Opened { mut reader, header: input_header, .. } =
-        open::open_with_piece(&opts.input, opts.threads, piece_bytes(opts.memory, opts.threads))?;
+    let Opened { mut reader, header: input_header, .. } = open::open_with_piece(
+        &opts.input,
+        InputSpec::new(opts.threads, opts.reference.as_deref()),
+        piece_bytes(opts.memory, opts.threads),
+    )?;
     profile::describe(
         RunInfo::staged(
             opts.threads,

@@ -6,6 +6,7 @@
 //! `-@` decodes on that many threads; the consensus itself is one walk, so its output is the
 //! one samtools' serial and threaded paths both give.
 
+use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
@@ -30,7 +31,11 @@ pub struct ConsensusRun {
     pub output: Option<String>,
     pub region: Option<String>,
     pub bed: Option<String>,
+    /// `-T`: the consensus' own reference (`--show-ins`, `-a`).
     pub reference: Option<String>,
+    /// `--input-fmt-option reference=`: the FASTA a CRAM input is decoded against (samtools
+    /// keeps `-T` for the consensus alone).
+    pub cram_reference: Option<String>,
     pub threads: usize,
 }
 
@@ -147,7 +152,12 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     let out_path = run.output.as_deref().unwrap_or("-");
     let (mut out, file) = crate::io::output::create(out_path)
         .map_err(|e| Error::Bare(format!("{out_path}: {}", crate::error::c_message(&e))))?;
-    let opened = open_sequence_input(&run.input, run.threads, &WORDING).map_err(|e| match e {
+    let opened = open_sequence_input(
+        &run.input,
+        InputSpec::new(run.threads, run.cram_reference.as_deref()),
+        &WORDING,
+    )
+    .map_err(|e| match e {
         Error::Bare(m) => failed(m),
         e => e,
     })?;

@@ -4,6 +4,7 @@
 //!
 //! Differences: a region needs a BAM.
 
+use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
@@ -36,6 +37,8 @@ pub struct CoverageRunOptions {
     pub plot_depth: bool,
     pub bins: i64,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     /// `-d`: htslib's pileup cap; `None`, no cap.
     pub pileup_cap: Option<i64>,
 }
@@ -73,8 +76,12 @@ fn coverage(o: &CoverageRunOptions) -> Result<(), Error> {
     let out_path = o.output.as_deref().unwrap_or("-");
     let (mut out, file) = create_text_output(out_path, "coverage")?;
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
-    let SortedInputs { mut inputs, header, region } =
-        open_sorted_inputs(&o.inputs, o.threads, (o.region.as_deref(), None), &MESSAGES)?;
+    let SortedInputs { mut inputs, header, region } = open_sorted_inputs(
+        &o.inputs,
+        &InputSpec::new(o.threads, o.reference.as_deref()),
+        (o.region.as_deref(), None),
+        &MESSAGES,
+    )?;
     let Some(header) = header else { return Ok(()) };
     let region = region.map(|r| {
         let len = header.refs().get(r.tid as usize).map_or(0, |x| x.len as i64);

@@ -11,6 +11,7 @@
 use crate::error::Error;
 use crate::io::faidx::IndexedFasta;
 use crate::io::format::index_request;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::Opened;
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
@@ -26,6 +27,8 @@ pub struct DepadOptions {
     pub output: Option<String>,
     /// `-T`: the padded reference FASTA.
     pub reference: Option<String>,
+    /// `-T`, `reference=`: the FASTA a CRAM input is decoded against.
+    pub cram_reference: Option<String>,
     /// The output's format, level, deflate engine and CRAM settings.
     pub spec: OutputSpec,
     pub write_index: bool,
@@ -312,15 +315,16 @@ pub fn run(opts: &DepadOptions) -> Result<(), Error> {
     };
     let path = opts.input.as_str();
     let Opened { mut reader, header, .. } =
-        open_sequence_input(path, 1, &wording).map_err(|e| match e {
-            Error::Bare(m) if m.ends_with(&format!("from \"{path}\"")) => Error::Bare(m + "."),
-            Error::Bare(m) => Error::Bare(m.replacen(
-                &format!("failed to open \"{path}\": "),
-                &format!("failed to open \"{path}\" for reading: "),
-                1,
-            )),
-            e => e,
-        })?;
+        open_sequence_input(path, InputSpec::new(1, opts.cram_reference.as_deref()), &wording)
+            .map_err(|e| match e {
+                Error::Bare(m) if m.ends_with(&format!("from \"{path}\"")) => Error::Bare(m + "."),
+                Error::Bare(m) => Error::Bare(m.replacen(
+                    &format!("failed to open \"{path}\": "),
+                    &format!("failed to open \"{path}\" for reading: "),
+                    1,
+                )),
+                e => e,
+            })?;
     let mut out_header = match &fasta {
         Some(f) => fix_header(&header, f),
         None => {

@@ -5,6 +5,7 @@
 //! Differences: with `-o` the file appears only when the command succeeds; a region needs a
 //! BAM input.
 
+use crate::io::input_spec::InputSpec;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -41,6 +42,8 @@ pub struct DepthOptions {
     pub header: bool,
     pub remove_overlaps: bool,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
 }
 
 const MESSAGES: InputMessages = InputMessages {
@@ -96,7 +99,7 @@ fn depth(options: &DepthOptions) -> Result<(), Error> {
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
     let SortedInputs { mut inputs, header, region } = open_sorted_inputs(
         &options.inputs,
-        options.threads,
+        &InputSpec::new(options.threads, options.reference.as_deref()),
         (options.region.as_deref(), options.index_files.as_deref()),
         &MESSAGES,
     )?;

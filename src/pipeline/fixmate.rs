@@ -6,6 +6,7 @@
 //! input order). Output bytes never depend on the thread count. A template too long to carry
 //! goes through a temporary file ([`crate::pipeline::fixmate_long`]).
 
+use crate::io::input_spec::InputSpec;
 use rayon::prelude::*;
 
 use crate::error::Error;
@@ -24,6 +25,8 @@ pub struct FixmateOptions {
     /// The output's format, level, deflate engine and CRAM settings.
     pub spec: OutputSpec,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
     pub fix: Fix,
@@ -106,7 +109,8 @@ pub fn chunk_bounds(recs: &[RecordRef<'_>]) -> Vec<usize> {
 /// Runs `fixmate` on the current thread pool.
 pub fn run(opts: FixmateOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
-    let Opened { mut reader, header: input_header, .. } = open::open(&opts.input, opts.threads)?;
+    let Opened { mut reader, header: input_header, .. } =
+        open::open(&opts.input, InputSpec::new(opts.threads, opts.reference.as_deref()))?;
     profile::describe(RunInfo::streamed(
         opts.threads,
         opts.spec.level,

@@ -1,6 +1,7 @@
 //! `samtools head` (samtools 1.24 `main_head` in `sam_view.c`): the first header lines and the
 //! first records of one input, as SAM text.
 
+use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
@@ -19,6 +20,8 @@ pub struct HeadOptions {
     pub records: u64,
     /// Worker threads (samtools' `-@` plus one).
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     /// `--input-fmt-option filter=EXPR`: only the records it keeps are read.
     pub filter: Option<String>,
 }
@@ -41,8 +44,13 @@ fn head(options: &HeadOptions) -> Result<(), Error> {
         Compression::Bgzf => 1,
         _ => PIECE_BYTES_PER_THREAD * options.threads.max(1),
     };
-    let mut opened =
-        open::open_input(path, input, options.threads, piece).map_err(|_| header_failure(path))?;
+    let mut opened = open::open_input(
+        path,
+        input,
+        InputSpec::new(options.threads, options.reference.as_deref()),
+        piece,
+    )
+    .map_err(|_| header_failure(path))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let text = opened.header.sam_text();
     out.write_all(shown_lines(&text, options.header_lines)).map_err(|e| Error::io("stdout", e))?;

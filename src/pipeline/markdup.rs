@@ -22,6 +22,7 @@ mod write_bam;
 pub use stream::{StreamMarker, Tally};
 
 use crate::error::Error;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::{self, Opened};
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
@@ -107,8 +108,10 @@ pub fn run(mut opts: MarkdupOptions, pool: &rayon::ThreadPool) -> Result<(), Err
     crate::alloc::keep_freed_memory();
     // Parse phase.
     let piece = STREAM_PIECE_BYTES_PER_THREAD * opts.threads.max(1);
+    // The FASTA given (-T, --reference) decodes a CRAM input as it encodes a CRAM output.
+    let reading = InputSpec::new(opts.threads, opts.spec.cram.reference.as_deref());
     let Opened { mut reader, header: input_header, .. } =
-        open::open_with_piece(&opts.input, opts.threads, piece).map_err(|e| {
+        open::open_with_piece(&opts.input, reading, piece).map_err(|e| {
             let why = match &e {
                 Error::File { what, .. } => what.clone(),
                 other => other.to_string(),

@@ -37,6 +37,7 @@ mod spill;
 use rayon::prelude::*;
 
 use crate::error::Error;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::{self, Opened};
 use crate::io::temp_names::TempNamer;
 use crate::ops::fixmate::FixmateOptions as Fix;
@@ -313,8 +314,10 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         }
         None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
     };
+    // The FASTA given (--reference) decodes a CRAM input as it encodes a CRAM output.
+    let reading = InputSpec::new(threads, md.spec.cram.reference.as_deref());
     let Opened { mut reader, header: input_header, .. } =
-        open::open_with_piece(&md.input, threads, piece).map_err(|e| {
+        open::open_with_piece(&md.input, reading, piece).map_err(|e| {
             let why = match &e {
                 Error::File { what, .. } => what.clone(),
                 other => other.to_string(),

@@ -7,6 +7,7 @@
 //! index ([`super::region`]). Messages and exit statuses are samtools'; the output is written
 //! under a temporary name and appears only when the merge succeeded.
 
+use crate::io::input_spec::InputSpec;
 use std::collections::VecDeque;
 
 use crate::error::{Error, c_message};
@@ -41,6 +42,8 @@ pub struct MergeOptions {
     pub uncompressed: bool,
     /// `-@`.
     pub threads: Threads,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     pub order: SortOrder,
     /// `-h FILE`: its header goes first.
     pub header_file: Option<String>,
@@ -70,6 +73,7 @@ impl Default for MergeOptions {
             spec: OutputSpec::default(),
             uncompressed: false,
             threads: Threads::default(),
+            reference: None,
             order: SortOrder::Coordinate,
             header_file: None,
             combine_rg: false,
@@ -312,11 +316,15 @@ fn open_inputs(
     let mut reset_order = false;
     for path in names {
         let input = Input::open(path).map_err(|e| open_failed(path, &e))?;
-        let o = open::open_input(path, input, 1, 1 << 20).map_err(|e| match e {
-            // What samtools reads and mdsam does not: say so rather than blame the file.
-            Error::File { ref what, .. } if what.contains("not supported") => e,
-            _ => Error::Bare(format!("samtools merge: failed to read header from \"{path}\"")),
-        })?;
+        let o =
+            open::open_input(path, input, InputSpec::new(1, opts.reference.as_deref()), 1 << 20)
+                .map_err(|e| match e {
+                    // What samtools reads and mdsam does not: say so rather than blame the file.
+                    Error::File { ref what, .. } if what.contains("not supported") => e,
+                    _ => Error::Bare(format!(
+                        "samtools merge: failed to read header from \"{path}\""
+                    )),
+                })?;
         let group = if opts.attach_rg { translate::read_group_of_path(path) } else { Vec::new() };
         let (translation, warnings) =
             merged.add(&o.header, combine, true, opts.attach_rg.then_some(group.as_slice()));

@@ -3,6 +3,7 @@
 //! ([`crate::ops::mpileup::pileup`]) and merged by position as `bam_mplp64_auto` merges, one
 //! text line a position ([`crate::ops::mpileup::format`]). Command line: [`crate::cli::mpileup`].
 
+use crate::io::input_spec::InputSpec;
 use std::collections::HashSet;
 use std::io::Write;
 use std::rc::Rc;
@@ -50,6 +51,15 @@ pub struct MpileupOptions {
     pub filter_flags: u16,
     pub format: FormatOptions,
     pub threads: usize,
+    /// `--input-fmt-option reference=`: a CRAM input's FASTA when `-f` names none.
+    pub input_reference: Option<String>,
+}
+
+impl MpileupOptions {
+    /// The FASTA a CRAM input is decoded against: `-f`, else `reference=`.
+    fn cram_reference(&self) -> Option<&str> {
+        self.reference.as_deref().or(self.input_reference.as_deref())
+    }
 }
 
 /// The reference sequences by id, the last three kept (`mplp_get_ref`).
@@ -197,7 +207,8 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
             let reason = crate::error::c_message(&e);
             return Err(Error::Bare(format!("[mpileup] failed to open {name}: {reason}")));
         }
-        let opened = open_sequence_input(path, o.threads, &WORDING)?;
+        let opened =
+            open_sequence_input(path, InputSpec::new(o.threads, o.cram_reference()), &WORDING)?;
         let h = opened.header.clone();
         texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
         let input = match &o.region {
@@ -371,9 +382,6 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
         ),
         None => None,
     };
-    if let Some(path) = &o.reference {
-        crate::io::cram::choose_reference(path);
-    }
     let (mut sources, header, region) = open_inputs(o)?;
     let bed = o.positions.as_deref().map(|p| read_positions(p, &header)).transpose()?;
     let out_path = o.output.as_deref().unwrap_or("-");

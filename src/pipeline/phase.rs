@@ -249,7 +249,9 @@ pub fn run(o: &PhaseOptions) -> Result<(), Error> {
         ))
     };
     let no_header = format!("[main_phase] Failed to read header for '{path}'");
-    let opened = open_sequence_worded(path, 1, cannot_open, &no_header)?;
+    // `--reference`/`-T` reach the input as samtools gives them to both sides.
+    let reading = crate::io::input_spec::InputSpec::new(1, o.spec.cram.reference.as_deref());
+    let opened = open_sequence_worded(path, reading, cannot_open, &no_header)?;
     let header = opened.header.clone();
     let sites = o.sites.as_deref().map(|p| load_sites(p, &header)).transpose()?;
     let only_listed = o.only_listed && sites.is_some();

@@ -188,7 +188,10 @@ pub fn run(options: &ReferenceOptions) -> Result<(), Error> {
         (Some(r), RecordReader::Sam(_)) => {
             let index = region::load_index(path, None)?;
             let input = Input::open(path).map_err(|e| Error::io(path, e))?;
-            let mut sam_gz = crate::io::sam::range::RangeReader::new(input, header.clone());
+            // samtools reference's -@ changes no output and mdsam ignores it: the lines are
+            // parsed on the whole pool it runs on.
+            let tasks = rayon::current_num_threads();
+            let mut sam_gz = crate::io::sam::range::RangeReader::new(input, header.clone(), tasks);
             region::for_each_region_batch(&mut sam_gz, &index, path, &[r], false, &mut handle)?;
         }
     }

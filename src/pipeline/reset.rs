@@ -4,6 +4,7 @@
 //! Command line: [`crate::cli::reset`].
 
 use crate::error::Error;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::Opened;
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::RecordSink;
@@ -20,6 +21,8 @@ pub struct ResetOptions {
     /// The output's format, level, deflate engine and CRAM settings.
     pub spec: OutputSpec,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     pub tags: TagSets,
     pub keep_read_groups: bool,
     pub keep_dup: bool,
@@ -61,9 +64,12 @@ fn reset_header(input: &Header, opts: &ResetOptions) -> Result<Header, Error> {
 pub fn run(opts: ResetOptions) -> Result<(), Error> {
     let pool = crate::pipeline::threads::pool(opts.threads);
     pool.install(|| {
-        let Opened { mut reader, header, .. } =
-            open_reporting(&opts.input, opts.threads, |_| format!("Could not open {}", opts.input))
-                .map_err(|e| e.or_line("Failed to read header from file!"))?;
+        let Opened { mut reader, header, .. } = open_reporting(
+            &opts.input,
+            InputSpec::new(opts.threads, opts.reference.as_deref()),
+            |_| format!("Could not open {}", opts.input),
+        )
+        .map_err(|e| e.or_line("Failed to read header from file!"))?;
         let out_header = reset_header(&header, &opts)?;
         let mut sink =
             RecordSink::create(&opts.output, &opts.spec, opts.threads, &out_header, true)?;

@@ -15,6 +15,7 @@ mod merge;
 
 pub use merge::{Runs, merge_runs};
 
+use crate::io::input_spec::InputSpec;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use rayon::prelude::*;
@@ -39,6 +40,8 @@ pub struct SortOptions {
     /// The output's format, level, deflate engine and CRAM settings.
     pub spec: OutputSpec,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     pub order: SortOrder,
     /// `@PG` fields to add (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -293,8 +296,11 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     };
     crate::io::recycle::keep_at_most_for_budget(opts.memory);
     let piece = piece_bytes(opts.memory, opts.threads);
-    let Opened { mut reader, header: input_header, .. } =
-        open::open_with_piece(&opts.input, opts.threads, piece)?;
+    let Opened { mut reader, header: input_header, .. } = open::open_with_piece(
+        &opts.input,
+        InputSpec::new(opts.threads, opts.reference.as_deref()),
+        piece,
+    )?;
     profile::describe(
         RunInfo::staged(
             opts.threads,
@@ -411,7 +417,7 @@ pub fn write_in_order(
             .collect();
         return sink.write_framed(&framed);
     }
-    let group = CHUNK * rayon::current_num_threads().max(1) * 4;
+    let group = CHUNK * sink.threads() * 4;
     for handles in store.order.chunks(group) {
         let encoded: Vec<Encoded> = handles
             .par_chunks(CHUNK)

@@ -3,6 +3,7 @@
 //! (htslib's `sam_itr_queryi`: the reads on the region's reference that start before its end
 //! and end after its start).
 
+use crate::io::input_spec::InputSpec;
 use std::collections::VecDeque;
 
 use crate::error::Error;
@@ -215,13 +216,13 @@ pub struct SortedInputs {
 /// input, else the one found next to it) when a region is given.
 pub fn open_sorted_inputs(
     paths: &[String],
-    threads: usize,
+    spec: &InputSpec,
     (region, index_files): (Option<&str>, Option<&[String]>),
     messages: &InputMessages,
 ) -> Result<SortedInputs, Error> {
     let mut opened_all = SortedInputs { inputs: Vec::new(), header: None, region: None };
     for (i, path) in paths.iter().enumerate() {
-        let opened = open_sequence_input(path, threads, &messages.wording)?;
+        let opened = open_sequence_input(path, spec, &messages.wording)?;
         let h = opened.header.clone();
         let input = match region {
             None => SortedInput::whole(path, opened),

@@ -12,6 +12,7 @@
 use crate::error::Error;
 use crate::io::format::OutputFormat;
 use crate::io::format::index_request;
+use crate::io::input_spec::InputSpec;
 use crate::io::open::Opened;
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
@@ -48,6 +49,8 @@ pub struct SplitOptions {
     /// `explicit_format`, else its name's).
     pub spec: OutputSpec,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     pub write_index: bool,
     /// `@PG` fields (`None` with `--no-PG`).
     pub pg: Option<Vec<(String, String)>>,
@@ -347,8 +350,11 @@ pub fn run(opts: &SplitOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
         cannot_open: "samtools split: Could not open",
         no_header: "samtools split: Could not read header from",
     };
-    let Opened { mut reader, header, .. } =
-        open_sequence_input(&opts.input, opts.threads, &wording)?;
+    let Opened { mut reader, header, .. } = open_sequence_input(
+        &opts.input,
+        InputSpec::new(opts.threads, opts.reference.as_deref()),
+        &wording,
+    )?;
     let tag_name = opts.tag.as_deref().unwrap_or("RG");
     let mut tag = [0u8; 2];
     for (t, b) in tag.iter_mut().zip(tag_name.bytes()) {

@@ -3,6 +3,7 @@
 //! `PREFIX_VALUE.bamstat`). The work per report is [`crate::ops::stats`];
 //! [`super::stats_reports`] runs it over each group of batches.
 
+use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
@@ -50,6 +51,9 @@ pub struct StatsOptions {
     /// `--ref-stats-chunk`, in bases.
     pub ref_chunk: i64,
     pub threads: usize,
+    /// `--reference`, `reference=`: the FASTA a CRAM input is decoded against (samtools keeps
+    /// `-r` for the statistics).
+    pub cram_reference: Option<String>,
     /// `--input-fmt-option filter=EXPR`
     pub filter: Option<String>,
     /// What the report's first line names (`1.24+htslib-1.24`).
@@ -63,12 +67,12 @@ pub fn run(options: StatsOptions) -> Result<(), Error> {
     pool.install(|| stats(&options, &pool))
 }
 
-fn open_input(path: &str, threads: usize) -> Result<Opened, Error> {
+fn open_input(path: &str, spec: InputSpec) -> Result<Opened, Error> {
     let wording = Wording {
         cannot_open: "samtools stats: failed to open",
         no_header: "samtools stats: failed to read header for",
     };
-    open_sequence_input(path, threads, &wording)
+    open_sequence_input(path, spec, &wording)
 }
 
 fn stats(options: &StatsOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
@@ -77,7 +81,8 @@ fn stats(options: &StatsOptions, pool: &rayon::ThreadPool) -> Result<(), Error> 
         None => None,
     };
     let path = options.input.as_str();
-    let mut opened = open_input(path, options.threads)?;
+    let mut opened =
+        open_input(path, InputSpec::new(options.threads, options.cram_reference.as_deref()))?;
     if options.index.as_deref() == Some("") {
         return Err(Error::Bare("No index file provided".into()));
     }

@@ -24,6 +24,8 @@ pub struct TargetcutOptions {
     pub input: Option<String>,
     /// `-f`/`--reference`: BAQ against this FASTA.
     pub reference: Option<String>,
+    /// The FASTA a CRAM input is decoded against.
+    pub cram_reference: Option<String>,
     /// `-Q`: bases under this quality are left out.
     pub min_baseq: i32,
     pub params: ScoreParams,
@@ -121,7 +123,8 @@ pub fn run(o: &TargetcutOptions) -> Result<(), Error> {
         }
     });
     let Some(input) = o.input.as_deref() else { return Err(Error::ShowUsage(None)) };
-    let opened = open_sequence_input(input, 1, &WORDING)?;
+    let spec = crate::io::input_spec::InputSpec::new(1, o.cram_reference.as_deref());
+    let opened = open_sequence_input(input, spec, &WORDING)?;
     let header = opened.header.clone();
     let mut reads = Reads { input: SortedInput::whole(input, opened), fasta, loaded: None };
     let (mut out, file) = create_text_output("-", "targetcut")?;

@@ -129,7 +129,7 @@ fn read_window(
         }
         (RecordReader::Sam(_), WindowIndex::Binned(index)) => {
             let input = Input::open(path).map_err(|e| Error::io(path, e))?;
-            let mut sam_gz = crate::io::sam::range::RangeReader::new(input, header.clone());
+            let mut sam_gz = crate::io::sam::range::RangeReader::new(input, header.clone(), 1);
             region::for_each_region_batch(&mut sam_gz, index, path, regions, false, &mut keep)?
         }
         _ => unreachable!("the index was loaded for this reader"),
@@ -139,7 +139,8 @@ fn read_window(
 
 pub fn run(o: &TviewOptions) -> Result<(), Error> {
     let path = o.input.as_str();
-    let mut opened = open_sequence_input(path, 1, &WORDING)?;
+    let spec = crate::io::input_spec::InputSpec::new(1, o.reference.as_deref());
+    let mut opened = open_sequence_input(path, spec, &WORDING)?;
     let header = opened.header.clone();
     // samtools loads the index, the FASTA and the sample's read groups before the position.
     let index = load_window_index(path, o.index.as_deref(), &opened.reader)?;

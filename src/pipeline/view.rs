@@ -4,6 +4,7 @@
 //! framed BAM) on the pool; the encoded chunks are handed to the sink in input order, whose BGZF
 //! deflate is parallel again. Output bytes never depend on the thread count.
 
+use crate::io::input_spec::InputSpec;
 use rayon::prelude::*;
 
 use crate::error::Error;
@@ -50,6 +51,8 @@ pub struct ViewOptions {
     pub filter: Filter,
     pub edit: RecordEdit,
     pub threads: usize,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     /// References to add when the input header has none (`-t`/`-T`).
     pub fai_refs: Option<Vec<Reference>>,
     /// `@RG` lines to keep in the header (`-r`/`-R`): the listed IDs, even for `-R ^FILE`, where
@@ -433,7 +436,7 @@ fn for_each_region_batch(
         RecordReader::Bam(bam_reader) => bam_reader,
         RecordReader::Sam(_) if is_bgzf => {
             let input = Input::open(&opts.input).map_err(|e| Error::io(&opts.input, e))?;
-            sam_gz = RangeReader::new(input, header.clone());
+            sam_gz = RangeReader::new(input, header.clone(), opts.threads);
             &mut sam_gz
         }
         _ => {
@@ -480,7 +483,7 @@ fn for_each_region_batch(
 pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
     let Opened { mut reader, header: input_header, is_bgzf, .. } =
-        open::open(&opts.input, opts.threads)?;
+        open::open(&opts.input, InputSpec::new(opts.threads, opts.reference.as_deref()))?;
     profile::describe(RunInfo::streamed(
         opts.threads,
         opts.spec.level,
@@ -582,6 +585,7 @@ mod tests {
             filter: Filter::default(),
             edit: RecordEdit::default(),
             threads: 1,
+            reference: None,
             fai_refs: None,
             keep_read_groups: None,
             pg: None,

@@ -2,6 +2,7 @@
 //! reference id, alignment start, span, container offset, slice offset, slice size. A region
 //! query reads the containers whose slices overlap it.
 
+use crate::io::input_spec::InputSpec;
 use std::io::Read;
 
 /// One `.crai` line.
@@ -30,7 +31,8 @@ pub fn is_cram(path: &str) -> bool {
 pub fn build_crai(path: &str) -> Result<Vec<u8>, String> {
     let open = || -> Result<super::Reader, String> {
         let input = crate::io::input::Input::open(path).map_err(|e| e.to_string())?;
-        let (mut reader, _) = super::Reader::new(input).map_err(|e| e.to_string())?;
+        let (mut reader, _) =
+            super::Reader::new(input, InputSpec::from(1)).map_err(|e| e.to_string())?;
         reader.set_file_name(path);
         reader.without_bases();
         Ok(reader)

@@ -42,4 +42,3 @@ pub mod varint;
 pub mod writer;
 
 pub use reader::{CramError, Reader};
-pub use reference::choose_reference;

@@ -7,6 +7,7 @@
 //! the caller formats what came before. (Decoded in groups of one container a thread, a 3.0
 //! file's 6 M reads kept 1.77 of 2 cores busy, samtools 1.89.)
 
+use crate::io::input_spec::InputSpec;
 use std::collections::{HashSet, VecDeque};
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use super::convert::{RecordEncoder, decoding_header};
 use super::decode;
 use super::htslib_fields::{ReferenceWindow, append_as_htslib};
 use super::layout;
-use super::reference::{MissingReference, ReferenceFinder, chosen_reference, repository};
+use super::reference::{MissingReference, ReferenceFinder, repository};
 use crate::io::cram_header;
 use crate::io::input::Input;
 use crate::io::pool_wait::next_helping_pool;
@@ -159,8 +160,10 @@ pub const EOF_MARKER_ABSENT: &str =
     "[W::cram_check_EOF] EOF marker is absent. The input is probably truncated";
 
 impl Reader {
-    /// Reads the file definition and the header container of `input`.
-    pub fn new(mut input: Input) -> Result<(Reader, Header), CramError> {
+    /// Reads the file definition and the header container of `input`; its bases are decoded
+    /// against `spec`'s reference when given (else `REF_CACHE`, `REF_PATH`, `UR`), twice
+    /// `spec`'s threads of containers at a time.
+    pub fn new(mut input: Input, spec: InputSpec) -> Result<(Reader, Header), CramError> {
         let (inner, header, major_version) =
             if input.peek(6).is_ok_and(|b| b.len() == 6 && b[4] == 2) {
                 // noodles reads 3.x only: a 2.x file's header is read here, its containers by
@@ -188,7 +191,7 @@ impl Reader {
                     Header::from_sam_text(text).map_err(|e| CramError::Header(e.to_string()))?;
                 (inner, header, 3)
             };
-        let finder = Arc::new(ReferenceFinder::new(&header, chosen_reference()));
+        let finder = Arc::new(ReferenceFinder::new(&header, spec.reference));
         let repository = repository(finder);
         let decoding = decoding_header(&header);
         let read_groups = decoding.read_groups().keys().map(|id| id.to_vec()).collect();
@@ -212,7 +215,7 @@ impl Reader {
             inner: Some(inner),
             shared: Arc::new(shared),
             in_flight: VecDeque::new(),
-            window: 2 * rayon::current_num_threads().max(1),
+            window: 2 * spec.threads.max(1),
             containers_read: 0,
             done: false,
         };

@@ -7,31 +7,13 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use noodles_fasta as fasta;
 
 use crate::io::faidx::IndexedFasta;
 use crate::record::Header;
 use crate::record::header::line_field;
-
-/// The reference FASTA chosen on the command line (`-T`, `--reference`,
-/// `--input-fmt-option reference=`); one command runs per process. The last option kept in a
-/// global: every CRAM input and output reads it, and inputs are opened through `io::open` from
-/// many places that would each have to carry it.
-static CHOSEN_FASTA: Mutex<Option<String>> = Mutex::new(None);
-
-/// Records the FASTA named on the command line for every CRAM this process reads.
-pub fn choose_reference(path: &str) {
-    if let Ok(mut chosen) = CHOSEN_FASTA.lock() {
-        *chosen = Some(path.to_string());
-    }
-}
-
-/// The FASTA chosen with [`choose_reference`], if any.
-pub fn chosen_reference() -> Option<String> {
-    CHOSEN_FASTA.lock().ok().and_then(|c| c.clone())
-}
 
 /// What the header says of one `@SQ`: enough to find its bases.
 #[derive(Clone, Debug, Default)]

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use super::block_method::{Choice, Learned, Profile, TrialSizes, ends_trials, is_trial};
 use super::container_out::{ReferenceMode, Sources, encode};
 use super::file_header::{M5Of, file_definition, header_container, md5_hex, with_checksums};
-use super::reference::{ReferenceFinder, chosen_reference, repository};
+use super::reference::{ReferenceFinder, repository};
 use crate::io::cram_header::eof_template;
 use crate::record::header::line_field;
 use crate::record::{Header, RecordRef};
@@ -41,6 +41,9 @@ pub struct CramSettings {
     pub embed_ref: Option<u8>,
     /// `level=N` and the `fast`, `small` and `archive` profiles: the methods tried and levels.
     pub profile: Profile,
+    /// `--reference`, `-T` or `reference=`: the FASTA the slices are encoded against and the
+    /// header's `M5`s are taken from (else `REF_CACHE`, `REF_PATH`, `UR`).
+    pub reference: Option<String>,
 }
 
 /// samtools 1.24 writes CRAM 3.1 with 10 000 records a slice.
@@ -53,6 +56,7 @@ impl Default for CramSettings {
             no_ref: false,
             embed_ref: None,
             profile: Profile::default(),
+            reference: None,
         }
     }
 }
@@ -118,6 +122,7 @@ impl CramSettings {
                 2 => self.embed_ref = Some(2),
                 _ => self.embed_ref = Some(1),
             },
+            "reference" => self.reference = Some(value.to_string()),
             _ => {}
         }
     }
@@ -141,6 +146,8 @@ pub struct Writer {
     version: (u8, u8),
     seqs_per_slice: usize,
     mode: ReferenceMode,
+    /// Containers are encoded side by side, twice this many at a time.
+    threads: usize,
     /// Framed BAM records (`block_size` first) of the containers not yet written.
     pending: Vec<u8>,
     /// Complete containers in `pending`: byte ranges and record counts.
@@ -190,11 +197,12 @@ impl Writer {
         header: &Header,
         name: &str,
         settings: &CramSettings,
+        threads: usize,
     ) -> Result<Writer, String> {
         if let Some(why) = &settings.refused {
             return Err(why.clone());
         }
-        let fasta = chosen_reference();
+        let fasta = settings.reference.clone();
         let shared = Shared::new(header, fasta.clone());
         let mut mode = settings.reference_mode();
         if mode == ReferenceMode::External
@@ -213,6 +221,7 @@ impl Writer {
             version: settings.version,
             seqs_per_slice: settings.seqs_per_slice,
             mode,
+            threads: threads.max(1),
             pending: Vec::new(),
             cuts: Vec::new(),
             open: OpenContainer::default(),
@@ -233,7 +242,7 @@ impl Writer {
         for record in framed {
             self.push(record);
         }
-        if self.cuts.len() >= 2 * rayon::current_num_threads().max(1) {
+        if self.cuts.len() >= 2 * self.threads {
             self.write_cut()?;
         }
         Ok(())
@@ -475,9 +484,9 @@ fn file_start(
 /// What `reheader` writes before the containers it copies as they are (samtools'
 /// `cram_reheader`): the file start [`Writer::new`] writes, at the input's `version`.
 pub fn reheadered_start(header: &Header, name: &str, version: (u8, u8)) -> Result<Vec<u8>, String> {
-    let fasta = chosen_reference();
-    let shared = Shared::new(header, fasta.clone());
-    file_start(header, &shared, fasta.as_deref(), version, ReferenceMode::External, name)
+    // samtools reheader takes no reference: the `M5`s come from REF_CACHE, REF_PATH or `UR`.
+    let shared = Shared::new(header, None);
+    file_start(header, &shared, None, version, ReferenceMode::External, name)
 }
 
 fn encode_guarded(

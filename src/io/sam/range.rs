@@ -23,15 +23,19 @@ pub enum RangeError {
 pub struct RangeReader {
     bgzf: bgzf::Reader,
     header: Header,
+    /// Parsing tasks a range's lines are split into.
+    tasks: usize,
 }
 
 /// Most inflated bytes read at once: enough blocks to inflate in parallel.
 const PIECE_TARGET: usize = 4 << 20;
 
 impl RangeReader {
-    /// Reads records of `input` (BGZF SAM) against `header`.
-    pub fn new(input: Input, header: Header) -> RangeReader {
-        RangeReader { bgzf: bgzf::Reader::new(input, PIECE_TARGET), header }
+    /// Reads records of `input` (BGZF SAM) against `header`, each range parsed as `threads`
+    /// tasks.
+    pub fn new(input: Input, header: Header, threads: usize) -> RangeReader {
+        let tasks = threads.max(1);
+        RangeReader { bgzf: bgzf::Reader::new(input, PIECE_TARGET), header, tasks }
     }
 
     /// The records of the lines starting in `[start, end)`, parsed in parallel, with the parse
@@ -45,8 +49,7 @@ impl RangeReader {
         }
         let cut = end_index(&blocks, end).and_then(|e| line_end(&data, e)).unwrap_or(data.len());
         let cut = cut.clamp(from, data.len());
-        let tasks = rayon::current_num_threads();
-        Ok(reader::parse_body(&data[from..cut], &self.header, tasks, &mut 0)?)
+        Ok(reader::parse_body(&data[from..cut], &self.header, self.tasks, &mut 0)?)
     }
 
     /// The inflated blocks from `start`'s block on, until every line starting before `end` is

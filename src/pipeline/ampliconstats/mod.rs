@@ -11,6 +11,7 @@
 pub mod report;
 pub mod stats;
 
+use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
@@ -45,10 +46,19 @@ pub struct AmpliconstatsOptions {
     pub use_sample_name: bool,
     /// `-@`.
     pub threads: Threads,
+    /// The FASTA a CRAM input's bases are decoded against (`--reference`, `reference=`).
+    pub reference: Option<String>,
     /// The command line for `SS\tCommand line:`.
     pub command_line: String,
     /// For `SS\tSamtools version:`.
     pub version: String,
+}
+
+impl AmpliconstatsOptions {
+    /// Each input is read with the `-@` (extra) threads and the CRAM reference.
+    fn input_spec(&self) -> InputSpec {
+        InputSpec::new(self.threads.extra(), self.reference.as_deref())
+    }
 }
 
 /// What the report's layout depends on.
@@ -102,9 +112,9 @@ fn unrecognised(path: &str) -> String {
 /// `sam_open_format` + `sam_hdr_read` with samtools' wording: binary data htslib does not
 /// recognise fails to open; text is SAM to htslib, and a header that does not read fails
 /// without a word.
-fn open(path: &str, threads: usize) -> Result<Opened, String> {
+fn open(path: &str, spec: InputSpec) -> Result<Opened, String> {
     let wording = Wording { cannot_open: CANNOT_OPEN, no_header: NO_HEADER };
-    match open_sequence_input(path, threads, &wording) {
+    match open_sequence_input(path, spec, &wording) {
         Ok(o) => Ok(o),
         Err(e) if e.to_string() == format!("{NO_HEADER} \"{path}\"") => {
             let binary = path != "-"
@@ -162,7 +172,7 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
         ));
     }
     let mut text = String::new();
-    let first = open(&opts.inputs[0], opts.threads.extra())
+    let first = open(&opts.inputs[0], opts.input_spec())
         .map_err(|m| failed_late(&mut out, &mut text, m))?;
     let header = first.header.clone();
     let mut report = opts.report.clone();
@@ -226,7 +236,7 @@ pub fn run(opts: &AmpliconstatsOptions) -> Result<(), Error> {
             }
             Some(o) => o,
             None => {
-                open(path, opts.threads.extra()).map_err(|m| failed_late(&mut out, &mut text, m))?
+                open(path, opts.input_spec()).map_err(|m| failed_late(&mut out, &mut text, m))?
             }
         };
         let Opened { mut reader, header: file_header, .. } = opened;
