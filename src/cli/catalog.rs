@@ -10,8 +10,8 @@ use super::{
     Invocation, addreplacerg, ampliconclip, ampliconstats, bam2fq, bedcov, calmd, cat, checksum,
     collate, completion, consensus, coverage, cram_size, depad, depth, dict, faidx, fixmate,
     flags_command, flagstat, head, hw_model, idxstats, import, index, install_shim, load, manpage,
-    markdup, markdup_pipeline, merge, mpileup, phase, quickcheck, reference, reheader, reset, rmdup,
-    samples, simulate, sort, split, stats, targetcut, tview, view,
+    markdup, markdup_pipeline, merge, mpileup, phase, quickcheck, reference, reheader, reset,
+    rmdup, samples, simulate, sort, split, stats, targetcut, tview, view,
 };
 use crate::error::Error;
 use Heading::{Additions, Editing, FileOperations, Indexing, Statistics, Viewing};

@@ -89,17 +89,19 @@ pub fn parse(args: &[String], columns: Option<&str>) -> Result<Request, Error> {
                 }
             }
             "reference" => global_reference = Some(v),
-            "input-fmt-option" => match super::global::parse_input_fmt_option(&v, &mut fmt_reference) {
-                Ok(filter) => o.filter = filter.or(o.filter),
-                // samtools' `error(NULL)` after htslib's line: status 255, not 1.
-                Err(Error::ShowUsage(line)) => {
-                    if let Some(line) = line {
-                        eprintln!("{line}");
+            "input-fmt-option" => {
+                match super::global::parse_input_fmt_option(&v, &mut fmt_reference) {
+                    Ok(filter) => o.filter = filter.or(o.filter),
+                    // samtools' `error(NULL)` after htslib's line: status 255, not 1.
+                    Err(Error::ShowUsage(line)) => {
+                        if let Some(line) = line {
+                            eprintln!("{line}");
+                        }
+                        return Err(usage_exit());
                     }
-                    return Err(usage_exit());
+                    Err(e) => return Err(e),
                 }
-                Err(e) => return Err(e),
-            },
+            }
             _ => {}
         }
     }

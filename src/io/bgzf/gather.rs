@@ -160,7 +160,12 @@ pub fn deflate_serial(
             *kept = None;
         }
         let (_, _, deflater, raw) = kept.get_or_insert_with(|| {
-            (level, engine, Deflater::with_engine(level, engine), Vec::with_capacity(BLOCK_DATA_MAX))
+            (
+                level,
+                engine,
+                Deflater::with_engine(level, engine),
+                Vec::with_capacity(BLOCK_DATA_MAX),
+            )
         });
         specs
             .iter()
