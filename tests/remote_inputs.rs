@@ -258,6 +258,30 @@ fn http_inputs_read_as_the_local_file() {
     }
 }
 
+/// A server that ignores `Range` (the proxy drops it; nginx then answers 200 with the whole
+/// file) is read front to back, as samtools' libcurl reader reads it, where mdsam used to stop
+/// at the first request; a region query, which needs ranges, fails with one line naming the URL.
+#[test]
+fn servers_that_ignore_ranges_are_read_front_to_back() {
+    let dir = scratch_dir("remote_no_range");
+    let bam = indexed_bam(&dir, 20_000);
+    let Some(server) = nginx(&dir.join("data"), &dir) else { return };
+    let proxy = fault_proxy(server.port, "no-range");
+    let url = format!("http://127.0.0.1:{}/x.bam", proxy.port);
+    let local = bam.to_str().unwrap();
+    assert!(std::fs::metadata(&bam).unwrap().len() > 1 << 20, "larger than the first request");
+    for args in [&["view", "IN"][..], &["view", "-c", "IN"], &["flagstat", "IN"]] {
+        let ours = stdout_ok(&mdsam(&with_input(args, &url), &[]), &format!("{args:?} no-range"));
+        let theirs = stdout_ok(&mdsam(&with_input(args, local), &[]), &format!("{args:?} local"));
+        assert_eq!(ours, theirs, "{args:?}");
+    }
+    let region = mdsam(&["view", "-c", &url, "chr2:100000-101000"], &[]);
+    let stderr = String::from_utf8_lossy(&region.stderr);
+    assert_eq!(region.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains(&url) && stderr.contains("ignores range requests"), "{stderr}");
+}
+
 /// `DATA##idx##INDEX` and `-X` name an index that is not beside the URL.
 #[test]
 fn http_index_named_apart() {

@@ -77,7 +77,10 @@ fn last_bytes(path: &str, n: usize) -> Tail {
 
 /// A URL's last `n` bytes: one range request after the one that opens it.
 fn remote_last_bytes(url: &str, n: usize) -> Tail {
-    let Ok(reader) = crate::io::remote::open(url) else { return Tail::Error };
+    // A server that ignores ranges cannot give the tail alone.
+    let Ok(crate::io::remote::Remote::Ranged(reader)) = crate::io::remote::open(url) else {
+        return Tail::Error;
+    };
     let size = reader.len();
     if size < n as u64 {
         return Tail::TooShort;

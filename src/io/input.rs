@@ -67,7 +67,11 @@ impl Input {
             return Ok(Input::from_reader(path, Box::new(std::io::stdin())));
         }
         if super::remote::is_url(path) {
-            let reader = super::remote::open(path)?;
+            let reader = match super::remote::open(path)? {
+                super::remote::Remote::Ranged(reader) => reader,
+                // A server that ignores ranges: read as a pipe is.
+                super::remote::Remote::Whole(body) => return Ok(Input::from_reader(path, body)),
+            };
             let mut input = Input::from_reader(path, Box::new(std::io::empty()));
             if let Source::Stream { reader: r, .. } = &mut input.src {
                 *r = StreamReader::Remote(Box::new(reader));
@@ -177,7 +181,11 @@ impl Input {
             }
             Source::Stream { .. } => Err(std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
-                "random access needs a regular file",
+                if super::remote::is_url(&self.name) {
+                    "the server ignores range requests, which random access needs"
+                } else {
+                    "random access needs a regular file"
+                },
             )),
         }
     }

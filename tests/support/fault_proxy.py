@@ -10,6 +10,7 @@ Forwards each GET to --upstream (host:port) and answers one request per connecti
   status:CODE     every request gets CODE
   delay:SECONDS   wait that long before answering each data request
   latency:SECONDS wait that long before answering every request (benches/remote.sh)
+  no-range        drop the Range header: the upstream answers 200 with the whole file
 Prints its port on the first line of stdout, then serves until killed or --lifetime seconds
 (default 300) pass, so it never outlives a test run.
 """
@@ -92,7 +93,8 @@ def serve(conn, upstream, state):
             time.sleep(float(state.arg))
         host, port = upstream.rsplit(":", 1)
         up = http.client.HTTPConnection(host, int(port), timeout=30)
-        keep = [(k, v) for k, v in headers if k.lower() not in ("host", "connection")]
+        dropped = ("host", "connection") + (("range",) if state.mode == "no-range" else ())
+        keep = [(k, v) for k, v in headers if k.lower() not in dropped]
         up.request(method, path, headers=dict(keep))
         resp = up.getresponse()
         body = resp.read()

@@ -1,7 +1,9 @@
 //! One remote object and the range requests made to it: each a GET with `Range`, checked
 //! (status, `Content-Range`, the whole body received) and retried with backoff when the failure
 //! may pass (a 5xx, 408 or 429 status, a timeout, a reset or refused connection, a body cut
-//! short). A failure that will not pass (403, 404, a server that ignores ranges) ends at once.
+//! short). A failure that will not pass (403, 404) ends at once. A server that ignores ranges
+//! (a 200 with the whole file to the first request) is read as one stream, as htslib's libcurl
+//! reader does: front to back, no index queries.
 //! Errors are the cause alone; the callers name the file, as for local files.
 
 use std::io::{Error, ErrorKind, Read};
@@ -45,6 +47,23 @@ pub struct RemoteFile {
     pub settings: Settings,
 }
 
+/// What opening a URL gave: ranges, with the first bytes and the file's size; or, from a
+/// server that ignores ranges, the whole file's body to read once, front to back.
+pub enum Opening {
+    Ranged(RemoteFile, Vec<u8>),
+    Whole(Box<dyn Read + Send>),
+}
+
+/// A response's status, what its headers say of the sizes, and its body.
+struct Answer {
+    status: u16,
+    /// The file's size, from `Content-Range`.
+    total: Option<u64>,
+    /// The body's size, from `Content-Length`.
+    length: Option<u64>,
+    body: ureq::BodyReader<'static>,
+}
+
 /// A failed try: whether another may succeed, and why it failed.
 struct Failure {
     transient: bool,
@@ -53,7 +72,7 @@ struct Failure {
 
 impl RemoteFile {
     /// Opens `target` with one request for its first [`HEAD_BYTES`], which also gives its size.
-    pub fn open(target: Target) -> std::io::Result<(RemoteFile, Vec<u8>)> {
+    pub fn open(target: Target) -> std::io::Result<Opening> {
         let settings = Settings::from_env();
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -64,9 +83,20 @@ impl RemoteFile {
             .build()
             .into();
         let mut file = RemoteFile { target, agent, size: u64::MAX, settings };
-        let (head, size) = file.with_retries(|f| f.try_get(0, HEAD_BYTES, true))?;
-        file.size = size.unwrap_or(head.len() as u64);
-        Ok((file, head))
+        let first = file.with_retries(|f| {
+            let answer = f.ask(0, HEAD_BYTES)?;
+            if answer.status == 200 && !answer.length.is_some_and(|l| l <= HEAD_BYTES) {
+                return Ok(Err(answer.body));
+            }
+            f.answered_bytes(answer, 0, HEAD_BYTES, true).map(Ok)
+        })?;
+        match first {
+            Ok((head, size)) => {
+                file.size = size.unwrap_or(head.len() as u64);
+                Ok(Opening::Ranged(file, head))
+            }
+            Err(body) => Ok(Opening::Whole(Box::new(body))),
+        }
     }
 
     /// Bytes `[start, end)` of the file (`end` clipped to its size).
@@ -112,6 +142,12 @@ impl RemoteFile {
         end: u64,
         opening: bool,
     ) -> Result<(Vec<u8>, Option<u64>), Failure> {
+        let answer = self.ask(start, end)?;
+        self.answered_bytes(answer, start, end, opening)
+    }
+
+    /// Sends the GET of `[start, end)`.
+    fn ask(&self, start: u64, end: u64) -> Result<Answer, Failure> {
         let (url, headers) = self.target.request();
         let mut request =
             self.agent.get(&url).header("Range", format!("bytes={start}-{}", end - 1));
@@ -131,13 +167,25 @@ impl RemoteFile {
             .get("content-length")
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        let mut body = response.into_body().into_reader();
+        Ok(Answer { status, total, length, body: response.into_body().into_reader() })
+    }
+
+    /// The bytes `[start, end)` an answer carries, checked (see [`Self::try_get`]).
+    fn answered_bytes(
+        &self,
+        answer: Answer,
+        start: u64,
+        end: u64,
+        opening: bool,
+    ) -> Result<(Vec<u8>, Option<u64>), Failure> {
+        let Answer { status, total, length, mut body } = answer;
         match status {
             206 => {}
             // The whole file: fine when it is the range asked for.
             200 if start == 0 && length.is_some_and(|l| l <= end) => {}
             200 => {
-                let what = "the server ignores range requests (mdsam reads URLs in ranges)";
+                let what = "the server ignores range requests (mdsam reads such URLs front to \
+                            back, and only from the start)";
                 return Err(Failure { transient: false, error: Error::other(what) });
             }
             416 if opening => return Ok((Vec::new(), Some(total.unwrap_or(0)))),

@@ -68,19 +68,37 @@ fn with_credentials(url: &str) -> String {
     }
 }
 
+/// A URL opened: read in ranges (it can seek), or, from a server that ignores ranges, one
+/// stream of the whole file (as a pipe: front to back).
+pub enum Remote {
+    Ranged(RemoteReader),
+    Whole(Box<dyn std::io::Read + Send>),
+}
+
 /// Opens `url`: checks that it can be read and learns its size (one request for its first
 /// bytes, which the reader keeps).
-pub fn open(url: &str) -> std::io::Result<RemoteReader> {
+pub fn open(url: &str) -> std::io::Result<Remote> {
     let target = location::Target::parse(&with_credentials(url))?;
-    let (file, head) = fetch::RemoteFile::open(target)?;
-    Ok(RemoteReader::new(Arc::new(file), head))
+    Ok(match fetch::RemoteFile::open(target)? {
+        fetch::Opening::Ranged(file, head) => {
+            Remote::Ranged(RemoteReader::new(Arc::new(file), head))
+        }
+        fetch::Opening::Whole(body) => Remote::Whole(body),
+    })
 }
 
 /// The whole of `url` (an index, a reference), fetched in parallel ranges.
 pub fn read_all(url: &str) -> std::io::Result<Vec<u8>> {
-    let mut reader = open(url)?;
-    let mut bytes = Vec::with_capacity(reader.len() as usize);
-    std::io::Read::read_to_end(&mut reader, &mut bytes)?;
+    let mut bytes = Vec::new();
+    match open(url)? {
+        Remote::Ranged(mut reader) => {
+            bytes.reserve(reader.len() as usize);
+            std::io::Read::read_to_end(&mut reader, &mut bytes)?;
+        }
+        Remote::Whole(mut body) => {
+            std::io::Read::read_to_end(&mut body, &mut bytes)?;
+        }
+    }
     Ok(bytes)
 }
 
