@@ -75,6 +75,7 @@ impl RemoteFile {
     pub fn open(target: Target) -> std::io::Result<Opening> {
         let settings = Settings::from_env();
         let agent: ureq::Agent = ureq::Agent::config_builder()
+            .tls_config(tls_config()?)
             .http_status_as_error(false)
             .timeout_connect(Some(settings.timeout))
             .timeout_recv_response(Some(settings.timeout))
@@ -211,6 +212,31 @@ impl RemoteFile {
         }
         Ok((bytes, if status == 206 { total } else { length }))
     }
+}
+
+/// The certificates https servers are checked against: Mozilla's roots, or, as libcurl (and so
+/// htslib) takes them, only those of the PEM file `CURL_CA_BUNDLE` names (a site's own CA, a
+/// test server's).
+fn tls_config() -> std::io::Result<ureq::tls::TlsConfig> {
+    let mut config = ureq::tls::TlsConfig::builder();
+    if let Some(bundle) = std::env::var_os("CURL_CA_BUNDLE").filter(|b| !b.is_empty()) {
+        let shown = bundle.to_string_lossy().into_owned();
+        let pem = std::fs::read(&bundle)
+            .map_err(|e| Error::new(e.kind(), format!("CURL_CA_BUNDLE {shown}: {e}")))?;
+        let mut certs = Vec::new();
+        for item in ureq::tls::parse_pem(&pem) {
+            match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => certs.push(c),
+                Ok(_) => {}
+                Err(e) => return Err(Error::other(format!("CURL_CA_BUNDLE {shown}: {e}"))),
+            }
+        }
+        if certs.is_empty() {
+            return Err(Error::other(format!("CURL_CA_BUNDLE {shown}: no certificate in it")));
+        }
+        config = config.root_certs(ureq::tls::RootCerts::Specific(std::sync::Arc::new(certs)));
+    }
+    Ok(config.build())
 }
 
 fn body_error(e: &Error, got: usize, expected: u64) -> String {
