@@ -150,9 +150,10 @@ pub fn deflate_serial(
     lead: &[u8],
     (level, engine): (i32, Engine),
 ) -> Vec<Vec<u8>> {
+    /// A thread's deflater for one level and engine, and its gathering buffer.
+    type Kept = Option<(i32, Engine, Deflater, Vec<u8>)>;
     thread_local! {
-        static KEPT: std::cell::RefCell<Option<(i32, Engine, Deflater, Vec<u8>)>> =
-            const { std::cell::RefCell::new(None) };
+        static KEPT: std::cell::RefCell<Kept> = const { std::cell::RefCell::new(None) };
     }
     KEPT.with(|kept| {
         let mut kept = kept.borrow_mut();

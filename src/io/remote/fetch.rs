@@ -86,7 +86,7 @@ impl RemoteFile {
         let mut file = RemoteFile { target, agent, size: u64::MAX, settings };
         let first = file.with_retries(|f| {
             let answer = f.ask(0, HEAD_BYTES)?;
-            if answer.status == 200 && !answer.length.is_some_and(|l| l <= HEAD_BYTES) {
+            if answer.status == 200 && answer.length.is_none_or(|l| l > HEAD_BYTES) {
                 return Ok(Err(answer.body));
             }
             f.answered_bytes(answer, 0, HEAD_BYTES, true).map(Ok)
