@@ -1,8 +1,12 @@
-//! htslib's error model (`errmod.c`, Heng Li's MAQ model): phred-scaled likelihoods of the ten
+//! htslib's error model (`errmod.c`, Heng Li's MAQ model): phred-scaled likelihoods of the
 //! diploid genotypes of one pileup column, from bases packed as `quality << 5 | strand << 4 |
 //! base`. Errors on one strand are taken as dependent (`depcorr`). samtools' `targetcut` and
-//! `phase` call it; the tables and the float rounding are htslib's, so the calls agree bit for
-//! bit.
+//! `phase` call it with 4 alleles, `tview`'s consensus (`bcf_call_glfgen`) with 5; the tables and
+//! the float rounding are htslib's, so the calls agree bit for bit. htslib fills its 32 MB `beta`
+//! table up front; here a row (one quality, one depth) is computed the first time it is needed,
+//! with the same arithmetic.
+
+use std::sync::OnceLock;
 
 use super::drand48::Drand48;
 
@@ -35,10 +39,10 @@ fn lfact(n: usize) -> f64 {
 pub struct ErrorModel {
     /// `fk[n]`: the weight of the n-th base seen on a strand.
     fk: Vec<f64>,
-    /// `beta[q << 16 | n << 8 | k]`.
-    beta: Vec<f64>,
-    /// `lhet[n << 8 | k]`: log of C(n, k) / 2^n.
-    lhet: Vec<f64>,
+    /// `lc[n << 8 | k]`: log C(n, k), 0 where k is 0 (`logbinomial_table(256)`).
+    lc: Vec<f64>,
+    /// `beta[q << 16 | n << 8 | k]` for k in 0..=n, by `q << 8 | n`, made when first needed.
+    beta: Vec<OnceLock<Vec<f64>>>,
 }
 
 impl ErrorModel {
@@ -50,7 +54,6 @@ impl ErrorModel {
         for (n, f) in fk.iter_mut().enumerate().skip(1) {
             *f = (1.0 - depcorr).powf(n as f64) * (1.0 - eta) + eta;
         }
-        // `logbinomial_table(256)`: log C(n, k), zero where k is 0.
         let mut lc = vec![0.0f64; 256 * 256];
         for n in 1..256 {
             let lfn = lfact(n);
@@ -58,42 +61,49 @@ impl ErrorModel {
                 lc[n << 8 | k] = lfn - lfact(k) - lfact(n - k);
             }
         }
-        let mut beta = vec![0.0f64; 256 * 256 * 64];
-        for q in 1..64usize {
+        ErrorModel { fk, lc, beta: (0..64 * 256).map(|_| OnceLock::new()).collect() }
+    }
+
+    /// `beta[q << 16 | n << 8 | ..]`: the phred-scaled chance that k or more of `n` bases of
+    /// quality `q` are errors.
+    fn beta_row(&self, q: usize, n: usize) -> &[f64] {
+        self.beta[q << 8 | n].get_or_init(|| {
+            let lc = &self.lc;
             let e = 10.0f64.powf(-(q as f64) / 10.0);
-            let le = e.ln();
-            let le1 = (1.0 - e).ln();
-            for n in 1..=MAX_DEPTH {
-                let row = &mut beta[(q << 16 | n << 8)..(q << 16 | n << 8) + 256];
-                let mut sum1 = lc[n << 8 | n] + n as f64 * le;
-                row[n] = f64::INFINITY;
-                for k in (0..n).rev() {
-                    let sum = sum1
-                        + (lc[n << 8 | k] + k as f64 * le + (n - k) as f64 * le1 - sum1)
-                            .exp()
-                            .ln_1p();
-                    row[k] = -10.0 / std::f64::consts::LN_10 * (sum1 - sum);
-                    sum1 = sum;
-                }
+            let (le, le1) = (e.ln(), (1.0 - e).ln());
+            let mut row = vec![0.0; n + 1];
+            row[n] = f64::INFINITY;
+            let mut sum1 = lc[n << 8 | n] + n as f64 * le;
+            for k in (0..n).rev() {
+                let sum = sum1
+                    + (lc[n << 8 | k] + k as f64 * le + (n - k) as f64 * le1 - sum1).exp().ln_1p();
+                row[k] = -10.0 / std::f64::consts::LN_10 * (sum1 - sum);
+                sum1 = sum;
             }
-        }
-        let mut lhet = vec![0.0f64; 256 * 256];
-        for n in 0..256 {
-            for k in 0..256 {
-                lhet[n << 8 | k] = lc[n << 8 | k] - std::f64::consts::LN_2 * n as f64;
-            }
-        }
-        ErrorModel { fk, beta, lhet }
+            row
+        })
+    }
+
+    /// `lhet`: log of C(n, k) / 2^n.
+    fn lhet(&self, n: usize, k: usize) -> f64 {
+        self.lc[n << 8 | k] - std::f64::consts::LN_2 * n as f64
     }
 
     /// `errmod_cal(em, n, 4, bases, q)`: `q[i * 4 + j]`, the phred-scaled likelihood of genotype
     /// (i, j). Over 255 bases, `rng` shuffles them and the first 255 are kept, as htslib does;
     /// `bases` is left shuffled and sorted as htslib leaves it.
     pub fn likelihoods(&self, bases: &mut [u16], rng: &mut Drand48) -> [f32; 16] {
-        const M: usize = 4;
         let mut q = [0.0f32; 16];
+        self.likelihoods_into(bases, rng, 4, &mut q);
+        q
+    }
+
+    /// [`ErrorModel::likelihoods`] over `m` alleles (`errmod_cal(em, n, m, ..)`): `q` holds
+    /// `m * m` values.
+    pub fn likelihoods_into(&self, bases: &mut [u16], rng: &mut Drand48, m: usize, q: &mut [f32]) {
+        q.fill(0.0);
         if bases.is_empty() {
-            return q;
+            return;
         }
         let mut n = bases.len();
         if n > MAX_DEPTH {
@@ -110,39 +120,38 @@ impl ErrorModel {
             let strand_base = usize::from(b & 0x1f);
             let base = usize::from(b & 0xf);
             let fk = self.fk[w[strand_base]];
-            bsum[base] += fk * self.beta[qual << 16 | n << 8 | count[base] as usize];
+            bsum[base] += fk * self.beta_row(qual, n)[count[base] as usize];
             count[base] += 1;
             w[strand_base] += 1;
         }
-        for j in 0..M {
+        for j in 0..m {
             // The sums are C floats: each addition is rounded to f32.
             let (mut others, mut seen) = (0.0f32, 0u32);
-            for k in (0..M).filter(|&k| k != j) {
+            for k in (0..m).filter(|&k| k != j) {
                 others = (f64::from(others) + bsum[k]) as f32;
                 seen += count[k];
             }
             if seen != 0 {
-                q[j * M + j] = others;
+                q[j * m + j] = others;
             }
-            for k in j + 1..M {
+            for k in j + 1..m {
                 let cjk = (count[j] + count[k]) as usize;
                 let (mut rest, mut rest_seen) = (0.0f32, 0u32);
-                for i in (0..M).filter(|&i| i != j && i != k) {
+                for i in (0..m).filter(|&i| i != j && i != k) {
                     rest = (f64::from(rest) + bsum[i]) as f32;
                     rest_seen += count[i];
                 }
-                let het = -4.343 * self.lhet[cjk << 8 | count[k] as usize];
+                let het = -4.343 * self.lhet(cjk, count[k] as usize);
                 let v = if rest_seen != 0 { (het + f64::from(rest)) as f32 } else { het as f32 };
-                q[j * M + k] = v;
-                q[k * M + j] = v;
+                q[j * m + k] = v;
+                q[k * m + j] = v;
             }
-            for v in &mut q[j * M..j * M + M] {
+            for v in &mut q[j * m..j * m + m] {
                 if *v < 0.0 {
                     *v = 0.0;
                 }
             }
         }
-        q
     }
 }
 
@@ -164,4 +173,23 @@ pub fn packed_base(rec: &crate::record::RecordRef<'_>, qpos: usize, min_baseq: i
     let q = u16::from(base_q.min(rec.mapq())).clamp(4, 63);
     let reverse = u16::from(rec.flag() & crate::record::layout::flags::REVERSE != 0);
     Some(q << 5 | reverse << 4 | u16::from(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_base_everywhere_favours_its_homozygote() {
+        let em = ErrorModel::new(1.0 - 0.83);
+        let mut rng = Drand48::default();
+        let mut bases: Vec<u16> = (0..10).map(|_| 30 << 5 | 2).collect();
+        let mut q = [0f32; 25];
+        em.likelihoods_into(&mut bases, &mut rng, 5, &mut q);
+        assert_eq!(q[2 * 5 + 2], 0.0);
+        assert!(q[0] > 50.0 && q[2 * 5 + 3] > 10.0);
+        // Four alleles: the same values where the genotypes are the same.
+        let q4 = em.likelihoods(&mut bases, &mut rng);
+        assert_eq!((q4[2 * 4 + 2], q4[0], q4[2 * 4 + 3]), (q[2 * 5 + 2], q[0], q[2 * 5 + 3]));
+    }
 }

@@ -6,8 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::rand48::Rand48;
 use super::translate::{IdMap, Translation};
+use crate::ops::drand48::Drand48;
 use crate::record::Header;
 use crate::record::header::{Reference, line_field};
 
@@ -29,7 +29,7 @@ pub struct MergedHeader {
     co_lines: Vec<Vec<u8>>,
     rg_ids: HashSet<Vec<u8>>,
     pg_ids: HashSet<Vec<u8>>,
-    random: Rand48,
+    random: Drand48,
 }
 
 /// A header's lines as htslib holds them once parsed: `@SQ` lines made from the reference list
@@ -81,7 +81,7 @@ impl MergedHeader {
             co_lines: Vec::new(),
             rg_ids: HashSet::new(),
             pg_ids: HashSet::new(),
-            random: Rand48::new(seed),
+            random: Drand48::seeded(seed),
         }
     }
 

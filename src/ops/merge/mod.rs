@@ -4,9 +4,9 @@
 //!   reference ids and `@RG`/`@PG` IDs (`trans_tbl_init`);
 //! - [`translate`]: a record rewritten through its input's translation (`bam_translate`);
 //! - [`order`]: which of the inputs' current records comes next (`heap_lt`);
-//! - [`rand48`]: the `lrand48` stream that suffixes clashing IDs.
+//!
+//! Clashing IDs get suffixes from the seeded `lrand48` stream of [`crate::ops::drand48`].
 
 pub mod header;
 pub mod order;
-pub mod rand48;
 pub mod translate;

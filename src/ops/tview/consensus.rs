@@ -2,7 +2,8 @@
 //! `bcf_call_glfgen`): a diploid call from the bases' error model, with a prior against
 //! differing from the reference.
 
-use super::errmod::ErrMod;
+use crate::ops::drand48::Drand48;
+use crate::ops::errmod::ErrorModel;
 use crate::record::RecordRef;
 use crate::record::layout::flags;
 
@@ -60,7 +61,7 @@ pub struct Call {
 }
 
 /// `bcf_call_glfgen` then tview's genotype choice, for reference letter `rb`.
-pub fn call(em: &mut ErrMod, reads: &[Observation<'_>], rb: u8) -> Call {
+pub fn call(em: &ErrorModel, rng: &mut Drand48, reads: &[Observation<'_>], rb: u8) -> Call {
     let ref_code = nt16_code(rb);
     let mut bases = Vec::with_capacity(reads.len());
     let mut qsum = [0f32; 4];
@@ -88,7 +89,8 @@ pub fn call(em: &mut ErrMod, reads: &[Observation<'_>], rb: u8) -> Call {
             qsum[b as usize] += q as f32;
         }
     }
-    let p = em.cal(&mut bases);
+    let mut p = [0f32; 25];
+    em.likelihoods_into(&mut bases, rng, 5, &mut p);
     // The two alleles with the highest quality sums, ties to the higher code.
     let mut ranked: [i32; 4] = std::array::from_fn(|i| (qsum[i] as i32) << 2 | i as i32);
     for i in 1..4 {

@@ -3,9 +3,10 @@
 //! each insertion adds columns, `*` where a read has none.
 
 use super::consensus::{Observation, call};
-use super::errmod::ErrMod;
 use super::levels::{Levels, Span};
 use super::screen::{Screen, UNDERLINE, colour};
+use crate::ops::drand48::Drand48;
+use crate::ops::errmod::ErrorModel;
 use crate::record::RecordRef;
 use crate::record::cigar;
 use crate::record::layout::flags;
@@ -68,7 +69,10 @@ pub struct Drawer {
     reference: Option<Vec<u8>>,
     show_inserts: bool,
     levels: Levels,
-    errmod: ErrMod,
+    /// `bcf_call_init(0.83, 13)`'s model: errors on a strand dependent by 1 - 0.83.
+    errmod: ErrorModel,
+    /// The process's unseeded `drand48` (columns deeper than 255 are shuffled).
+    rng: Drand48,
 }
 
 impl Drawer {
@@ -82,7 +86,8 @@ impl Drawer {
             reference,
             show_inserts,
             levels: Levels::default(),
-            errmod: ErrMod::new(0.83),
+            errmod: ErrorModel::new(1.0 - 0.83),
+            rng: Drand48::default(),
         }
     }
 
@@ -128,7 +133,7 @@ impl Drawer {
             .iter()
             .map(|p| Observation { rec: p.rec, qpos: p.qpos as usize, is_del: p.is_del })
             .collect();
-        let consensus = call(&mut self.errmod, &observed, rb);
+        let consensus = call(&self.errmod, &mut self.rng, &observed, rb);
         let class = (consensus.quality / 10 + 1).min(4) as u32;
         self.put(2, consensus.letter, UNDERLINE | colour(class));
         let inserts: Vec<Vec<u8>> =
