@@ -17,6 +17,7 @@ pub mod errmod;
 pub mod fixmate;
 pub mod flagstat;
 pub mod idxstats;
+pub mod ksort;
 pub mod markdup;
 pub mod merge;
 pub mod mpileup;

@@ -2,12 +2,11 @@
 //! ([`call_site`]), each read (a fragment, keyed by the hash of its name) reduced to its alleles
 //! at those sites, the sites phased in blocks by dynamic programming over `k`-site windows
 //! ([`algorithm`]) and printed as samtools prints them ([`report`]). The fragment table is
-//! klib's hash ([`khash`]) and the `EV` order klib's sort ([`ksort`]), both replicated because
-//! the output order depends on them.
+//! klib's hash ([`khash`]) and the `EV` order klib's sort ([`crate::ops::ksort`]), both
+//! replicated because the output order depends on them.
 
 pub mod algorithm;
 pub mod khash;
-pub mod ksort;
 pub mod report;
 
 /// Most sites one fragment records.

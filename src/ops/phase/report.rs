@@ -3,9 +3,9 @@
 //! fragments and `//`; and which output file each read goes to (`dump_aln`).
 
 use super::algorithm::{clean_seqs, count_all, dynaprog, fragphase, genmask};
-use super::ksort::introsort;
 use super::{Frag, Frags};
 use crate::ops::drand48::Drand48;
+use crate::ops::ksort::introsort;
 
 /// The settings one phase set uses.
 pub struct PhaseSettings {
