@@ -158,6 +158,21 @@ impl ErrorModel {
 /// `seq_nt16_int`: 4-bit base code to 0..=3 for A, C, G, T and 4 for anything else.
 pub const NT16_INT: [u8; 16] = [4, 0, 1, 4, 2, 4, 4, 4, 3, 4, 4, 4, 4, 4, 4, 4];
 
+/// The bases of a pileup column packed for [`ErrorModel::likelihoods`] into `bases` (cleared
+/// first), as `targetcut` and `phase` gather them: deletions and reference skips left out, then
+/// every base [`packed_base`] keeps.
+pub fn packed_column(
+    plp: &crate::ops::mpileup::pileup::Pileup,
+    min_baseq: i32,
+    bases: &mut Vec<u16>,
+) {
+    bases.clear();
+    for e in plp.column.iter().filter(|e| !e.is_del && !e.is_refskip) {
+        let r = crate::record::RecordRef::new(&plp.reads[e.read].rec);
+        bases.extend(packed_base(&r, e.qpos as usize, min_baseq));
+    }
+}
+
 /// One read's base at `qpos` packed for [`ErrorModel::likelihoods`], as `targetcut` and `phase`
 /// pack it: its quality capped by the mapping quality and kept within 4..=63. `None` for a base
 /// under `min_baseq` or not A, C, G or T.

@@ -13,7 +13,7 @@ use crate::io::format::OutputFormat;
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::{Encoded, RecordSink};
 use crate::ops::drand48::Drand48;
-use crate::ops::errmod::{ErrorModel, packed_base};
+use crate::ops::errmod::{ErrorModel, packed_column};
 use crate::ops::mpileup::pileup::Pileup;
 use crate::ops::phase::algorithm::update_vpos;
 use crate::ops::phase::report::{PhaseSettings, output_of, phase_set};
@@ -339,14 +339,7 @@ pub fn run(o: &PhaseOptions) -> Result<(), Error> {
         if n as i64 > i64::from(o.max_depth) {
             continue;
         }
-        bases.clear();
-        for e in &plp.column {
-            if e.is_del || e.is_refskip {
-                continue;
-            }
-            let r = RecordRef::new(&plp.reads[e.read].rec);
-            bases.extend(packed_base(&r, e.qpos as usize, o.min_baseq));
-        }
+        packed_column(&plp, o.min_baseq, &mut bases);
         if bases.is_empty() {
             continue;
         }

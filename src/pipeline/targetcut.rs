@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::io::faidx::IndexedFasta;
 use crate::ops::baq::{BaqFlags, prob_realn};
 use crate::ops::drand48::Drand48;
-use crate::ops::errmod::{ErrorModel, packed_base};
+use crate::ops::errmod::{ErrorModel, packed_column};
 use crate::ops::mpileup::pileup::Pileup;
 use crate::ops::targetcut::{ERR_DEP, ScoreParams, column_consensus, segments};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
@@ -157,14 +157,7 @@ pub fn run(o: &TargetcutOptions) -> Result<(), Error> {
             cns.resize(len, 0);
             last_tid = Some(tid);
         }
-        bases.clear();
-        for e in &plp.column {
-            if e.is_del || e.is_refskip {
-                continue;
-            }
-            let r = RecordRef::new(&plp.reads[e.read].rec);
-            bases.extend(packed_base(&r, e.qpos as usize, o.min_baseq));
-        }
+        packed_column(&plp, o.min_baseq, &mut bases);
         let c = column_consensus(&em, &mut bases, &mut rng);
         // A read past the reference's end: samtools writes beyond its array, never read back.
         if let Some(slot) = usize::try_from(pos).ok().and_then(|p| cns.get_mut(p)) {
