@@ -346,15 +346,13 @@ impl RecordSink {
         units: std::sync::Arc<U>,
         spawner: &impl bgzf::stage::Spawner<'s>,
     ) -> Result<(), Error> {
-        let written = (0..units.count()).filter(|&i| units.size(i) > 0).map(|i| units.unit(i));
-        let framed: Vec<&[u8]> = written.collect();
+        let written = || (0..units.count()).filter(|&i| units.size(i) > 0).map(|i| units.unit(i));
         if !matches!(self.kind, Some(Kind::Bam(_)))
-            || framed.iter().any(|f| crate::record::layout::uses_name_ext(&f[4..]))
+            || written().any(|f| crate::record::layout::uses_name_ext(&f[4..]))
         {
             // CRAM, or long CIGARs that change size on the way out: written before returning.
-            return self.write_framed(&framed);
+            return self.write_framed(&written().collect::<Vec<_>>());
         }
-        drop(framed);
         self.write_planned_shared(units, spawner)
     }
 

@@ -256,16 +256,7 @@ fn draw_column(plp: &Pileup, pos: i64, drawer: &mut Drawer) {
     let piled: Vec<Piled<'_>> = plp
         .column
         .iter()
-        .map(|e| Piled {
-            rec: RecordRef::new(&plp.reads[e.read].rec),
-            qpos: e.qpos,
-            indel: e.indel,
-            is_del: e.is_del,
-            is_refskip: e.is_refskip,
-            is_head: e.is_head,
-            is_tail: e.is_tail,
-            cigar_ind: e.cigar_ind,
-        })
+        .map(|e| Piled { rec: RecordRef::new(&plp.reads[e.read].rec), at: *e })
         .collect();
     drawer.column(pos, &piled);
 }

@@ -7,6 +7,7 @@ use super::levels::{Levels, Span};
 use super::screen::{Screen, UNDERLINE, colour};
 use crate::ops::drand48::Drand48;
 use crate::ops::errmod::ErrorModel;
+use crate::ops::mpileup::pileup::Entry;
 use crate::record::RecordRef;
 use crate::record::cigar;
 use crate::record::layout::flags;
@@ -19,32 +20,26 @@ const MAX_ROWS: i64 = 99999;
 const TEN_DIGITS: i64 = 1_000_000_000;
 const NT16: &[u8; 16] = b"=ACMGRSVTWYHKDBN";
 
-/// One read at a column (htslib's `bam_pileup1_t`, the fields tview reads).
+/// One read at a column (htslib's `bam_pileup1_t`): its record and where the pileup has it.
 pub struct Piled<'a> {
     pub rec: RecordRef<'a>,
-    pub qpos: i64,
-    pub indel: i64,
-    pub is_del: bool,
-    pub is_refskip: bool,
-    pub is_head: bool,
-    pub is_tail: bool,
-    pub cigar_ind: usize,
+    pub at: Entry,
 }
 
 /// `bam_plp_insertion`: the bases inserted after this position (`*` for pads).
 fn insertion(p: &Piled<'_>) -> Vec<u8> {
-    if p.indel <= 0 {
+    if p.at.indel <= 0 {
         return Vec::new();
     }
     let ops: Vec<u32> = p.rec.cigar().collect();
     let (mut out, mut j) = (Vec::new(), 1);
-    for &op in ops.iter().skip(p.cigar_ind + 1) {
+    for &op in ops.iter().skip(p.at.cigar_ind + 1) {
         let len = cigar::len(op) as usize;
         match cigar::op(op) {
             cigar::PAD => out.extend(std::iter::repeat_n(b'*', len)),
             cigar::INS => {
                 for _ in 0..len {
-                    let at = p.qpos + j - i64::from(p.is_del);
+                    let at = p.at.qpos + j - i64::from(p.at.is_del);
                     out.push(if at < p.rec.l_seq() as i64 {
                         NT16[p.rec.base_code(at as usize) as usize]
                     } else {
@@ -116,7 +111,7 @@ impl Drawer {
     /// `tv_pl_func` for the column at `pos`.
     pub fn column(&mut self, pos: i64, plp: &[Piled<'_>]) {
         let spans: Vec<Span> =
-            plp.iter().map(|p| Span { is_head: p.is_head, is_tail: p.is_tail }).collect();
+            plp.iter().map(|p| Span { is_head: p.at.is_head, is_tail: p.at.is_tail }).collect();
         let rows = self.levels.column(&spans);
         if pos < self.left_pos || self.ccol > self.width {
             return;
@@ -131,7 +126,7 @@ impl Drawer {
         self.label(pos);
         let observed: Vec<Observation<'_>> = plp
             .iter()
-            .map(|p| Observation { rec: p.rec, qpos: p.qpos as usize, is_del: p.is_del })
+            .map(|p| Observation { rec: p.rec, qpos: p.at.qpos as usize, is_del: p.at.is_del })
             .collect();
         let consensus = call(&self.errmod, &mut self.rng, &observed, rb);
         let class = (consensus.quality / 10 + 1).min(4) as u32;
@@ -191,11 +186,11 @@ impl Drawer {
 /// deletion, `>`/`<` in a reference skip.
 fn base_letter(p: &Piled<'_>, rb: u8, reverse: bool) -> u8 {
     let dot = if reverse { b',' } else { b'.' };
-    if p.is_del {
-        return if p.is_refskip { if reverse { b'<' } else { b'>' } } else { b'*' };
+    if p.at.is_del {
+        return if p.at.is_refskip { if reverse { b'<' } else { b'>' } } else { b'*' };
     }
-    let c = if p.qpos < p.rec.l_seq() as i64 {
-        NT16[p.rec.base_code(p.qpos as usize) as usize]
+    let c = if p.at.qpos < p.rec.l_seq() as i64 {
+        NT16[p.rec.base_code(p.at.qpos as usize) as usize]
     } else {
         b'N'
     };
