@@ -11,12 +11,13 @@
 use libfuzzer_sys::fuzz_target;
 use mdsam::io::cram::Reader;
 use mdsam::io::input::Input;
+use mdsam::io::input_spec::InputSpec;
 use mdsam::io::sam::format::format_record;
 
 fuzz_target!(|data: &[u8]| {
     for way in 0..4 {
         let input = Input::from_reader("fuzz.cram", Box::new(std::io::Cursor::new(data.to_vec())));
-        let Ok((mut reader, header)) = Reader::new(input) else {
+        let Ok((mut reader, header)) = Reader::new(input, InputSpec::new(1, None)) else {
             return;
         };
         match way {
