@@ -491,6 +491,60 @@ fn s3_inputs_read_as_the_local_file() {
     assert!(!stderr.contains("X-Amz"), "no signature in messages: {stderr}");
 }
 
+/// S3 keys from a credentials file that a credential helper rewrites during the run: the store
+/// refuses the old keys (`ExpiredToken`, injected by the proxy in front of moto at its 4th
+/// request, when it also moves the new file into place), mdsam reads the file again and goes on.
+/// Keys from the environment cannot be renewed: that run ends with one clear line.
+#[test]
+fn s3_keys_rewritten_mid_run_are_read_again() {
+    let dir = scratch_dir("remote_s3_key_rotation");
+    let bam = indexed_bam(&dir, 5_000);
+    let Some(server) = moto() else { return };
+    let endpoint = format!("http://127.0.0.1:{}", server.port);
+    let agent = ureq::Agent::new_with_defaults();
+    agent.put(&format!("{endpoint}/reads")).send_empty().expect("create bucket");
+    let bytes = std::fs::read(&bam).unwrap();
+    assert!(bytes.len() > 6 * 65_536, "enough 64 KiB ranges to rotate mid-run");
+    agent.put(&format!("{endpoint}/reads/x.bam")).send(&bytes[..]).expect("upload");
+    let creds = dir.join("credentials");
+    let keys =
+        |id: &str| format!("[default]\naws_access_key_id = {id}\naws_secret_access_key = s\n");
+    let local = stdout_ok(&mdsam(&["view", bam.to_str().unwrap()], &[]), "local");
+    let one_range_at_a_time = [("MDSAM_REMOTE_CHUNK", "65536"), ("MDSAM_REMOTE_PARALLEL", "1")];
+
+    std::fs::write(&creds, keys("OLDKEY")).unwrap();
+    std::fs::write(dir.join("credentials.next"), keys("NEWKEY")).unwrap();
+    let proxy = fault_proxy(server.port, &format!("rotate-keys:4:{}", creds.display()));
+    let proxied = format!("http://127.0.0.1:{}", proxy.port);
+    let mut env = vec![
+        ("AWS_ENDPOINT_URL", proxied.as_str()),
+        ("AWS_SHARED_CREDENTIALS_FILE", creds.to_str().unwrap()),
+    ];
+    env.extend(one_range_at_a_time);
+    let out = mdsam(&["view", "s3://reads/x.bam"], &env);
+    assert_eq!(stdout_ok(&out, "keys rewritten mid-run"), local);
+    assert!(std::fs::read_to_string(&creds).unwrap().contains("NEWKEY"), "the proxy rotated");
+    drop(proxy);
+
+    let proxy = fault_proxy(server.port, &format!("rotate-keys:4:{}", creds.display()));
+    std::fs::write(dir.join("credentials.next"), keys("NEWKEY")).unwrap();
+    let proxied = format!("http://127.0.0.1:{}", proxy.port);
+    let mut env = vec![
+        ("AWS_ENDPOINT_URL", proxied.as_str()),
+        ("AWS_ACCESS_KEY_ID", "ENVKEY"),
+        ("AWS_SECRET_ACCESS_KEY", "s"),
+        ("MDSAM_REMOTE_BACKOFF_MS", "10"),
+    ];
+    env.extend(one_range_at_a_time);
+    let out =
+        mdsam(&["view", "-o", dir.join("out.sam").to_str().unwrap(), "s3://reads/x.bam"], &env);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("s3://reads/x.bam") && stderr.contains("ExpiredToken"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(!dir.join("out.sam").exists(), "no half-written output");
+}
+
 /// `gs://BUCKET/OBJECT` maps to the storage host's `/BUCKET/OBJECT` (here nginx, through
 /// `MDSAM_GCS_ENDPOINT`).
 #[test]

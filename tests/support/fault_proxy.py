@@ -11,11 +11,16 @@ Forwards each GET to --upstream (host:port) and answers one request per connecti
   delay:SECONDS   wait that long before answering each data request
   latency:SECONDS wait that long before answering every request (benches/remote.sh)
   no-range        drop the Range header: the upstream answers 200 with the whole file
+  rotate-keys:N:PATH  at the Nth request, move PATH.next over PATH (a credential helper
+                  rewriting ~/.aws/credentials); from then on a request signed with the key
+                  the first request used gets S3's 400 ExpiredToken
 Prints its port on the first line of stdout, then serves until killed or --lifetime seconds
 (default 300) pass, so it never outlives a test run.
 """
 import argparse
 import http.client
+import os
+import re
 import socket
 import sys
 import threading
@@ -36,12 +41,27 @@ class State:
         self.arg = arg
         self.requests = 0
         self.drops = 0
+        self.first_key = None
+        self.rotated = False
         self.lock = threading.Lock()
 
     def next_request(self):
         with self.lock:
             self.requests += 1
             return self.requests
+
+    def expired_key(self, number, path):
+        """rotate-keys: whether this request's key has expired (rotating at request N)."""
+        key = re.search(r"X-Amz-Credential=([^%/&]+)", path)
+        key = key.group(1) if key else None
+        limit, _, credentials = self.arg.partition(":")
+        with self.lock:
+            if self.first_key is None:
+                self.first_key = key
+            if number >= int(limit) and not self.rotated:
+                os.replace(credentials + ".next", credentials)
+                self.rotated = True
+            return self.rotated and key == self.first_key
 
     def should_drop(self):
         with self.lock:
@@ -88,6 +108,11 @@ def serve(conn, upstream, state):
         if state.mode == "fail-then-ok" and number <= int(state.arg):
             body = b"injected failure"
             reply(conn, 500, "Internal Server Error", [("Content-Length", str(len(body)))], body)
+            return
+        if state.mode == "rotate-keys" and state.expired_key(number, path):
+            body = (b"<?xml version=\"1.0\"?><Error><Code>ExpiredToken</Code>"
+                    b"<Message>The provided token has expired.</Message></Error>")
+            reply(conn, 400, "Bad Request", [("Content-Length", str(len(body)))], body)
             return
         if state.mode == "latency":
             time.sleep(float(state.arg))

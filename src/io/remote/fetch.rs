@@ -10,6 +10,7 @@ use std::io::{Error, ErrorKind, Read};
 use std::time::Duration;
 
 use super::location::Target;
+use super::s3_credentials::KEYS_REFUSED;
 use crate::profile::{self, Counter, Phase};
 
 /// The environment's tuning (see [`super`]).
@@ -190,7 +191,16 @@ impl RemoteFile {
                 return Err(Failure { transient: false, error: Error::other(what) });
             }
             416 if opening => return Ok((Vec::new(), Some(total.unwrap_or(0)))),
-            _ => return Err(status_failure(status, &mut body)),
+            _ => {
+                let (mut failure, code) = status_failure(status, &mut body);
+                // Expired keys: worth another try once the credentials file has new ones.
+                if code.is_some_and(|c| KEYS_REFUSED.contains(&c.as_str()))
+                    && self.target.keys_refused()
+                {
+                    failure.transient = true;
+                }
+                return Err(failure);
+            }
         }
         let expected =
             if status == 206 { end.min(total.unwrap_or(end)) - start } else { length.unwrap_or(0) };
@@ -244,18 +254,21 @@ fn body_error(e: &Error, got: usize, expected: u64) -> String {
 }
 
 /// A response that is not the bytes asked for: its status, with S3's error code when the body
-/// has one (`<Code>AccessDenied</Code>`).
-fn status_failure(status: u16, body: &mut impl Read) -> Failure {
+/// has one (`<Code>AccessDenied</Code>`); and that code.
+fn status_failure(status: u16, body: &mut impl Read) -> (Failure, Option<String>) {
     let mut text = Vec::new();
     let _ = body.take(4096).read_to_end(&mut text);
     let text = String::from_utf8_lossy(&text);
-    let code = text.split_once("<Code>").and_then(|(_, r)| r.split_once("</Code>")).map(|(c, _)| c);
+    let code = text
+        .split_once("<Code>")
+        .and_then(|(_, r)| r.split_once("</Code>"))
+        .map(|(c, _)| c.trim().to_string());
     let reason = ureq::http::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("");
     let mut what = format!("HTTP {status} {reason}");
-    if let Some(code) = code {
+    if let Some(code) = &code {
         what.push_str(&format!(" ({code})"));
     }
     let kind = match status {
@@ -264,7 +277,7 @@ fn status_failure(status: u16, body: &mut impl Read) -> Failure {
         _ => ErrorKind::Other,
     };
     let transient = matches!(status, 408 | 429 | 500 | 502 | 503 | 504);
-    Failure { transient, error: Error::new(kind, what.trim_end().to_string()) }
+    (Failure { transient, error: Error::new(kind, what.trim_end().to_string()) }, code)
 }
 
 /// A request that got no response.

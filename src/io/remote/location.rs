@@ -77,6 +77,15 @@ impl Target {
             Access::S3(object) => (object.signed_get(), Vec::new()),
         }
     }
+
+    /// The server refused the request's keys: true when fresh ones were found (S3 keys from a
+    /// credentials file that was rewritten), so another try may succeed.
+    pub fn keys_refused(&self) -> bool {
+        match &self.access {
+            Access::Http { .. } => false,
+            Access::S3(object) => object.keys_refused(),
+        }
+    }
 }
 
 fn gcs(bucket_and_object: &str, https: bool) -> Access {

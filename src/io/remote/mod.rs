@@ -2,7 +2,8 @@
 //! and `gs://` (`gs+http://`, `gs+https://`), read with HTTP range requests.
 //!
 //! - [`location`]: what a URL names (the HTTP URL to ask, its credentials, the name messages use);
-//! - [`s3`]: S3 credentials, region and endpoint as htslib and the AWS CLI take them;
+//! - [`s3`]: S3 region and endpoint as htslib and the AWS CLI take them;
+//! - [`s3_credentials`]: S3 keys, and reading them again when they expire;
 //! - [`fetch`]: one range request, with bounded retries and clear errors;
 //! - [`read_ahead`]: a sequential reader that keeps a bounded window of ranges in flight, and
 //!   repositions for index queries (fetching only the ranges a query names).
@@ -16,6 +17,7 @@ pub mod fetch;
 pub mod location;
 pub mod read_ahead;
 pub mod s3;
+pub mod s3_credentials;
 
 use std::sync::{Arc, Mutex};
 
