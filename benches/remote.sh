@@ -2,7 +2,8 @@
 # mdsam against samtools reading the same URL from nginx on 127.0.0.1, behind
 # tests/support/fault_proxy.py adding LATENCY_MS (default 20) to every request (tc netem would
 # slow the whole loopback of a shared machine): whole-file `view -c` and BAM→SAM, then QUERIES
-# (100) random 10 kb region queries. Prints wall seconds, peak RSS and the bytes nginx sent.
+# (100) random 10 kb region queries. Prints wall seconds, CPU seconds, the largest process's peak
+# RSS and the bytes nginx sent.
 #   MDSAM=target/release/mdsam SAMTOOLS=samtools PAIRS=250000 benches/remote.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ SAMTOOLS=$(command -v "${SAMTOOLS:-samtools}")
 PAIRS=${PAIRS:-250000}
 LATENCY_MS=${LATENCY_MS:-20}
 QUERIES=${QUERIES:-100}
+REPEATS=${REPEATS:-1}
 NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 tmp=$(mktemp -d)
 pids=()
@@ -46,17 +48,29 @@ awk -v n="$QUERIES" 'BEGIN {srand(7)} {name[NR]=$1; len[NR]=$2}
 
 sent() { awk '{s += $10} END {print s + 0}' "$tmp/nginx/access.log"; }
 echo "file: $size bytes, $PAIRS pairs; latency ${LATENCY_MS} ms per request"
-echo "tool job wall_s cpu_s rss_mb bytes_sent"
-for tool in mdsam samtools; do
-  bin=$MDSAM; [ $tool = samtools ] && bin=$SAMTOOLS
-  for job in "view -c" "view BAM->SAM" "regions"; do
-    : > "$tmp/nginx/access.log"
-    case $job in
-      "view -c") cmd="cd $tmp && $T $bin view -c $url > /dev/null" ;;
-      "view BAM->SAM") cmd="cd $tmp && $T $bin view -@ 2 $url > /dev/null" ;;
-      regions) cmd="cd $tmp && for r in \$(cat $tmp/regions); do $T $bin view -c $url \$r; done > /dev/null" ;;
-    esac
-    read -r wall cpu rss <<<"$(run_timed "$cmd")"
-    echo "$tool \"$job\" $wall $cpu $rss $(sent)"
+echo "tool job wall_s cpu_s rss_mb bytes_sent (REPEATS=$REPEATS rounds, tools alternating)"
+for job in "view -c" "view BAM->SAM" "regions"; do
+  for round in $(seq "$REPEATS"); do
+    for tool in mdsam samtools; do
+      bin=$MDSAM; [ $tool = samtools ] && bin=$SAMTOOLS
+      : > "$tmp/nginx/access.log"
+      case $job in
+        "view -c") cmd="cd $tmp && $T $bin view -c $url > /dev/null" ;;
+        "view BAM->SAM") cmd="cd $tmp && $T $bin view -@ 2 $url > /dev/null" ;;
+        regions) cmd="cd $tmp && for r in \$(cat $tmp/regions); do $T $bin view -c $url \$r; done > /dev/null" ;;
+      esac
+      read -r wall cpu rss <<<"$(run_timed "$cmd" max)"
+      echo "$tool \"$job\" $wall $cpu $rss $(sent)" | tee -a "$tmp/rows"
+    done
   done
+done
+# Ratios of the medians (samtools / mdsam): above 1, mdsam is faster or sends less.
+echo "job wall_ratio bytes_ratio"
+for job in "view -c" "view BAM->SAM" "regions"; do
+  col() { grep -F "$1 \"$job\"" "$tmp/rows" | awk -v c="$2" '{print $c}' | median; }
+  m=$(col mdsam 4); s=$(col samtools 4)
+  mb=$(col mdsam 7); sb=$(col samtools 7)
+  # Job names hold a space: fields shift by one for them.
+  [ "$job" = regions ] && { m=$(col mdsam 3); s=$(col samtools 3); mb=$(col mdsam 6); sb=$(col samtools 6); }
+  echo "\"$job\" $(echo "scale=2; $s / $m" | bc) $(echo "scale=2; $sb / $mb" | bc)"
 done

@@ -92,6 +92,25 @@ def reply(conn, status, reason, headers, body):
     conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
 
 
+def stream(conn, up, resp, headers):
+    try:
+        send_streamed(conn, resp, headers)
+    finally:
+        up.close()
+
+
+def send_streamed(conn, resp, headers):
+    lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
+    lines += [f"{k}: {v}" for k, v in headers]
+    lines.append("Connection: close")
+    conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    while True:
+        chunk = resp.read(1 << 16)
+        if not chunk:
+            return
+        conn.sendall(chunk)
+
+
 def serve(conn, upstream, state):
     try:
         head = read_head(conn)
@@ -122,12 +141,18 @@ def serve(conn, upstream, state):
         keep = [(k, v) for k, v in headers if k.lower() not in dropped]
         up.request(method, path, headers=dict(keep))
         resp = up.getresponse()
-        body = resp.read()
         out_headers = [(k, v) for k, v in resp.getheaders()
                        if k.lower() not in ("connection", "transfer-encoding", "keep-alive")]
         data_request = resp.status == 206
         if data_request and state.mode == "delay":
             time.sleep(float(state.arg))
+        if not state.mode.startswith("drop"):
+            # Streamed as it arrives, as a real server sends: a client that stops reading (htslib
+            # reading an open-ended range up to the next seek) stops the transfer, and the bytes
+            # nginx logs are those a client really pulled.
+            stream(conn, up, resp, out_headers)
+            return
+        body = resp.read()
         if data_request and state.should_drop():
             lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
             lines += [f"{k}: {v}" for k, v in out_headers]
