@@ -55,6 +55,35 @@ pub fn load_index(input: &str, explicit: Option<&str>) -> Result<Index, Error> {
     ))
 }
 
+/// An index being fetched while the data file opens: for a URL, the index's requests go out
+/// beside the data file's first ones instead of after them (a region query then waits two
+/// round trips for its first records, not three). A local index is read when taken.
+pub struct IndexAhead {
+    input: String,
+    explicit: Option<String>,
+    fetching: Option<std::thread::JoinHandle<Result<Index, Error>>>,
+}
+
+impl IndexAhead {
+    pub fn start(input: &str, explicit: Option<&str>) -> IndexAhead {
+        let (input, explicit) = (input.to_string(), explicit.map(str::to_string));
+        let fetching = remote::is_url(&input).then(|| {
+            let (input, explicit) = (input.clone(), explicit.clone());
+            std::thread::spawn(move || load_index(&input, explicit.as_deref()))
+        });
+        IndexAhead { input, explicit, fetching }
+    }
+
+    /// The index, as [`load_index`] gives it.
+    pub fn take(self) -> Result<Index, Error> {
+        match self.fetching.map(std::thread::JoinHandle::join) {
+            Some(Ok(loaded)) => loaded,
+            // The fetching thread panicked: fetch again here, where its error will show.
+            Some(Err(_)) | None => load_index(&self.input, self.explicit.as_deref()),
+        }
+    }
+}
+
 /// Where the index of `input` may be, in order: the explicit one (`-X`, or after `##idx##`),
 /// else `input` + each of `suffixes`, then the name less `data_suffix` + each.
 pub fn index_candidates(

@@ -411,7 +411,7 @@ fn report_missing_index(opts: &ViewOptions) {
 fn for_each_region_batch(
     (reader, is_bgzf): (&mut RecordReader, bool),
     opts: &ViewOptions,
-    header: &Header,
+    (header, index_ahead): (&Header, Option<region::IndexAhead>),
     bed_regions: Vec<Region>,
     handle: &mut dyn FnMut(&Batch) -> Result<(), Error>,
 ) -> Result<(), Error> {
@@ -447,7 +447,11 @@ fn for_each_region_batch(
             ));
         }
     };
-    let index = region::load_index(&opts.input, opts.index_path.as_deref()).inspect_err(|e| {
+    let index = match index_ahead {
+        Some(ahead) => ahead.take(),
+        None => region::load_index(&opts.input, opts.index_path.as_deref()),
+    };
+    let index = index.inspect_err(|e| {
         if matches!(e, Error::Message(_)) {
             report_missing_index(opts);
         }
@@ -482,6 +486,11 @@ fn for_each_region_batch(
 /// Runs `view` on the current thread pool.
 pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     crate::alloc::keep_freed_memory();
+    // A region query on a BAM URL: its index is fetched while the file opens.
+    let bam_url = crate::io::remote::is_url(&opts.input)
+        && !opts.input.split("##idx##").next().unwrap_or("").to_ascii_lowercase().contains(".cram");
+    let index_ahead = (bam_url && !opts.regions.is_empty())
+        .then(|| region::IndexAhead::start(&opts.input, opts.index_path.as_deref()));
     let Opened { mut reader, header: input_header, is_bgzf, .. } =
         open::open(&opts.input, InputSpec::new(opts.threads, opts.reference.as_deref()))?;
     profile::describe(RunInfo::streamed(
@@ -544,7 +553,14 @@ pub fn run(mut opts: ViewOptions, pool: &rayon::ThreadPool) -> Result<(), Error>
         })?;
     } else {
         let mut handle = |batch: &Batch| outputs.write_batch(&plan, batch);
-        for_each_region_batch((&mut reader, is_bgzf), &opts, &header, bed_regions, &mut handle)?;
+        let header_and_index = (&header, index_ahead);
+        for_each_region_batch(
+            (&mut reader, is_bgzf),
+            &opts,
+            header_and_index,
+            bed_regions,
+            &mut handle,
+        )?;
     }
     outputs.finish(&opts)
 }

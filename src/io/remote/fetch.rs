@@ -46,7 +46,14 @@ pub struct RemoteFile {
     agent: ureq::Agent,
     pub size: u64,
     pub settings: Settings,
+    /// The file's last [`TAIL_BYTES`] (or fewer, all of a shorter file), asked for beside the
+    /// opening request: the EOF check then costs no round trip of its own.
+    tail: Option<Vec<u8>>,
 }
+
+/// Bytes of the file's end asked for at opening: a BGZF EOF block (28) or a CRAM EOF
+/// container (38).
+const TAIL_BYTES: u64 = 64;
 
 /// What opening a URL gave: ranges, with the first bytes and the file's size; or, from a
 /// server that ignores ranges, the whole file's body to read once, front to back.
@@ -84,17 +91,22 @@ impl RemoteFile {
             .max_idle_connections_per_host(settings.parallel * 2)
             .build()
             .into();
-        let mut file = RemoteFile { target, agent, size: u64::MAX, settings };
-        let first = file.with_retries(|f| {
-            let answer = f.ask(0, HEAD_BYTES)?;
-            if answer.status == 200 && answer.length.is_none_or(|l| l > HEAD_BYTES) {
-                return Ok(Err(answer.body));
-            }
-            f.answered_bytes(answer, 0, HEAD_BYTES, true).map(Ok)
-        })?;
-        match first {
+        let mut file = RemoteFile { target, agent, size: u64::MAX, settings, tail: None };
+        let (first, tail) = std::thread::scope(|scope| {
+            let tail = scope.spawn(|| file.ask_tail());
+            let first = file.with_retries(|f| {
+                let answer = f.ask(0, HEAD_BYTES)?;
+                if answer.status == 200 && answer.length.is_none_or(|l| l > HEAD_BYTES) {
+                    return Ok(Err(answer.body));
+                }
+                f.answered_bytes(answer, 0, HEAD_BYTES, true).map(Ok)
+            });
+            (first, tail.join().ok().flatten())
+        });
+        match first? {
             Ok((head, size)) => {
                 file.size = size.unwrap_or(head.len() as u64);
+                file.tail = tail.filter(|(_, total)| *total == file.size).map(|(t, _)| t);
                 Ok(Opening::Ranged(file, head))
             }
             Err(body) => Ok(Opening::Whole(Box::new(body))),
@@ -106,6 +118,12 @@ impl RemoteFile {
         let end = end.min(self.size);
         if start >= end {
             return Ok(Vec::new());
+        }
+        if let Some(tail) = &self.tail
+            && start >= self.size - tail.len() as u64
+        {
+            let from = tail.len() - (self.size - start) as usize;
+            return Ok(tail[from..from + (end - start) as usize].to_vec());
         }
         self.with_retries(|f| f.try_get(start, end, false)).map(|(bytes, _)| bytes)
     }
@@ -148,11 +166,29 @@ impl RemoteFile {
         self.answered_bytes(answer, start, end, opening)
     }
 
+    /// The file's last [`TAIL_BYTES`] and its size, in one try; `None` when that fails or the
+    /// server ignores ranges (its body is then left unread).
+    fn ask_tail(&self) -> Option<(Vec<u8>, u64)> {
+        let answer = self.ask_range(&format!("bytes=-{TAIL_BYTES}")).ok()?;
+        let total = answer.total?;
+        if answer.status != 206 || answer.length.is_some_and(|l| l > TAIL_BYTES) {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(TAIL_BYTES as usize);
+        answer.body.take(TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+        profile::add(Phase::Read, Counter::BytesRead, bytes.len() as u64);
+        (bytes.len() as u64 == total.min(TAIL_BYTES)).then_some((bytes, total))
+    }
+
     /// Sends the GET of `[start, end)`.
     fn ask(&self, start: u64, end: u64) -> Result<Answer, Failure> {
+        self.ask_range(&format!("bytes={start}-{}", end - 1))
+    }
+
+    /// Sends a GET with this `Range` header.
+    fn ask_range(&self, range: &str) -> Result<Answer, Failure> {
         let (url, headers) = self.target.request();
-        let mut request =
-            self.agent.get(&url).header("Range", format!("bytes={start}-{}", end - 1));
+        let mut request = self.agent.get(&url).header("Range", range);
         for (name, value) in &headers {
             request = request.header(name, value);
         }
