@@ -18,4 +18,4 @@ run_timed() {
     END {printf "%.2f %.2f %.0f\n", wall, cpu, (max == "max" ? top : rss) / 1024}' "$tmp/t"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+median() { sort -g | awk '{a[NR]=$1} END {printf "%.10g\n", (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
