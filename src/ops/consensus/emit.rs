@@ -208,7 +208,29 @@ impl<'a> Emitter<'a> {
         pos: i64,
         nth: i32,
     ) -> Result<(), ConsensusError> {
-        if (!self.o.show_ins && nth != 0) || self.outside(pos) {
+        if !self.wants_column(pos, nth) {
+            return Ok(());
+        }
+        let (cb, cq) = caller.call(reads, pos);
+        self.fasta_call(tid, pos, nth, cb, cq)
+    }
+
+    /// Whether the column at `pos` (1-based), its `nth` inserted base, is output at all.
+    pub fn wants_column(&self, pos: i64, nth: i32) -> bool {
+        (self.o.show_ins || nth == 0) && !self.outside(pos)
+    }
+
+    /// `basic_fasta` once the column's base `cb` and quality `cq` are called (the call needs
+    /// only the column's reads, so region chunks can make it on other threads).
+    pub fn fasta_call(
+        &mut self,
+        tid: i32,
+        pos: i64,
+        nth: i32,
+        cb: u8,
+        cq: i32,
+    ) -> Result<(), ConsensusError> {
+        if !self.wants_column(pos, nth) {
             return Ok(());
         }
         while tid != self.last_tid {
@@ -249,7 +271,6 @@ impl<'a> Emitter<'a> {
                 _ => pos - 1,
             };
         }
-        let (cb, cq) = caller.call(reads, pos);
         if !self.o.show_del && cb == b'*' {
             self.last_pos = pos;
             self.last_tid = tid;
