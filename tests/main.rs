@@ -147,3 +147,5 @@ mod remote_inputs;
 mod small_commands;
 /// tview's text and HTML screens natively, byte for byte with samtools' tview.
 mod tview;
+/// Threaded consensus blocks and the mpileup column sweep against the oracle.
+mod pileup_parallel;
