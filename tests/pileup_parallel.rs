@@ -80,6 +80,41 @@ fn consensus_threads_start_each_block_afresh_as_samtools_does() {
     }
 }
 
+/// `-f pileup` on threads: each block writes its own `-a` lines (samtools' serial walk repeats
+/// the uncovered tail of a block whose reads end early; its threads do not), and `-aa` names
+/// the references without reads (`c0` before the reads, `c2` after) in order.
+#[test]
+fn consensus_pileup_blocks_write_their_own_lines_as_samtools_threads_do() {
+    let Some(oracle) = oracle() else { return };
+    let dir = scratch_dir("pileup_parallel_pileup_blocks");
+    let text = format!("@SQ\tSN:c0\tLN:15\n{STALE_QUALITY_SAM}");
+    let bam = indexed(&dir, &oracle, "blocks", &text);
+    let fa = dir.join("ref.fa");
+    let seqs =
+        format!(">c0\n{}\n>c1\n{}\n>c2\n{}\n", "ACGTA".repeat(3), "T".repeat(60), "G".repeat(30));
+    std::fs::write(&fa, seqs).unwrap();
+    oracle_ok(&oracle, &["faidx", fa.to_str().unwrap()]);
+    let fa = fa.to_str().unwrap();
+    let serial = run(&oracle, &["consensus", "-a", "-Z", "20", "-f", "pileup", &bam]);
+    let blocks = run(&oracle, &["consensus", "-@", "2", "-a", "-Z", "20", "-f", "pileup", &bam]);
+    assert!(serial.stdout != blocks.stdout, "the oracle's threaded run matches its serial one");
+    let cases: &[&[&str]] = &[
+        &["-a"],
+        &["-aa", "-T", fa],
+        &["-aa", "--show-ins", "no", "-m", "simple"],
+        &["-a", "-r", "c1:10-45", "-T", fa],
+        &[],
+    ];
+    for case in cases {
+        for (threads, z) in [("1", "7"), ("2", "20"), ("4", "40"), ("2", "500000")] {
+            let mut args = vec!["consensus", "-@", threads, "-Z", z, "-f", "pileup"];
+            args.extend_from_slice(case);
+            args.push(&bam);
+            same(&oracle, &dir, &args);
+        }
+    }
+}
+
 #[test]
 fn consensus_blocks_match_the_oracle_on_simulated_pairs() {
     let Some(oracle) = oracle() else { return };

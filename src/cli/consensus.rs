@@ -239,6 +239,10 @@ pub fn run(inv: &Invocation, args: &[String]) -> Result<(), Error> {
                     "fastq" => Format::Fastq,
                     "pileup" => Format::Pileup,
                     _ => return Err(bare(format!("Unknown format {v}"))),
+                };
+                // samtools: pileup blocks hold more, so its default block is smaller.
+                if o.format == Format::Pileup && run.block_size == 500_000 {
+                    run.block_size = 100_000;
                 }
             }
             "o" => run.output = Some(v.to_string()),

@@ -20,7 +20,7 @@ use crate::ops::consensus::{
     ConsensusError, Format, Mode, Options, SimpleCaller, bed_order, read_scores,
 };
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::consensus_chunks::{self, Blocks};
+use crate::pipeline::consensus_chunks::Blocks;
 use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
 use crate::record::Header;
 
@@ -69,7 +69,19 @@ impl ReferenceSequences for Fasta<'_> {
     }
 }
 
-/// The BED file's intervals in samtools' order, on the header's references.
+/// `-T` for a block on another thread: its own FASTA reader and the references' names.
+struct OwnedFasta {
+    fasta: IndexedFasta,
+    names: Vec<Vec<u8>>,
+}
+
+impl ReferenceSequences for OwnedFasta {
+    fn fetch(&mut self, tid: i32) -> Option<Vec<u8>> {
+        let name = self.names.get(usize::try_from(tid).ok()?)?;
+        self.fasta.sequence(name).filter(|s| !s.is_empty())
+    }
+}
+
 /// `-t FILE`'s table (samtools reads it while parsing options).
 fn load_calibration(source: &Source) -> Result<Calibration, Error> {
     match source {
@@ -193,11 +205,17 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     } else {
         None
     };
-    // samtools' threaded path: blocks called on the pool (FASTA/FASTQ from an indexed BAM).
+    // samtools' threaded path: blocks called on the pool (an indexed BAM; BED intervals stay
+    // serial).
     let in_blocks = run.threads > 1
-        && o.format != Format::Pileup
         && spans.is_none()
         && matches!(opened.reader, crate::io::open::RecordReader::Bam(_));
+    // A block's own `-T` reader (pileup lines): the FASTA opened again.
+    let new_reference = || -> Option<Box<dyn ReferenceSequences>> {
+        let path = run.reference.as_deref()?;
+        let fasta = IndexedFasta::open(path).ok()?;
+        Some(Box::new(OwnedFasta { fasta, names: names.clone() }))
+    };
     let new_caller = || -> Box<dyn BaseCaller> {
         match o.mode {
             Mode::Simple => Box::new(SimpleCaller::new(o)),
@@ -211,6 +229,9 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         index,
         wording: &WORDING,
         new_caller: &new_caller,
+        names: &names,
+        lens: &lens,
+        new_reference: &new_reference,
     });
     let mut reference = fasta.map(|fasta| Fasta { fasta, header: &header });
     let mut caller = new_caller();
@@ -240,18 +261,13 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         match (input, &blocks) {
             (Some(input), _) => walk_input(input, o, caller.as_mut(), emitter, out),
             (None, Some(blocks)) => {
-                let whole: Vec<Span> = match span {
-                    Some(span) => vec![span],
-                    None => (0..lens.len() as i32)
-                        .filter(|&tid| blocks.has_reads(tid, lens[tid as usize]))
-                        .map(|tid| Span { tid, beg: 0, end: lens[tid as usize] })
-                        .collect(),
-                };
-                let cut: Vec<Span> = whole
-                    .into_iter()
-                    .flat_map(|s| consensus_chunks::cut(s, run.block_size))
-                    .collect();
-                blocks.run(&cut, emitter, out)
+                let jobs = blocks.jobs(span, run.block_size);
+                blocks.run(&jobs, emitter, out).map_err(walk_failed)?;
+                if o.format == Format::Pileup {
+                    // The blocks wrote their own `-a` lines.
+                    return Ok(());
+                }
+                Ok(())
             }
             (None, None) => unreachable!("a walk has an input or blocks"),
         }

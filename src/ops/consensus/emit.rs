@@ -182,6 +182,20 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
+    /// The end of one of samtools' threaded blocks in pileup format: with `-a` the lines of
+    /// its positions after the last one written (`pileup_job`).
+    pub fn finish_block_pileup(&mut self, block: Span) -> Result<(), ConsensusError> {
+        if self.o.all_bases > 0 && self.last_pos < block.end {
+            self.empty_pileup(block.tid, block.beg.max(self.last_pos), block.end)?;
+        }
+        Ok(())
+    }
+
+    /// `-aa` in pileup format: the lines of a reference no read is on.
+    pub fn empty_reference_pileup(&mut self, tid: i32) -> Result<(), ConsensusError> {
+        self.empty_pileup(tid, 0, self.len(tid))
+    }
+
     /// Appends `n` uncovered positions from `from` (0-based): the reference's bases at `-T`'s
     /// quality, else Ns of quality 0.
     fn fill(&mut self, from: i64, n: i64) {
