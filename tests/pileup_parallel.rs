@@ -80,11 +80,13 @@ fn consensus_threads_start_each_block_afresh_as_samtools_does() {
     }
 }
 
-/// `-f pileup` on threads: each block writes its own `-a` lines (samtools' serial walk repeats
-/// the uncovered tail of a block whose reads end early; its threads do not), and `-aa` names
-/// the references without reads (`c0` before the reads, `c2` after) in order.
+/// Threads join the blocks as samtools' do: FASTA/FASTQ from each block's first called base
+/// (a block that starts with a hidden deletion call leaves Ns where the serial walk leaves
+/// none), pileup lines written by each block (samtools' serial walk repeats the uncovered tail
+/// of a block whose reads end early), and `-aa` names the references without reads (`c0`
+/// before the reads, `c2` after) in order.
 #[test]
-fn consensus_pileup_blocks_write_their_own_lines_as_samtools_threads_do() {
+fn consensus_blocks_join_as_samtools_threads_do() {
     let Some(oracle) = oracle() else { return };
     let dir = scratch_dir("pileup_parallel_pileup_blocks");
     let text = format!("@SQ\tSN:c0\tLN:15\n{STALE_QUALITY_SAM}");
@@ -95,19 +97,28 @@ fn consensus_pileup_blocks_write_their_own_lines_as_samtools_threads_do() {
     std::fs::write(&fa, seqs).unwrap();
     oracle_ok(&oracle, &["faidx", fa.to_str().unwrap()]);
     let fa = fa.to_str().unwrap();
-    let serial = run(&oracle, &["consensus", "-a", "-Z", "20", "-f", "pileup", &bam]);
-    let blocks = run(&oracle, &["consensus", "-@", "2", "-a", "-Z", "20", "-f", "pileup", &bam]);
-    assert!(serial.stdout != blocks.stdout, "the oracle's threaded run matches its serial one");
+    for format in ["pileup", "fasta"] {
+        let serial = run(&oracle, &["consensus", "-a", "-Z", "20", "-f", format, &bam]);
+        let args = ["consensus", "-@", "2", "-a", "-Z", "20", "-f", format, &bam];
+        let blocks = run(&oracle, &args);
+        assert!(serial.stdout != blocks.stdout, "the oracle's threads match its serial walk");
+    }
     let cases: &[&[&str]] = &[
-        &["-a"],
-        &["-aa", "-T", fa],
-        &["-aa", "--show-ins", "no", "-m", "simple"],
-        &["-a", "-r", "c1:10-45", "-T", fa],
+        &["-f", "pileup", "-a"],
+        &["-f", "pileup", "-aa", "-T", fa],
+        &["-f", "pileup", "-aa", "--show-ins", "no", "-m", "simple"],
+        &["-f", "pileup", "-a", "-r", "c1:10-45", "-T", fa],
+        &["-f", "pileup"],
         &[],
+        &["-a"],
+        &["-aa", "-f", "fastq", "-T", fa],
+        &["-aa", "-m", "simple", "--mark-ins"],
+        &["-a", "-r", "c1:10-45", "-f", "fastq"],
+        &["-r", "c1", "-T", fa, "-a"],
     ];
     for case in cases {
         for (threads, z) in [("1", "7"), ("2", "20"), ("4", "40"), ("2", "500000")] {
-            let mut args = vec!["consensus", "-@", threads, "-Z", z, "-f", "pileup"];
+            let mut args = vec!["consensus", "-@", threads, "-Z", z];
             args.extend_from_slice(case);
             args.push(&bam);
             same(&oracle, &dir, &args);

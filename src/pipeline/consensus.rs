@@ -262,12 +262,8 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
             (Some(input), _) => walk_input(input, o, caller.as_mut(), emitter, out),
             (None, Some(blocks)) => {
                 let jobs = blocks.jobs(span, run.block_size);
-                blocks.run(&jobs, emitter, out).map_err(walk_failed)?;
-                if o.format == Format::Pileup {
-                    // The blocks wrote their own `-a` lines.
-                    return Ok(());
-                }
-                Ok(())
+                // The blocks wrote every line, `-a`'s and the sequences' included.
+                return blocks.run(&jobs, out).map_err(walk_failed);
             }
             (None, None) => unreachable!("a walk has an input or blocks"),
         }

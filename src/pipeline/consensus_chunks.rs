@@ -1,15 +1,15 @@
 //! `samtools consensus -@` on an indexed BAM (samtools 1.24 `pileup_loop_parallel`): each
 //! reference (or the `-r` region) is cut into `-Z` blocks, each block's reads are fetched through
-//! the index and piled up afresh on a pool worker, which calls every column inside the block.
-//! FASTA/FASTQ: the calls come back in block order and one [`Emitter`] turns them into
-//! sequences, so the `-a` filling, `--show-ins`/`--show-del` and the line wrapping stay those of
-//! the serial walk. `-f pileup`: each block writes its own lines (`-a`'s included) as samtools'
-//! threads do, which differs from its serial walk (that one repeats a block's uncovered tail).
+//! the index and piled up afresh on a pool worker, which turns the block's columns into its
+//! sequence (FASTA/FASTQ, joined in block order by [`Joined`] as `append_cons` joins them) or
+//! its pileup lines (`-a`'s included), as samtools' threads do. Both differ from samtools'
+//! serial walk on some inputs (a block's uncovered tail, reads that start with a deletion at a
+//! block's start), so `-@` follows the threaded path wherever samtools takes it.
 //!
 //! A column's call depends only on the reads covering it, and a block fetches exactly the reads
-//! that overlap it, so the calls inside a block are the serial walk's. The one piece of state a
-//! pileup carries from read to read (a new read's stale quality, taken from the free list) is
-//! reset at each block as samtools' threaded path resets it, at the same block boundaries.
+//! that overlap it. The one piece of state a pileup carries from read to read (a new read's
+//! stale quality, taken from the free list) is reset at each block as samtools resets it, at the
+//! same block boundaries.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -18,22 +18,14 @@ use std::sync::mpsc::sync_channel;
 use crate::error::Error;
 use crate::io::index::{Index, Region};
 use crate::io::input_spec::InputSpec;
-use crate::ops::consensus::emit::{BaseCaller, Emitter, ReferenceSequences, Span};
+use crate::ops::consensus::blocks::Joined;
+use crate::ops::consensus::emit::{BaseCaller, BlockSequence, Emitter, ReferenceSequences, Span};
 use crate::ops::consensus::pileup::Column;
 use crate::ops::consensus::pileup::{Pileup, PileupRead};
-use crate::ops::consensus::{Format, Options, read_scores};
+use crate::ops::consensus::{ConsensusError, Format, Options, read_scores};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::consensus::WalkError;
 use crate::pipeline::sorted_input::SortedInput;
-
-/// One called column: its 1-based position, which inserted base (0: the reference base), and
-/// the base and quality called.
-struct Call {
-    pos: i64,
-    nth: i32,
-    base: u8,
-    qual: i32,
-}
 
 /// What every block's job needs.
 pub struct Blocks<'a> {
@@ -54,13 +46,31 @@ pub struct Blocks<'a> {
 #[derive(Clone, Copy)]
 pub enum Job {
     Block(Span),
-    /// `-aa -f pileup`: the lines of a reference without reads.
+    /// FASTA/FASTQ: the reference (or region) whose blocks came before is complete.
+    End(Span),
+    /// `-aa`: a reference without reads.
     Empty(i32),
 }
 
-/// A block's result: its calls, or (`-f pileup`) its text.
+/// `-T`'s sequence for the gaps between blocks, fetched once a reference.
+struct GapReference {
+    reader: Option<Box<dyn ReferenceSequences>>,
+    cached: Option<(i32, Vec<u8>)>,
+}
+
+impl GapReference {
+    fn get(&mut self, tid: i32) -> Result<Option<&[u8]>, ConsensusError> {
+        let Some(reader) = self.reader.as_deref_mut() else { return Ok(None) };
+        if self.cached.as_ref().is_none_or(|c| c.0 != tid) {
+            self.cached = Some((tid, reader.fetch(tid).ok_or(ConsensusError::Reference)?));
+        }
+        Ok(self.cached.as_ref().map(|c| &c.1[..]))
+    }
+}
+
+/// A block's result: its sequence, or (`-f pileup`) its text.
 enum Done {
-    Calls(Vec<Call>),
+    Sequence(BlockSequence),
     Text(Vec<u8>),
 }
 
@@ -106,31 +116,29 @@ impl Blocks<'_> {
         pileup.finish(column)
     }
 
-    /// The block's calls (FASTA/FASTQ) or its pileup lines.
+    /// The block's sequence (FASTA/FASTQ) or its pileup lines (`pileup_job`).
     fn run_block(&self, block: Span) -> Result<Done, WalkError> {
         let o = self.options;
         let mut caller = (self.new_caller)();
-        if o.format == Format::Pileup {
-            let mut reference = (self.new_reference)();
-            let reference = reference.as_deref_mut().map(|r| r as &mut dyn ReferenceSequences);
-            let mut emitter = Emitter::new(o, self.names, self.lens, reference);
-            emitter.iter = Some(block);
-            self.walk(block, &mut |reads, pos, nth| {
-                Ok(emitter.pileup_column(caller.as_mut(), reads, block.tid, pos, nth)?)
-            })?;
-            emitter.finish_block_pileup(block)?;
-            return Ok(Done::Text(std::mem::take(&mut emitter.out)));
-        }
-        let mut calls = Vec::new();
+        let mut reference = (self.new_reference)();
+        let reference = reference.as_deref_mut().map(|r| r as &mut dyn ReferenceSequences);
+        let mut emitter = Emitter::new(o, self.names, self.lens, reference);
+        emitter.iter = Some(block);
+        let pileup = o.format == Format::Pileup;
         self.walk(block, &mut |reads, pos, nth| {
-            // Columns outside the block are its neighbours' (1-based `pos`, as `outside`).
-            if (o.show_ins || nth == 0) && pos > block.beg && pos <= block.end {
-                let (base, qual) = caller.call(reads, pos);
-                calls.push(Call { pos, nth, base, qual });
+            let caller = caller.as_mut();
+            if pileup {
+                emitter.pileup_column(caller, reads, block.tid, pos, nth)?;
+            } else {
+                emitter.fasta_column(caller, reads, block.tid, pos, nth)?;
             }
             Ok(())
         })?;
-        Ok(Done::Calls(calls))
+        if !pileup {
+            return Ok(Done::Sequence(emitter.take_block()));
+        }
+        emitter.finish_block_pileup(block)?;
+        Ok(Done::Text(std::mem::take(&mut emitter.out)))
     }
 
     /// The jobs for `span` (`None`: every reference), in samtools' order.
@@ -145,27 +153,28 @@ impl Blocks<'_> {
                 .collect(),
         };
         for span in spans {
-            // samtools skips a reference without reads (`-aa`: its empty lines instead; the
-            // FASTA emitter fills those itself as the reference ids move on).
+            // samtools skips a reference without reads (`-aa`: its Ns or empty lines instead).
             if whole_file && !self.has_reads(span.tid, span.end) {
-                if o.all_bases > 1 && o.format == Format::Pileup {
+                if o.all_bases > 1 {
                     jobs.push(Job::Empty(span.tid));
                 }
                 continue;
             }
             jobs.extend(cut(span, block_size).map(Job::Block));
+            if o.format != Format::Pileup {
+                jobs.push(Job::End(span));
+            }
         }
         jobs
     }
 
     /// Calls `blocks` on the pool, a few ahead, and hands each block's calls to `emitter` in
     /// order, writing its text to `out` as it grows.
-    pub fn run(
-        &self,
-        jobs: &[Job],
-        emitter: &mut Emitter<'_>,
-        out: &mut dyn Write,
-    ) -> Result<(), WalkError> {
+    pub fn run(&self, jobs: &[Job], out: &mut dyn Write) -> Result<(), WalkError> {
+        let o = self.options;
+        let mut text = Vec::new();
+        let mut joined = Joined::default();
+        let mut reference = GapReference { reader: (self.new_reference)(), cached: None };
         // One block more than workers keeps each busy while the oldest one is emitted; more
         // would only hold more calls in memory.
         let ahead = rayon::current_num_threads() + 1;
@@ -187,27 +196,47 @@ impl Blocks<'_> {
                 let block = match job {
                     Job::Block(block) => block,
                     Job::Empty(tid) => {
-                        emitter.empty_reference_pileup(tid)?;
-                        out.write_all(&emitter.out).map_err(WalkError::Io)?;
-                        emitter.out.clear();
+                        let len = self.lens[tid as usize];
+                        if o.format == Format::Pileup {
+                            let mut reference = (self.new_reference)();
+                            let reference =
+                                reference.as_deref_mut().map(|r| r as &mut dyn ReferenceSequences);
+                            let mut e = Emitter::new(o, self.names, self.lens, reference);
+                            e.empty_reference_pileup(tid)?;
+                            text = e.out;
+                        } else {
+                            let seq = reference.get(tid)?;
+                            Joined::uncovered(o, len, seq).dump(
+                                &mut text,
+                                o,
+                                &self.names[tid as usize],
+                            );
+                        }
+                        out.write_all(&text).map_err(WalkError::Io)?;
+                        text.clear();
+                        continue;
+                    }
+                    Job::End(span) => {
+                        let name = &self.names[span.tid as usize];
+                        let mut name = name.clone();
+                        if span.beg > 0 || span.end < self.lens[span.tid as usize] {
+                            name.extend_from_slice(
+                                format!(":{}-{}", span.beg + 1, span.end).as_bytes(),
+                            );
+                        }
+                        std::mem::take(&mut joined).dump(&mut text, o, &name);
+                        out.write_all(&text).map_err(WalkError::Io)?;
+                        text.clear();
                         continue;
                     }
                 };
                 let done = crate::io::pool_wait::next_helping_pool(&rx).ok_or_else(|| {
                     WalkError::Other(Error::Message("a consensus block's job failed".into()))
                 })??;
-                let calls = match done {
-                    Done::Text(text) => {
-                        out.write_all(&text).map_err(WalkError::Io)?;
-                        continue;
-                    }
-                    Done::Calls(calls) => calls,
-                };
-                for c in calls {
-                    emitter.fasta_call(block.tid, c.pos, c.nth, c.base, c.qual)?;
-                    if emitter.out.len() >= 1 << 16 {
-                        out.write_all(&emitter.out).map_err(WalkError::Io)?;
-                        emitter.out.clear();
+                match done {
+                    Done::Text(text) => out.write_all(&text).map_err(WalkError::Io)?,
+                    Done::Sequence(b) => {
+                        joined.append(o, block, &b, reference.get(block.tid)?);
                     }
                 }
             }
