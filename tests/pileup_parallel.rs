@@ -83,8 +83,8 @@ fn consensus_threads_start_each_block_afresh_as_samtools_does() {
 /// Threads join the blocks as samtools' do: FASTA/FASTQ from each block's first called base
 /// (a block that starts with a hidden deletion call leaves Ns where the serial walk leaves
 /// none), pileup lines written by each block (samtools' serial walk repeats the uncovered tail
-/// of a block whose reads end early), and `-aa` names the references without reads (`c0`
-/// before the reads, `c2` after) in order.
+/// of a block whose reads end early), `-aa` names the references without reads (`c0` before
+/// the reads, `c2` after) in order, and `--regions-file` intervals are cut into blocks too.
 #[test]
 fn consensus_blocks_join_as_samtools_threads_do() {
     let Some(oracle) = oracle() else { return };
@@ -97,6 +97,9 @@ fn consensus_blocks_join_as_samtools_threads_do() {
     std::fs::write(&fa, seqs).unwrap();
     oracle_ok(&oracle, &["faidx", fa.to_str().unwrap()]);
     let fa = fa.to_str().unwrap();
+    let bed = dir.join("regions.bed");
+    std::fs::write(&bed, "c1\t10\t30\nc1\t35\t60\nc0\t0\t15\n").unwrap();
+    let bed = bed.to_str().unwrap();
     for format in ["pileup", "fasta"] {
         let serial = run(&oracle, &["consensus", "-a", "-Z", "20", "-f", format, &bam]);
         let args = ["consensus", "-@", "2", "-a", "-Z", "20", "-f", format, &bam];
@@ -115,6 +118,9 @@ fn consensus_blocks_join_as_samtools_threads_do() {
         &["-aa", "-m", "simple", "--mark-ins"],
         &["-a", "-r", "c1:10-45", "-f", "fastq"],
         &["-r", "c1", "-T", fa, "-a"],
+        &["--regions-file", bed, "-a"],
+        &["--regions-file", bed, "-aa", "-f", "fastq"],
+        &["--regions-file", bed, "-a", "-f", "pileup"],
     ];
     for case in cases {
         for (threads, z) in [("1", "7"), ("2", "20"), ("4", "40"), ("2", "500000")] {

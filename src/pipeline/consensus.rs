@@ -205,11 +205,9 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     } else {
         None
     };
-    // samtools' threaded path: blocks called on the pool (an indexed BAM; BED intervals stay
-    // serial).
-    let in_blocks = run.threads > 1
-        && spans.is_none()
-        && matches!(opened.reader, crate::io::open::RecordReader::Bam(_));
+    // samtools' threaded path: blocks called on the pool (an indexed BAM).
+    let in_blocks =
+        run.threads > 1 && matches!(opened.reader, crate::io::open::RecordReader::Bam(_));
     // A block's own `-T` reader (pileup lines): the FASTA opened again.
     let new_reference = || -> Option<Box<dyn ReferenceSequences>> {
         let path = run.reference.as_deref()?;
@@ -254,14 +252,14 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     };
     // The input walked in order, or (`blocks`) the calls of the blocks of `span`.
     let mut walk = |input: Option<&mut SortedInput>,
-                    span: Option<Span>,
+                    spans: Option<&[Span]>,
                     emitter: &mut Emitter<'_>,
                     out: &mut Box<dyn Write + Send>|
      -> Result<(), Error> {
         match (input, &blocks) {
             (Some(input), _) => walk_input(input, o, caller.as_mut(), emitter, out),
             (None, Some(blocks)) => {
-                let jobs = blocks.jobs(span, run.block_size);
+                let jobs = blocks.jobs(spans, run.block_size);
                 // The blocks wrote every line, `-a`'s and the sequences' included.
                 return blocks.run(&jobs, out).map_err(walk_failed);
             }
@@ -280,6 +278,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     match (&spans, &run.region) {
         (Some(spans), _) => {
             let index = index.as_ref().expect("index loaded for regions");
+            let mut valid = Vec::new();
             for span in spans {
                 let tlen = lens[span.tid as usize];
                 if span.beg > span.end || span.beg > tlen {
@@ -292,10 +291,17 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
                     continue;
                 }
                 let span = Span { tid: span.tid, beg: span.beg.max(0), end: span.end.min(tlen) };
+                if blocks.is_some() {
+                    valid.push(span);
+                    continue;
+                }
                 let region = Region { tid: span.tid, beg: span.beg, end: span.end };
                 let input = query(&mut source, &mut opened, &run.input, index, region)?;
                 emitter.start_region(span);
                 walk(Some(input), None, &mut emitter, &mut out)?;
+            }
+            if blocks.is_some() {
+                walk(None, Some(&valid), &mut emitter, &mut out)?;
             }
         }
         (None, Some(text)) => {
@@ -310,7 +316,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
             emitter.iter = Some(span);
             if blocks.is_some() {
                 let end = end.min(lens[region.tid as usize]);
-                walk(None, Some(Span { end, ..span }), &mut emitter, &mut out)?;
+                walk(None, Some(&[Span { end, ..span }]), &mut emitter, &mut out)?;
             } else {
                 let input = query(&mut source, &mut opened, &run.input, index, region)?;
                 walk(Some(input), None, &mut emitter, &mut out)?;

@@ -141,13 +141,14 @@ impl Blocks<'_> {
         Ok(Done::Text(std::mem::take(&mut emitter.out)))
     }
 
-    /// The jobs for `span` (`None`: every reference), in samtools' order.
-    pub fn jobs(&self, span: Option<Span>, block_size: i64) -> Vec<Job> {
+    /// The jobs for `spans` (`-r`, or the BED intervals; `None`: every reference), in
+    /// samtools' order.
+    pub fn jobs(&self, spans: Option<&[Span]>, block_size: i64) -> Vec<Job> {
         let o = self.options;
         let mut jobs = Vec::new();
-        let whole_file = span.is_none();
-        let spans = match span {
-            Some(span) => vec![span],
+        let whole_file = spans.is_none();
+        let spans = match spans {
+            Some(spans) => spans.to_vec(),
             None => (0..self.lens.len() as i32)
                 .map(|tid| Span { tid, beg: 0, end: self.lens[tid as usize] })
                 .collect(),
