@@ -141,6 +141,8 @@ mod mpileup;
 mod parallel_write;
 /// targetcut and phase, natively, against the oracle (issue 42).
 mod phase_targetcut;
+/// Threaded consensus blocks and the mpileup column sweep against the oracle.
+mod pileup_parallel;
 /// http(s)://, s3:// and gs:// inputs against nginx, moto and a fault-injecting proxy (issue 40).
 mod remote_inputs;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.

@@ -164,6 +164,7 @@ pub fn run(inv: &Invocation, args: &[String]) -> Result<(), Error> {
         reference: None,
         cram_reference: None,
         threads: 1,
+        block_size: 500_000,
     };
     let incompatible =
         || bare("samtools consensus: option -r and --regions-file are incompatible".into());
@@ -215,8 +216,9 @@ pub fn run(inv: &Invocation, args: &[String]) -> Result<(), Error> {
             "no-adj-MQ" => o.nm_adjust = false,
             "NM-halo" => o.nm_halo = atoi(v),
             "SC-cost" => o.sc_cost = atoi(v),
-            // Only samtools' threaded path uses the block size.
-            "Z" | "5" | "O" | "write-index" => {}
+            // Only the threaded path uses the block size (samtools: at least 2).
+            "Z" => run.block_size = i64::from(atoi(v)).max(2),
+            "5" | "O" | "write-index" => {}
             "m" => {
                 o.mode = match v.to_ascii_lowercase().as_str() {
                     "simple" => Mode::Simple,
@@ -237,6 +239,10 @@ pub fn run(inv: &Invocation, args: &[String]) -> Result<(), Error> {
                     "fastq" => Format::Fastq,
                     "pileup" => Format::Pileup,
                     _ => return Err(bare(format!("Unknown format {v}"))),
+                };
+                // samtools: pileup blocks hold more, so its default block is smaller.
+                if o.format == Format::Pileup && run.block_size == 500_000 {
+                    run.block_size = 100_000;
                 }
             }
             "o" => run.output = Some(v.to_string()),

@@ -20,6 +20,7 @@ use crate::ops::consensus::{
     ConsensusError, Format, Mode, Options, SimpleCaller, bed_order, read_scores,
 };
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::consensus_chunks::Blocks;
 use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
 use crate::record::Header;
 
@@ -37,9 +38,11 @@ pub struct ConsensusRun {
     /// keeps `-T` for the consensus alone).
     pub cram_reference: Option<String>,
     pub threads: usize,
+    /// `-Z`: the bases of each block the threads share out.
+    pub block_size: i64,
 }
 
-const WORDING: Wording = Wording {
+pub(crate) const WORDING: Wording = Wording {
     cannot_open: "samtools consensus: Cannot open input file",
     no_header: "Failed to read header for",
 };
@@ -66,7 +69,19 @@ impl ReferenceSequences for Fasta<'_> {
     }
 }
 
-/// The BED file's intervals in samtools' order, on the header's references.
+/// `-T` for a block on another thread: its own FASTA reader and the references' names.
+struct OwnedFasta {
+    fasta: IndexedFasta,
+    names: Vec<Vec<u8>>,
+}
+
+impl ReferenceSequences for OwnedFasta {
+    fn fetch(&mut self, tid: i32) -> Option<Vec<u8>> {
+        let name = self.names.get(usize::try_from(tid).ok()?)?;
+        self.fasta.sequence(name).filter(|s| !s.is_empty())
+    }
+}
+
 /// `-t FILE`'s table (samtools reads it while parsing options).
 fn load_calibration(source: &Source) -> Result<Calibration, Error> {
     match source {
@@ -170,6 +185,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         None => None,
     };
     let header = opened.header.clone();
+    let spans = bed.map(|intervals| bed_spans(&intervals, &header)).transpose()?;
     let names: Vec<Vec<u8>> = header.refs().iter().map(|r| r.name.clone()).collect();
     let lens: Vec<i64> = header.refs().iter().map(|r| r.len as i64).collect();
     let index = if run.region.is_some() || run.bed.is_some() {
@@ -180,18 +196,43 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
             ))
         };
         Some(load_index_logged(&run.input, None).ok_or_else(no_index)?)
-    } else {
-        if run.threads > 1 && load_index_logged(&run.input, None).is_none() {
+    } else if run.threads > 1 {
+        let index = load_index_logged(&run.input, None);
+        if index.is_none() {
             eprintln!("No index: multi-threading is limited to decompression only");
         }
+        index
+    } else {
         None
     };
-    let spans = bed.map(|intervals| bed_spans(&intervals, &header)).transpose()?;
-    let mut reference = fasta.map(|fasta| Fasta { fasta, header: &header });
-    let mut caller: Box<dyn BaseCaller> = match o.mode {
-        Mode::Simple => Box::new(SimpleCaller::new(o)),
-        _ => Box::new(BayesCaller::new(o, &calibration)),
+    // samtools' threaded path: blocks called on the pool (an indexed BAM).
+    let in_blocks =
+        run.threads > 1 && matches!(opened.reader, crate::io::open::RecordReader::Bam(_));
+    // A block's own `-T` reader (pileup lines): the FASTA opened again.
+    let new_reference = || -> Option<Box<dyn ReferenceSequences>> {
+        let path = run.reference.as_deref()?;
+        let fasta = IndexedFasta::open(path).ok()?;
+        Some(Box::new(OwnedFasta { fasta, names: names.clone() }))
     };
+    let new_caller = || -> Box<dyn BaseCaller> {
+        match o.mode {
+            Mode::Simple => Box::new(SimpleCaller::new(o)),
+            _ => Box::new(BayesCaller::new(o, &calibration)),
+        }
+    };
+    let blocks = index.as_ref().filter(|_| in_blocks).map(|index| Blocks {
+        options: o,
+        path: &run.input,
+        cram_reference: run.cram_reference.as_deref(),
+        index,
+        wording: &WORDING,
+        new_caller: &new_caller,
+        names: &names,
+        lens: &lens,
+        new_reference: &new_reference,
+    });
+    let mut reference = fasta.map(|fasta| Fasta { fasta, header: &header });
+    let mut caller = new_caller();
     let mut emitter = Emitter::new(
         o,
         &names,
@@ -201,18 +242,30 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
     let mut opened = Some(opened);
     let mut source: Option<SortedInput> = None;
-    let mut walk = |input: &mut SortedInput,
+    let walk_failed = |e| match e {
+        WalkError::Consensus(ConsensusError::NotSorted) => {
+            failed("BAM/SAM file is not sorted by position. Aborting".into())
+        }
+        WalkError::Consensus(ConsensusError::Reference) => failed(String::new()).trim_start(),
+        WalkError::Io(e) => write_failed(e),
+        WalkError::Other(e) => e,
+    };
+    // The input walked in order, or (`blocks`) the calls of the blocks of `span`.
+    let mut walk = |input: Option<&mut SortedInput>,
+                    spans: Option<&[Span]>,
                     emitter: &mut Emitter<'_>,
                     out: &mut Box<dyn Write + Send>|
      -> Result<(), Error> {
-        walk_input(input, o, caller.as_mut(), emitter, out).map_err(|e| match e {
-            WalkError::Consensus(ConsensusError::NotSorted) => {
-                failed("BAM/SAM file is not sorted by position. Aborting".into())
+        match (input, &blocks) {
+            (Some(input), _) => walk_input(input, o, caller.as_mut(), emitter, out),
+            (None, Some(blocks)) => {
+                let jobs = blocks.jobs(spans, run.block_size);
+                // The blocks wrote every line, `-a`'s and the sequences' included.
+                return blocks.run(&jobs, out).map_err(walk_failed);
             }
-            WalkError::Consensus(ConsensusError::Reference) => failed(String::new()).trim_start(),
-            WalkError::Io(e) => write_failed(e),
-            WalkError::Other(e) => e,
-        })?;
+            (None, None) => unreachable!("a walk has an input or blocks"),
+        }
+        .map_err(walk_failed)?;
         match o.format {
             Format::Pileup => emitter.finish_pileup(),
             _ => emitter.finish_fasta(),
@@ -225,6 +278,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     match (&spans, &run.region) {
         (Some(spans), _) => {
             let index = index.as_ref().expect("index loaded for regions");
+            let mut valid = Vec::new();
             for span in spans {
                 let tlen = lens[span.tid as usize];
                 if span.beg > span.end || span.beg > tlen {
@@ -237,10 +291,17 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
                     continue;
                 }
                 let span = Span { tid: span.tid, beg: span.beg.max(0), end: span.end.min(tlen) };
+                if blocks.is_some() {
+                    valid.push(span);
+                    continue;
+                }
                 let region = Region { tid: span.tid, beg: span.beg, end: span.end };
                 let input = query(&mut source, &mut opened, &run.input, index, region)?;
                 emitter.start_region(span);
-                walk(input, &mut emitter, &mut out)?;
+                walk(Some(input), None, &mut emitter, &mut out)?;
+            }
+            if blocks.is_some() {
+                walk(None, Some(&valid), &mut emitter, &mut out)?;
             }
         }
         (None, Some(text)) => {
@@ -251,14 +312,21 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
                 .filter(|r| r.tid >= 0)
                 .ok_or_else(parse_failed)?;
             let end = region.end.min(Region::END_OF_REFERENCE);
-            emitter.iter = Some(Span { tid: region.tid, beg: region.beg, end });
-            let input = query(&mut source, &mut opened, &run.input, index, region)?;
-            walk(input, &mut emitter, &mut out)?;
+            let span = Span { tid: region.tid, beg: region.beg, end };
+            emitter.iter = Some(span);
+            if blocks.is_some() {
+                let end = end.min(lens[region.tid as usize]);
+                walk(None, Some(&[Span { end, ..span }]), &mut emitter, &mut out)?;
+            } else {
+                let input = query(&mut source, &mut opened, &run.input, index, region)?;
+                walk(Some(input), None, &mut emitter, &mut out)?;
+            }
         }
+        (None, None) if blocks.is_some() => walk(None, None, &mut emitter, &mut out)?,
         (None, None) => {
             let opened = opened.take().expect("input opened once");
             let mut input = SortedInput::whole(&run.input, opened);
-            walk(&mut input, &mut emitter, &mut out)?;
+            walk(Some(&mut input), None, &mut emitter, &mut out)?;
         }
     }
     out.flush().map_err(write_failed)?;
@@ -287,7 +355,7 @@ fn query<'s>(
     Ok(source.as_mut().expect("just set"))
 }
 
-enum WalkError {
+pub enum WalkError {
     Consensus(ConsensusError),
     Io(std::io::Error),
     Other(Error),

@@ -15,6 +15,7 @@ pub mod checked_open;
 pub mod checksum;
 pub mod collate;
 pub mod consensus;
+pub mod consensus_chunks;
 pub mod coverage;
 pub mod cram_region;
 pub mod cram_size;

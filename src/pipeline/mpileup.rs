@@ -182,7 +182,9 @@ pub fn run(options: &MpileupOptions) -> Result<(), Error> {
     if let Some(path) = options.exclude_rg_file.take() {
         options.exclude_rg = Some(crate::io::lists::read_mpileup_read_groups(&path)?);
     }
-    let pool = crate::pipeline::threads::pool(options.threads);
+    // samtools mpileup has no -@; a second worker inflates and parses the input ahead of the
+    // pileup (ReadAhead), which otherwise waits on every batch (decoding is ~10% of the work).
+    let pool = crate::pipeline::threads::pool(options.threads.max(2));
     pool.install(|| mpileup(&options))
 }
 

@@ -37,8 +37,22 @@ pub struct Emitter<'a> {
     ref_tid: i32,
     seq: Vec<u8>,
     qual: Vec<u8>,
+    /// A threaded block's first column (1-based; samtools' `first_pos`) and where in `seq`
+    /// its first called base went (`ks_ins_start`), for joining the blocks.
+    first_pos: i64,
+    first_base: Option<usize>,
     /// Text ready to be written.
     pub out: Vec<u8>,
+}
+
+/// What one of samtools' threaded blocks made (`basic_fasta` run on the block alone): its
+/// sequence from its first covered column on, and where it starts and ends.
+pub struct BlockSequence {
+    pub seq: Vec<u8>,
+    pub qual: Vec<u8>,
+    pub first_base: Option<usize>,
+    pub first_pos: i64,
+    pub last_pos: i64,
 }
 
 impl<'a> Emitter<'a> {
@@ -60,6 +74,8 @@ impl<'a> Emitter<'a> {
             ref_tid: -1,
             seq: Vec::new(),
             qual: Vec::new(),
+            first_pos: i64::MAX,
+            first_base: None,
             out: Vec::new(),
         }
     }
@@ -182,6 +198,20 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
+    /// The end of one of samtools' threaded blocks in pileup format: with `-a` the lines of
+    /// its positions after the last one written (`pileup_job`).
+    pub fn finish_block_pileup(&mut self, block: Span) -> Result<(), ConsensusError> {
+        if self.o.all_bases > 0 && self.last_pos < block.end {
+            self.empty_pileup(block.tid, block.beg.max(self.last_pos), block.end)?;
+        }
+        Ok(())
+    }
+
+    /// `-aa` in pileup format: the lines of a reference no read is on.
+    pub fn empty_reference_pileup(&mut self, tid: i32) -> Result<(), ConsensusError> {
+        self.empty_pileup(tid, 0, self.len(tid))
+    }
+
     /// Appends `n` uncovered positions from `from` (0-based): the reference's bases at `-T`'s
     /// quality, else Ns of quality 0.
     fn fill(&mut self, from: i64, n: i64) {
@@ -208,9 +238,32 @@ impl<'a> Emitter<'a> {
         pos: i64,
         nth: i32,
     ) -> Result<(), ConsensusError> {
-        if (!self.o.show_ins && nth != 0) || self.outside(pos) {
+        if !self.wants_column(pos, nth) {
             return Ok(());
         }
+        let (cb, cq) = caller.call(reads, pos);
+        self.fasta_call(tid, pos, nth, cb, cq)
+    }
+
+    /// Whether the column at `pos` (1-based), its `nth` inserted base, is output at all.
+    pub fn wants_column(&self, pos: i64, nth: i32) -> bool {
+        (self.o.show_ins || nth == 0) && !self.outside(pos)
+    }
+
+    /// `basic_fasta` once the column's base `cb` and quality `cq` are called (the call needs
+    /// only the column's reads, so region chunks can make it on other threads).
+    pub fn fasta_call(
+        &mut self,
+        tid: i32,
+        pos: i64,
+        nth: i32,
+        cb: u8,
+        cq: i32,
+    ) -> Result<(), ConsensusError> {
+        if !self.wants_column(pos, nth) {
+            return Ok(());
+        }
+        self.first_pos = self.first_pos.min(pos);
         while tid != self.last_tid {
             if self.last_tid != -1 {
                 if self.o.all_bases > 0 {
@@ -249,7 +302,6 @@ impl<'a> Emitter<'a> {
                 _ => pos - 1,
             };
         }
-        let (cb, cq) = caller.call(reads, pos);
         if !self.o.show_del && cb == b'*' {
             self.last_pos = pos;
             self.last_tid = tid;
@@ -265,6 +317,7 @@ impl<'a> Emitter<'a> {
         }
         // samtools also names inserted bases here; `cb != '*'` already covers them.
         if cb != b'*' || (pos > self.last_pos && self.o.show_del) {
+            self.first_base.get_or_insert(self.seq.len());
             self.seq.push(cb);
             self.qual.push((cq.min(93) + 33) as u8);
         }
@@ -342,24 +395,40 @@ impl<'a> Emitter<'a> {
 
     /// `dump_fastq`: the sequence built, wrapped at `-l`'s length.
     fn dump(&mut self, name: &[u8]) {
-        if self.seq.is_empty() {
-            return;
+        dump_fastq(&mut self.out, self.o, name, &self.seq, &self.qual);
+    }
+
+    /// The threaded block this emitter walked alone (its `iter` the block).
+    pub fn take_block(&mut self) -> BlockSequence {
+        BlockSequence {
+            seq: std::mem::take(&mut self.seq),
+            qual: std::mem::take(&mut self.qual),
+            first_base: self.first_base,
+            first_pos: self.first_pos,
+            last_pos: self.last_pos,
         }
-        let fastq = self.o.format == Format::Fastq;
-        self.out.push(if fastq { b'@' } else { b'>' });
-        self.out.extend_from_slice(name);
-        self.out.push(b'\n');
-        let width = self.o.line_len.max(1);
-        for line in self.seq.chunks(width) {
-            self.out.extend_from_slice(line);
-            self.out.push(b'\n');
-        }
-        if fastq {
-            self.out.extend_from_slice(b"+\n");
-            for line in self.qual.chunks(width) {
-                self.out.extend_from_slice(line);
-                self.out.push(b'\n');
-            }
+    }
+}
+
+/// `dump_fastq`: `seq` (and for FASTQ `qual`) named `name`, wrapped at `-l`'s length.
+pub fn dump_fastq(out: &mut Vec<u8>, o: &Options, name: &[u8], seq: &[u8], qual: &[u8]) {
+    if seq.is_empty() {
+        return;
+    }
+    let fastq = o.format == Format::Fastq;
+    out.push(if fastq { b'@' } else { b'>' });
+    out.extend_from_slice(name);
+    out.push(b'\n');
+    let width = o.line_len.max(1);
+    for line in seq.chunks(width) {
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    if fastq {
+        out.extend_from_slice(b"+\n");
+        for line in qual.chunks(width) {
+            out.extend_from_slice(line);
+            out.push(b'\n');
         }
     }
 }

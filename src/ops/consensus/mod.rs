@@ -4,6 +4,7 @@
 
 pub mod bayes;
 pub mod bed_order;
+pub mod blocks;
 pub mod calibration;
 pub mod emit;
 pub mod pileup;

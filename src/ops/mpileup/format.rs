@@ -55,15 +55,6 @@ fn push_int(out: &mut Vec<u8>, v: i64) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
-/// The quality a column compares with `-Q` (0 past the read's bases).
-fn base_quality(r: &RecordRef<'_>, e: &Entry) -> i32 {
-    if (e.qpos as usize) < r.l_seq() && e.qpos >= 0 {
-        i32::from(r.qual()[e.qpos as usize])
-    } else {
-        0
-    }
-}
-
 /// The reference byte at `pos`, if any.
 fn ref_byte(reference: Option<&[u8]>, pos: i64) -> Option<u8> {
     reference.and_then(|s| usize::try_from(pos).ok().and_then(|p| s.get(p)).copied())
@@ -78,14 +69,13 @@ fn pileup_seq(
     reference: Option<&[u8]>,
     o: &FormatOptions,
 ) {
-    let r = RecordRef::new(&read.rec);
-    let rev = r.flag() & flags::REVERSE != 0;
+    let rev = read.is_reverse;
     if !o.no_ends && e.is_head {
         out.push(b'^');
-        out.push(if r.mapq() > 93 { 126 } else { r.mapq() + 33 });
+        out.push(if read.mapq > 93 { 126 } else { read.mapq + 33 });
     }
     if !e.is_del {
-        let mut c = if (e.qpos as usize) < r.l_seq() { r.base_code(e.qpos as usize) } else { 15 };
+        let mut c = read.base_at(e.qpos);
         if reference.is_some() {
             let rb = ref_byte(reference, pos).map_or(15, |b| SEQ_NT16[b as usize]);
             if c == rb {
@@ -108,7 +98,7 @@ fn pileup_seq(
     let mut del_len = -e.indel;
     if e.indel > 0 {
         let mods = read.mods.as_ref().filter(|_| !o.no_ins_mods && o.no_ins == 0);
-        let (text, bases, following_del) = insertion(&r, &read.ops, e, mods);
+        let (text, bases, following_del) = insertion(read, e, mods);
         del_len = following_del;
         if o.no_ins < 2 {
             out.push(b'+');
@@ -151,17 +141,13 @@ fn pileup_seq(
 
 /// `bam_plp_insertion_mod` without modifications: the inserted bases (`*` for pads), their
 /// count with pads, and the length of a deletion right after them.
-fn insertion(
-    r: &RecordRef<'_>,
-    ops: &[u32],
-    e: &Entry,
-    mods: Option<&ReadMods>,
-) -> (Vec<u8>, i64, i64) {
+fn insertion(read: &Read, e: &Entry, mods: Option<&ReadMods>) -> (Vec<u8>, i64, i64) {
     use crate::record::cigar;
     let mut text = Vec::new();
     let mut del = 0;
     let mut j = 1i64;
     let mut bases = 0i64;
+    let ops = &read.ops;
     for &c in &ops[e.cigar_ind + 1..] {
         let l = cigar::len(c);
         match cigar::op(c) {
@@ -176,8 +162,8 @@ fn insertion(
             cigar::INS => {
                 for _ in 0..l {
                     let at = e.qpos + j - i64::from(e.is_del);
-                    let base = if (at as usize) < r.l_seq() {
-                        NT16_STR[r.base_code(at as usize) as usize]
+                    let base = if (at as usize) < read.l_seq() {
+                        NT16_STR[read.base_at(at) as usize]
                     } else {
                         b'N'
                     };
@@ -251,11 +237,11 @@ pub fn input_columns(
     let LineContext { pos, reference, header, options: o } = *line;
     seq.clear();
     qual.clear();
-    let passes =
-        |e: &Entry| base_quality(&RecordRef::new(&reads[e.read].rec), e) >= o.min_base_quality;
+    // The quality `-Q` compares with (0 past the read's bases).
+    let passes = |e: &Entry| reads[e.read].qual_at(e.qpos) >= o.min_base_quality;
     for e in column {
         let read = &reads[e.read];
-        let q = base_quality(&RecordRef::new(&read.rec), e);
+        let q = read.qual_at(e.qpos);
         if q >= o.min_base_quality {
             pileup_seq(seq, read, e, pos, reference, o);
             qual.push(if q + 33 < 126 { (q + 33) as u8 } else { 126 });

@@ -20,6 +20,13 @@ pub struct Read {
     /// `-M`: its base modifications.
     pub mods: Option<ReadMods>,
     pub ops: Vec<u32>,
+    /// Where the packed bases and the qualities start in `rec`, its base count, strand and
+    /// mapping quality: read once here, not re-parsed for every column the read is in.
+    seq_at: usize,
+    qual_at: usize,
+    l_seq: usize,
+    pub is_reverse: bool,
+    pub mapq: u8,
     tid: i32,
     beg: i64,
     /// Exclusive end from the raw CIGAR length.
@@ -57,6 +64,31 @@ fn consumes_query(op: u8) -> bool {
 }
 
 impl Read {
+    /// The quality at query position `i` (0 outside the read's bases).
+    #[inline]
+    pub fn qual_at(&self, i: i64) -> i32 {
+        if i >= 0 && (i as usize) < self.l_seq {
+            i32::from(self.rec[self.qual_at + i as usize])
+        } else {
+            0
+        }
+    }
+
+    /// The 4-bit base code at query position `i` (15, `N`, outside the read's bases).
+    #[inline]
+    pub fn base_at(&self, i: i64) -> u8 {
+        if i < 0 || i as usize >= self.l_seq {
+            return 15;
+        }
+        let b = self.rec[self.seq_at + i as usize / 2];
+        if i & 1 == 0 { b >> 4 } else { b & 0xf }
+    }
+
+    /// The number of bases.
+    pub fn l_seq(&self) -> usize {
+        self.l_seq
+    }
+
     /// `resolve_cigar2`: where the read is at `pos`.
     fn resolve(&mut self, pos: i64, index: usize) -> Entry {
         let ops = &self.ops;
@@ -168,6 +200,9 @@ pub struct Pileup {
     spare: (i32, i64),
     /// What freed nodes held, most recent last (htslib's node pool hands them out again).
     freed: Vec<(i32, i64)>,
+    /// The lowest (reference id, end) of the reads in the list: no read leaves it before the
+    /// pileup reaches that point, so the sweep over the list is skipped until then.
+    first_gone: (i32, i64),
 }
 
 impl Pileup {
@@ -186,6 +221,7 @@ impl Pileup {
             with_mods,
             spare: (0, 0),
             freed: Vec::new(),
+            first_gone: (i32::MAX, i64::MAX),
         }
     }
 
@@ -233,8 +269,27 @@ impl Pileup {
         if end > self.pos || tid > self.tid {
             self.spare = self.freed.pop().unwrap_or((0, 0));
             let mods = if self.with_mods { ReadMods::parse(&rec)? } else { None };
-            let mut read =
-                Read { rec, mods, ops, tid, beg: pos, end, id: self.next_id, k: -1, x: 0, y: 0 };
+            let l_seq = r.l_seq();
+            let qual_at = r.aux_offset() - l_seq;
+            let (is_reverse, mapq) = (flag & flags::REVERSE != 0, r.mapq());
+            let mut read = Read {
+                rec,
+                mods,
+                ops,
+                seq_at: qual_at - l_seq.div_ceil(2),
+                qual_at,
+                l_seq,
+                is_reverse,
+                mapq,
+                tid,
+                beg: pos,
+                end,
+                id: self.next_id,
+                k: -1,
+                x: 0,
+                y: 0,
+            };
+            self.first_gone = self.first_gone.min((tid, end));
             self.next_id += 1;
             self.overlap_push(&mut read)?;
             self.reads.push_back(read);
@@ -290,17 +345,22 @@ impl Pileup {
             let (tid, pos) = (self.tid, self.pos);
             self.column.clear();
             // Reads passed leave the list (and free their nodes).
-            let Pileup { reads, freed, overlaps, column, .. } = self;
-            reads.retain(|r| {
-                let gone = r.tid < tid || (r.tid == tid && r.end <= pos);
-                if gone {
-                    freed.push((r.tid, r.beg));
-                    if let Some(h) = overlaps.as_mut() {
-                        h.remove(RecordRef::new(&r.rec).read_name());
+            let Pileup { reads, freed, overlaps, column, first_gone, .. } = self;
+            if *first_gone <= (tid, pos) {
+                *first_gone = (i32::MAX, i64::MAX);
+                reads.retain(|r| {
+                    let gone = r.tid < tid || (r.tid == tid && r.end <= pos);
+                    if gone {
+                        freed.push((r.tid, r.beg));
+                        if let Some(h) = overlaps.as_mut() {
+                            h.remove(RecordRef::new(&r.rec).read_name());
+                        }
+                    } else {
+                        *first_gone = (*first_gone).min((r.tid, r.end));
                     }
-                }
-                !gone
-            });
+                    !gone
+                });
+            }
             for (i, r) in reads.iter_mut().enumerate() {
                 // The list is in coordinate order: the rest start later.
                 if r.tid > tid || (r.tid == tid && r.beg > pos) {

@@ -1,0 +1,246 @@
+//! `samtools consensus -@` on an indexed BAM (samtools 1.24 `pileup_loop_parallel`): each
+//! reference (or the `-r` region) is cut into `-Z` blocks, each block's reads are fetched through
+//! the index and piled up afresh on a pool worker, which turns the block's columns into its
+//! sequence (FASTA/FASTQ, joined in block order by [`Joined`] as `append_cons` joins them) or
+//! its pileup lines (`-a`'s included), as samtools' threads do. Both differ from samtools'
+//! serial walk on some inputs (a block's uncovered tail, reads that start with a deletion at a
+//! block's start), so `-@` follows the threaded path wherever samtools takes it.
+//!
+//! A column's call depends only on the reads covering it, and a block fetches exactly the reads
+//! that overlap it. The one piece of state a pileup carries from read to read (a new read's
+//! stale quality, taken from the free list) is reset at each block as samtools resets it, at the
+//! same block boundaries.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::mpsc::sync_channel;
+
+use crate::error::Error;
+use crate::io::index::{Index, Region};
+use crate::io::input_spec::InputSpec;
+use crate::ops::consensus::blocks::Joined;
+use crate::ops::consensus::emit::{BaseCaller, BlockSequence, Emitter, ReferenceSequences, Span};
+use crate::ops::consensus::pileup::Column;
+use crate::ops::consensus::pileup::{Pileup, PileupRead};
+use crate::ops::consensus::{ConsensusError, Format, Options, read_scores};
+use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::consensus::WalkError;
+use crate::pipeline::sorted_input::SortedInput;
+
+/// What every block's job needs.
+pub struct Blocks<'a> {
+    pub options: &'a Options,
+    pub path: &'a str,
+    pub cram_reference: Option<&'a str>,
+    pub index: &'a Index,
+    pub wording: &'a Wording,
+    /// Makes a block's own caller (the callers keep scratch state).
+    pub new_caller: &'a (dyn Fn() -> Box<dyn BaseCaller> + Sync),
+    /// `-f pileup`: the references' names and lengths, and a block's own `-T` reader.
+    pub names: &'a [Vec<u8>],
+    pub lens: &'a [i64],
+    pub new_reference: &'a (dyn Fn() -> Option<Box<dyn ReferenceSequences>> + Sync),
+}
+
+/// What the main thread does next, in output order.
+#[derive(Clone, Copy)]
+pub enum Job {
+    Block(Span),
+    /// FASTA/FASTQ: the reference (or region) whose blocks came before is complete.
+    End(Span),
+    /// `-aa`: a reference without reads.
+    Empty(i32),
+}
+
+/// `-T`'s sequence for the gaps between blocks, fetched once a reference.
+struct GapReference {
+    reader: Option<Box<dyn ReferenceSequences>>,
+    cached: Option<(i32, Vec<u8>)>,
+}
+
+impl GapReference {
+    fn get(&mut self, tid: i32) -> Result<Option<&[u8]>, ConsensusError> {
+        let Some(reader) = self.reader.as_deref_mut() else { return Ok(None) };
+        if self.cached.as_ref().is_none_or(|c| c.0 != tid) {
+            self.cached = Some((tid, reader.fetch(tid).ok_or(ConsensusError::Reference)?));
+        }
+        Ok(self.cached.as_ref().map(|c| &c.1[..]))
+    }
+}
+
+/// A block's result: its sequence, or (`-f pileup`) its text.
+enum Done {
+    Sequence(BlockSequence),
+    Text(Vec<u8>),
+}
+
+/// `span`'s blocks of `size` bases, as samtools cuts them.
+pub fn cut(span: Span, size: i64) -> impl Iterator<Item = Span> {
+    let size = size.max(2);
+    (0..)
+        .map(move |k| span.beg + k * size)
+        .take_while(move |&b| b < span.end)
+        .map(move |beg| Span { tid: span.tid, beg, end: (beg + size).min(span.end) })
+}
+
+impl Blocks<'_> {
+    /// Whether the index lists any reads on `tid` (a block of a reference without reads
+    /// would only open the file to find nothing).
+    pub fn has_reads(&self, tid: i32, len: i64) -> bool {
+        !self.index.query(tid, 0, len.max(1)).is_empty()
+    }
+
+    /// Every column of the reads that overlap `block`, from a fresh pileup.
+    fn walk(&self, block: Span, column: &mut Column<'_, WalkError>) -> Result<(), WalkError> {
+        let o = self.options;
+        let spec = InputSpec::new(1, self.cram_reference);
+        let opened =
+            open_sequence_input(self.path, spec, self.wording).map_err(WalkError::Other)?;
+        let region = Region { tid: block.tid, beg: block.beg, end: block.end };
+        let no_index = || {
+            WalkError::Other(Error::Bare(format!(
+                "samtools consensus: Cannot load index for input file \"{}\"",
+                self.path
+            )))
+        };
+        let mut input =
+            SortedInput::region(self.path, opened, self.index, region).ok_or_else(no_index)?;
+        let mut keep = |p: &mut PileupRead| Ok(read_scores::init_read(o, p));
+        let mut pileup = Pileup::new();
+        while let Some(r) = input.current().map_err(WalkError::Other)? {
+            if o.keeps(r.flag(), r.mapq()) {
+                pileup.add(r, &mut keep, column)?;
+            }
+            input.advance();
+        }
+        pileup.finish(column)
+    }
+
+    /// The block's sequence (FASTA/FASTQ) or its pileup lines (`pileup_job`).
+    fn run_block(&self, block: Span) -> Result<Done, WalkError> {
+        let o = self.options;
+        let mut caller = (self.new_caller)();
+        let mut reference = (self.new_reference)();
+        let reference = reference.as_deref_mut().map(|r| r as &mut dyn ReferenceSequences);
+        let mut emitter = Emitter::new(o, self.names, self.lens, reference);
+        emitter.iter = Some(block);
+        let pileup = o.format == Format::Pileup;
+        self.walk(block, &mut |reads, pos, nth| {
+            let caller = caller.as_mut();
+            if pileup {
+                emitter.pileup_column(caller, reads, block.tid, pos, nth)?;
+            } else {
+                emitter.fasta_column(caller, reads, block.tid, pos, nth)?;
+            }
+            Ok(())
+        })?;
+        if !pileup {
+            return Ok(Done::Sequence(emitter.take_block()));
+        }
+        emitter.finish_block_pileup(block)?;
+        Ok(Done::Text(std::mem::take(&mut emitter.out)))
+    }
+
+    /// The jobs for `spans` (`-r`, or the BED intervals; `None`: every reference), in
+    /// samtools' order.
+    pub fn jobs(&self, spans: Option<&[Span]>, block_size: i64) -> Vec<Job> {
+        let o = self.options;
+        let mut jobs = Vec::new();
+        let whole_file = spans.is_none();
+        let spans = match spans {
+            Some(spans) => spans.to_vec(),
+            None => (0..self.lens.len() as i32)
+                .map(|tid| Span { tid, beg: 0, end: self.lens[tid as usize] })
+                .collect(),
+        };
+        for span in spans {
+            // samtools skips a reference without reads (`-aa`: its Ns or empty lines instead).
+            if whole_file && !self.has_reads(span.tid, span.end) {
+                if o.all_bases > 1 {
+                    jobs.push(Job::Empty(span.tid));
+                }
+                continue;
+            }
+            jobs.extend(cut(span, block_size).map(Job::Block));
+            if o.format != Format::Pileup {
+                jobs.push(Job::End(span));
+            }
+        }
+        jobs
+    }
+
+    /// Calls `blocks` on the pool, a few ahead, and hands each block's calls to `emitter` in
+    /// order, writing its text to `out` as it grows.
+    pub fn run(&self, jobs: &[Job], out: &mut dyn Write) -> Result<(), WalkError> {
+        let o = self.options;
+        let mut text = Vec::new();
+        let mut joined = Joined::default();
+        let mut reference = GapReference { reader: (self.new_reference)(), cached: None };
+        // One block more than workers keeps each busy while the oldest one is emitted; more
+        // would only hold more calls in memory.
+        let ahead = rayon::current_num_threads() + 1;
+        rayon::in_place_scope(|scope| {
+            let mut pending = VecDeque::new();
+            let mut next = jobs.iter();
+            loop {
+                while pending.len() < ahead {
+                    let Some(&job) = next.next() else { break };
+                    let (tx, rx) = sync_channel(1);
+                    if let Job::Block(block) = job {
+                        scope.spawn(move |_| {
+                            let _ = tx.send(self.run_block(block));
+                        });
+                    }
+                    pending.push_back((job, rx));
+                }
+                let Some((job, rx)) = pending.pop_front() else { return Ok(()) };
+                let block = match job {
+                    Job::Block(block) => block,
+                    Job::Empty(tid) => {
+                        let len = self.lens[tid as usize];
+                        if o.format == Format::Pileup {
+                            let mut reference = (self.new_reference)();
+                            let reference =
+                                reference.as_deref_mut().map(|r| r as &mut dyn ReferenceSequences);
+                            let mut e = Emitter::new(o, self.names, self.lens, reference);
+                            e.empty_reference_pileup(tid)?;
+                            text = e.out;
+                        } else {
+                            let seq = reference.get(tid)?;
+                            Joined::uncovered(o, len, seq).dump(
+                                &mut text,
+                                o,
+                                &self.names[tid as usize],
+                            );
+                        }
+                        out.write_all(&text).map_err(WalkError::Io)?;
+                        text.clear();
+                        continue;
+                    }
+                    Job::End(span) => {
+                        let name = &self.names[span.tid as usize];
+                        let mut name = name.clone();
+                        if span.beg > 0 || span.end < self.lens[span.tid as usize] {
+                            name.extend_from_slice(
+                                format!(":{}-{}", span.beg + 1, span.end).as_bytes(),
+                            );
+                        }
+                        std::mem::take(&mut joined).dump(&mut text, o, &name);
+                        out.write_all(&text).map_err(WalkError::Io)?;
+                        text.clear();
+                        continue;
+                    }
+                };
+                let done = crate::io::pool_wait::next_helping_pool(&rx).ok_or_else(|| {
+                    WalkError::Other(Error::Message("a consensus block's job failed".into()))
+                })??;
+                match done {
+                    Done::Text(text) => out.write_all(&text).map_err(WalkError::Io)?,
+                    Done::Sequence(b) => {
+                        joined.append(o, block, &b, reference.get(block.tid)?);
+                    }
+                }
+            }
+        })
+    }
+}
