@@ -32,6 +32,8 @@ pub mod mate_links;
 pub mod rans;
 pub mod rans4x8_decode;
 pub mod rans_nx16;
+pub mod rans_nx16_encode;
+mod rans_nx16_entropy;
 mod rans_nx16_simd;
 pub mod reader;
 pub mod records_out;
