@@ -40,6 +40,7 @@ pub mod records_out;
 pub mod reference;
 pub mod structure;
 pub mod tok3;
+pub mod tok3_encode;
 pub mod varint;
 pub mod writer;
 
