@@ -312,7 +312,9 @@ pub(super) fn order1(src: &[u8], ways: usize) -> Option<Vec<u8>> {
     write_alphabet(&mut out, |s| s == 0 || totals[s] > 0);
     let mut limits = [0u32; 256];
     let bits = choose_bits(&freqs, &totals, &mut limits);
-    let mut tables = vec![[Slot::default(); 256]; 256];
+    // Tables for the contexts present only: all 256 zeroed for every block cost more than
+    // coding a small one.
+    let mut tables: Vec<Option<Box<[Slot; 256]>>> = vec![None; 256];
     for i in 0..256 {
         if totals[i] == 0 {
             continue;
@@ -328,7 +330,7 @@ pub(super) fn order1(src: &[u8], ways: usize) -> Option<Vec<u8>> {
         write_context(&mut out, &totals, &freqs[i]);
         let up = bits - max_val.trailing_zeros();
         freqs[i].iter_mut().for_each(|f| *f <<= up);
-        tables[i] = slots(&freqs[i], bits);
+        tables[i] = Some(Box::new(slots(&freqs[i], bits)));
     }
     out[0] = (bits << 4) as u8;
     if out.len() > 1000 {
@@ -343,6 +345,9 @@ pub(super) fn order1(src: &[u8], ways: usize) -> Option<Vec<u8>> {
         }
     }
 
+    let absent = [Slot::default(); 256];
+    let tables: Vec<&[Slot; 256]> =
+        tables.iter().map(|t| t.as_deref().unwrap_or(&absent)).collect();
     let mut rev = Reversed::new(n, ways);
     let mut states = vec![LOWER_BOUND; ways];
     // `next[z]`: the symbol after the position state z codes next, which that position is

@@ -356,10 +356,12 @@ impl<'a> Encoder<'a> {
                 return None;
             }
             let c = name[i];
-            let word_end = i + 1 + name[i + 1..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphabetic() || b.is_ascii_punctuation())
-                .count();
+            let word_end = i
+                + 1
+                + name[i + 1..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphabetic() || b.is_ascii_punctuation())
+                    .count();
             let end = digits_end(name, i);
             // Digits are read with their leading zeros kept when they have one, or when the
             // previous name's token had that many digits so kept.
@@ -379,7 +381,11 @@ impl<'a> Encoder<'a> {
                     self.put(ntok, ALPHA, &alpha(word));
                 }
                 i = word_end;
-                Token { kind: ALPHA, value: word.len() as u32, extra: (word_end - word.len()) as u32 }
+                Token {
+                    kind: ALPHA,
+                    value: word.len() as u32,
+                    extra: (word_end - word.len()) as u32,
+                }
             } else if zeros {
                 let width = (end - i) as u32;
                 let v = digits_value(&name[i..end]);
@@ -475,7 +481,14 @@ mod tests {
     #[test]
     fn illumina_names_round_trip_and_shrink() {
         let names: Vec<String> = (0..3000)
-            .map(|i| format!("HS25_09827:2:{}:{}:{}#49", 1101 + i / 500, 1000 + (i * 37) % 20000, i * 13 % 99999))
+            .map(|i| {
+                format!(
+                    "HS25_09827:2:{}:{}:{}#49",
+                    1101 + i / 500,
+                    1000 + (i * 37) % 20000,
+                    i * 13 % 99999
+                )
+            })
             .collect();
         let size = round_trip(&names);
         assert!(size * 6 < block(&names).len(), "{size}");
