@@ -35,7 +35,7 @@ impl Slot {
             return Slot { x_max, reciprocal: u64::from(u32::MAX), shift: 32, bias, complement };
         }
         let log = 32 - (freq - 1).leading_zeros(); // ceil(log2(freq))
-        let reciprocal = ((1u64 << (log + 31)) + u64::from(freq) - 1) / u64::from(freq);
+        let reciprocal = (1u64 << (log + 31)).div_ceil(u64::from(freq));
         Slot { x_max, reciprocal, shift: log - 1 + 32, bias: start, complement }
     }
 }

@@ -128,7 +128,7 @@ fn drop_implied_types(streams: &mut [Vec<u8>], max_tok: usize) {
 fn compress_stream(data: &[u8], kind: u8) -> Option<Vec<u8>> {
     let mut best: Option<Vec<u8>> = None;
     for &flags in methods(kind) {
-        if flags & STRIPE != 0 && data.len() % 4 != 0 {
+        if flags & STRIPE != 0 && !data.len().is_multiple_of(4) {
             continue;
         }
         let packed = compress(data, flags, false)?;
