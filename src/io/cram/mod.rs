@@ -12,6 +12,8 @@
 //! - [`index`]: `.crai` files, for region queries;
 //! - [`structure`]: containers, encodings and blocks as `cram-size` lists them;
 //! - [`writer`]: CRAM output, containers encoded in parallel; [`file_header`]: its header.
+//! - [`block_method`]: each block's compression method; [`rans_nx16_encode`] and
+//!   [`tok3_encode`]: CRAM 3.1's rANS Nx16 and name tokeniser encoders (`version=3.1`).
 
 pub mod arith_dynamic;
 pub mod block_codecs;
