@@ -13,24 +13,24 @@ use mdsam::simulate::{Order, SimulateOptions};
 
 use crate::support::{oracle, oracle_ok, scratch_dir, simulated_fasta, simulated_sam};
 
-type Compress = unsafe extern "C" fn(*const u8, c_uint, *mut c_uint, c_int) -> *mut u8;
-type Uncompress = unsafe extern "C" fn(*const u8, c_uint, *mut c_uint) -> *mut u8;
-type TokEncode =
+pub(crate) type Compress = unsafe extern "C" fn(*const u8, c_uint, *mut c_uint, c_int) -> *mut u8;
+pub(crate) type Uncompress = unsafe extern "C" fn(*const u8, c_uint, *mut c_uint) -> *mut u8;
+pub(crate) type TokEncode =
     unsafe extern "C" fn(*const c_char, c_int, c_int, c_int, *mut c_int, *mut c_int) -> *mut u8;
 
 /// htscodecs' entry points, from the shared library samtools' Debian package installs.
-struct Htscodecs {
-    rans4x8: Compress,
-    rans4x8_decode: Uncompress,
-    nx16: Compress,
-    nx16_decode: Uncompress,
-    arith: Compress,
-    arith_decode: Uncompress,
-    tok3: TokEncode,
-    tok3_decode: Uncompress,
+pub(crate) struct Htscodecs {
+    pub(crate) rans4x8: Compress,
+    pub(crate) rans4x8_decode: Uncompress,
+    pub(crate) nx16: Compress,
+    pub(crate) nx16_decode: Uncompress,
+    pub(crate) arith: Compress,
+    pub(crate) arith_decode: Uncompress,
+    pub(crate) tok3: TokEncode,
+    pub(crate) tok3_decode: Uncompress,
 }
 
-fn htscodecs() -> Option<Htscodecs> {
+pub(crate) fn htscodecs() -> Option<Htscodecs> {
     let name = CString::new("libhtscodecs.so.2").unwrap();
     // SAFETY: dlopen/dlsym with NUL-terminated names; the symbols' C signatures are
     // htscodecs' public ones (rANS_static.h, rANS_static4x16.h, arith_dynamic.h,
@@ -71,7 +71,7 @@ fn htscodecs() -> Option<Htscodecs> {
 }
 
 /// Copies and frees a buffer htscodecs returned (`None` for NULL).
-fn take(p: *mut u8, len: usize) -> Option<Vec<u8>> {
+pub(crate) fn take(p: *mut u8, len: usize) -> Option<Vec<u8>> {
     if p.is_null() {
         return None;
     }
@@ -83,21 +83,21 @@ fn take(p: *mut u8, len: usize) -> Option<Vec<u8>> {
     }
 }
 
-fn compress(f: Compress, src: &[u8], flags: c_int) -> Vec<u8> {
+pub(crate) fn compress(f: Compress, src: &[u8], flags: c_int) -> Vec<u8> {
     let mut len: c_uint = 0;
     // SAFETY: htscodecs reads `src.len()` bytes and writes the length.
     let p = unsafe { f(src.as_ptr(), src.len() as c_uint, &mut len, flags) };
     take(p, len as usize).expect("htscodecs compresses")
 }
 
-fn uncompress(f: Uncompress, src: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn uncompress(f: Uncompress, src: &[u8]) -> Option<Vec<u8>> {
     let mut len: c_uint = 0;
     // SAFETY: as in `compress`.
     let p = unsafe { f(src.as_ptr(), src.len() as c_uint, &mut len) };
     take(p, len as usize)
 }
 
-fn samples() -> Vec<(&'static str, Vec<u8>)> {
+pub(crate) fn samples() -> Vec<(&'static str, Vec<u8>)> {
     let mut seed = 0x2545_f491_u32;
     let mut random = move || {
         seed ^= seed << 13;
@@ -268,7 +268,7 @@ fn damaged_htscodecs_streams_never_panic() {
 }
 
 /// Every block of a CRAM file: (method, content id, compressed data, raw size).
-fn blocks(cram: &[u8]) -> Vec<(u8, i32, Vec<u8>, usize)> {
+pub(crate) fn blocks(cram: &[u8]) -> Vec<(u8, i32, Vec<u8>, usize)> {
     let mut out = Vec::new();
     let mut at = 26; // file definition
     while at + 4 <= cram.len() {

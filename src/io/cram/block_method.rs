@@ -17,7 +17,9 @@ pub const GZIP: u8 = 1;
 pub const BZIP2: u8 = 2;
 pub const LZMA: u8 = 3;
 pub const RANS: u8 = 4;
+pub const RANS_NX16: u8 = 5;
 pub const ARITH: u8 = 6;
+pub const TOK3: u8 = 8;
 
 /// What `level=N` and the `small` and `archive` profiles add (htslib's `fd->level`, `use_bz2`,
 /// `use_lzma`). With none of them the methods and levels are mdsam's defaults, unchanged.
@@ -34,6 +36,10 @@ pub struct Profile {
     pub use_arith: bool,
     /// The file is CRAM 3.1 (its codecs may be used).
     pub version_3_1: bool,
+    /// `version=3.1` was asked for: htslib's 3.1 methods (rANS Nx16 with its transforms, the
+    /// name tokeniser) replace rANS 4x8, tried and weighed as htslib does. mdsam's default
+    /// output, also 3.1, keeps its own faster choice.
+    pub nx16: bool,
 }
 
 impl Profile {
@@ -49,6 +55,34 @@ impl Profile {
 
     fn lzma(self) -> bool {
         self.use_lzma
+    }
+
+    fn nx16(self) -> bool {
+        self.nx16 && self.version_3_1
+    }
+
+    /// htslib's relative cost of a method (`meth_cost` in `cram_compress_block3`), by which
+    /// the trials' sizes are scaled before the smallest is chosen: less weight as the level
+    /// rises, none above 7.
+    fn cost(self, method: Method) -> f64 {
+        let cost = match method {
+            Method::Raw | Method::NxOrder0 | Method::NxRle | Method::NxPack => 1.0,
+            Method::Gzip | Method::ArithOrder0 | Method::ArithOrder1 => 1.04,
+            Method::Bzip2 => 1.07,
+            Method::Lzma => 1.08,
+            Method::Tok3 => 1.05,
+            Method::GzipFast | Method::NxOrder1 | Method::NxPackRleOrder1 => 1.01,
+            Method::NxStripe => 1.03,
+            Method::RansOrder0 => 1.0,
+            Method::RansOrder1 => 1.01,
+        };
+        match self.level.unwrap_or(5) {
+            0..=1 => 1.0 + (cost - 1.0) * 4.0,
+            2..=3 => cost,
+            4..=6 => 1.0 + (cost - 1.0) / 2.0,
+            7 => 1.0 + (cost - 1.0) / 3.0,
+            _ => 1.0,
+        }
     }
 
     /// htslib's `libdeflate_deflate` level for CRAM level `l`: `l * 1.23`, one more from 8,
@@ -82,9 +116,21 @@ enum Method {
     Lzma,
     ArithOrder0,
     ArithOrder1,
+    /// gzip at level 1 (htslib's `GZIP_1`).
+    GzipFast,
+    /// rANS Nx16 as htslib's `RANS_PR0`, `PR1`, `PR64` (runs), `PR9` (4 stripes, order 1),
+    /// `PR128` (packed) and `PR193` (packed, runs, order 1).
+    NxOrder0,
+    NxOrder1,
+    NxRle,
+    NxStripe,
+    NxPack,
+    NxPackRleOrder1,
+    /// The name tokeniser.
+    Tok3,
 }
 
-const METHODS: [Method; 8] = [
+const METHODS: [Method; 16] = [
     Method::Raw,
     Method::RansOrder0,
     Method::RansOrder1,
@@ -93,6 +139,14 @@ const METHODS: [Method; 8] = [
     Method::Lzma,
     Method::ArithOrder0,
     Method::ArithOrder1,
+    Method::GzipFast,
+    Method::NxOrder0,
+    Method::NxOrder1,
+    Method::NxRle,
+    Method::NxStripe,
+    Method::NxPack,
+    Method::NxPackRleOrder1,
+    Method::Tok3,
 ];
 
 /// Stored sizes, one a method.
@@ -111,10 +165,17 @@ impl Method {
     /// too it took a fifth of the encoder's time and saved nothing. Verbatim bases of
     /// overlapping reads repeat, which gzip finds (a third of rANS's size).
     fn tried_on(self, content_id: i32, profile: Profile) -> bool {
+        if profile.nx16() {
+            return self.tried_at_3_1(content_id, profile);
+        }
         match self {
             Method::Bzip2 => return profile.bzip2,
             Method::Lzma => return profile.lzma(),
             Method::ArithOrder0 | Method::ArithOrder1 => return profile.arith(),
+            // htslib's 3.1 methods only where `version=3.1` asks for them.
+            Method::GzipFast | Method::Tok3 => return false,
+            Method::NxOrder0 | Method::NxOrder1 | Method::NxRle | Method::NxStripe => return false,
+            Method::NxPack | Method::NxPackRleOrder1 => return false,
             _ if profile.tries_everything() => return true,
             _ => {}
         }
@@ -125,12 +186,47 @@ impl Method {
             Method::Raw | Method::RansOrder1 => true,
             Method::RansOrder0 => !quality,
             Method::Gzip => text || quality,
-            Method::Bzip2 | Method::Lzma | Method::ArithOrder0 | Method::ArithOrder1 => false,
+            _ => false,
         }
     }
 
-    /// `data` stored this way: the method byte and the stored bytes.
+    /// htslib's methods for CRAM 3.1 (`cram_compress_slice`): rANS Nx16 in its six variants
+    /// and gzip at the level and at 1 on every series but the read names, which try gzip and
+    /// the name tokeniser instead; bzip2, xz and the arithmetic coder where asked for.
+    fn tried_at_3_1(self, content_id: i32, profile: Profile) -> bool {
+        let names = content_id == id::RN;
+        match self {
+            Method::Raw | Method::Gzip | Method::GzipFast => true,
+            Method::Bzip2 => profile.bzip2,
+            Method::Lzma => profile.lzma(),
+            Method::ArithOrder0 | Method::ArithOrder1 => profile.arith(),
+            Method::RansOrder0 | Method::RansOrder1 => false,
+            Method::Tok3 => names,
+            Method::NxOrder0 | Method::NxOrder1 | Method::NxRle | Method::NxStripe => !names,
+            Method::NxPack | Method::NxPackRleOrder1 => !names,
+        }
+    }
+
+    /// The rANS Nx16 flags of an Nx16 method.
+    fn nx16_flags(self) -> u8 {
+        use super::rans_nx16_encode::{ORDER1, PACK, RLE, STRIPE};
+        match self {
+            Method::NxOrder1 => ORDER1,
+            Method::NxRle => RLE,
+            Method::NxStripe => STRIPE | ORDER1,
+            Method::NxPack => PACK,
+            Method::NxPackRleOrder1 => PACK | RLE | ORDER1,
+            _ => 0,
+        }
+    }
+
+    /// `data` stored this way: the method byte and the stored bytes (`RAW` and the data where
+    /// the method cannot code it).
     fn apply(self, data: &[u8], profile: Profile) -> (u8, Vec<u8>) {
+        let or_raw = |byte: u8, packed: Option<Vec<u8>>| match packed {
+            Some(packed) => (byte, packed),
+            None => (RAW, data.to_vec()),
+        };
         match self {
             Method::Raw => (RAW, data.to_vec()),
             Method::RansOrder0 => (RANS, super::rans::encode(data, false)),
@@ -140,6 +236,16 @@ impl Method {
             Method::Lzma => (LZMA, xz(data, profile.level_1_to_9())),
             Method::ArithOrder0 => (ARITH, super::arith_dynamic::encode(data, false)),
             Method::ArithOrder1 => (ARITH, super::arith_dynamic::encode(data, true)),
+            Method::GzipFast => (GZIP, gzip(data, 1)),
+            Method::NxOrder0
+            | Method::NxOrder1
+            | Method::NxRle
+            | Method::NxStripe
+            | Method::NxPack
+            | Method::NxPackRleOrder1 => {
+                or_raw(RANS_NX16, super::rans_nx16_encode::compress(data, self.nx16_flags(), true))
+            }
+            Method::Tok3 => or_raw(TOK3, super::tok3_encode::encode(data)),
         }
     }
 }
@@ -183,7 +289,13 @@ impl TrialSizes {
         let profile = self.profile;
         let chosen = self.sizes.drain().map(|(content_id, sizes)| {
             let tried = METHODS.into_iter().filter(|m| m.tried_on(content_id, profile));
-            let best = tried.min_by_key(|m| sizes[m.index()]).unwrap_or(Method::Raw);
+            let best = if profile.nx16() {
+                let weighed = |m: &Method| sizes[m.index()] as f64 * profile.cost(*m);
+                tried.min_by(|a, b| weighed(a).total_cmp(&weighed(b)))
+            } else {
+                tried.min_by_key(|m| sizes[m.index()])
+            };
+            let best = best.unwrap_or(Method::Raw);
             (content_id, best)
         });
         Learned { chosen: chosen.collect(), profile }
@@ -227,7 +339,12 @@ impl Choice<'_> {
             && let Some(&method) = learned.chosen.get(&content_id)
         {
             let (byte, packed) = method.apply(data, profile);
-            return if packed.len() < data.len() { (byte, packed) } else { (RAW, data.to_vec()) };
+            // A method that cannot code this block (the name tokeniser on a name it refuses)
+            // gives way to trying them all, as htslib redoes a trial.
+            if byte != RAW || method == Method::Raw {
+                let shrunk = packed.len() < data.len();
+                return if shrunk { (byte, packed) } else { (RAW, data.to_vec()) };
+            }
         }
         let mut sizes = [u64::MAX; METHODS.len()];
         let mut best = (RAW, data.to_vec());
@@ -235,7 +352,8 @@ impl Choice<'_> {
             let (byte, packed) =
                 if method == Method::Raw { (RAW, Vec::new()) } else { method.apply(data, profile) };
             let len = if method == Method::Raw { data.len() } else { packed.len() };
-            sizes[method.index()] = len as u64;
+            // htslib adds 2000 to each trial's sizes, so that small blocks do not decide.
+            sizes[method.index()] = len as u64 + if profile.nx16() { 2000 } else { 0 };
             if len < best.1.len() {
                 best = (byte, packed);
             }

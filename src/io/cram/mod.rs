@@ -12,6 +12,8 @@
 //! - [`index`]: `.crai` files, for region queries;
 //! - [`structure`]: containers, encodings and blocks as `cram-size` lists them;
 //! - [`writer`]: CRAM output, containers encoded in parallel; [`file_header`]: its header.
+//! - [`block_method`]: each block's compression method; [`rans_nx16_encode`] and
+//!   [`tok3_encode`]: CRAM 3.1's rANS Nx16 and name tokeniser encoders (`version=3.1`).
 
 pub mod arith_dynamic;
 pub mod block_codecs;
@@ -32,12 +34,15 @@ pub mod mate_links;
 pub mod rans;
 pub mod rans4x8_decode;
 pub mod rans_nx16;
+pub mod rans_nx16_encode;
+mod rans_nx16_entropy;
 mod rans_nx16_simd;
 pub mod reader;
 pub mod records_out;
 pub mod reference;
 pub mod structure;
 pub mod tok3;
+pub mod tok3_encode;
 pub mod varint;
 pub mod writer;
 

@@ -80,8 +80,15 @@ impl CramSettings {
         let (name, value) = opt.split_once('=').unwrap_or((opt, "1"));
         match name.to_ascii_lowercase().as_str() {
             "version" => match value {
-                "3.0" | "3" => self.version = (3, 0),
-                "3.1" => self.version = (3, 1),
+                "3.0" | "3" => {
+                    self.version = (3, 0);
+                    self.profile.nx16 = false;
+                }
+                // Asked for by name, 3.1 is written with htslib's 3.1 methods.
+                "3.1" => {
+                    self.version = (3, 1);
+                    self.profile.nx16 = true;
+                }
                 v => {
                     let why = format!(
                         "CRAM version {v} output is not supported by mdsam (3.0 and 3.1 are)"
