@@ -79,8 +79,9 @@ struct Failure {
 }
 
 impl RemoteFile {
-    /// Opens `target` with one request for its first [`HEAD_BYTES`], which also gives its size.
-    pub fn open(target: Target) -> std::io::Result<Opening> {
+    /// Opens `target` with one request for its first `head` bytes ([`HEAD_BYTES`] for a file
+    /// read as a stream), which also gives its size.
+    pub fn open(target: Target, head: u64) -> std::io::Result<Opening> {
         let settings = Settings::from_env();
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .tls_config(tls_config()?)
@@ -95,11 +96,11 @@ impl RemoteFile {
         let (first, tail) = std::thread::scope(|scope| {
             let tail = scope.spawn(|| file.ask_tail());
             let first = file.with_retries(|f| {
-                let answer = f.ask(0, HEAD_BYTES)?;
-                if answer.status == 200 && answer.length.is_none_or(|l| l > HEAD_BYTES) {
+                let answer = f.ask(0, head)?;
+                if answer.status == 200 && answer.length.is_none_or(|l| l > head) {
                     return Ok(Err(answer.body));
                 }
-                f.answered_bytes(answer, 0, HEAD_BYTES, true).map(Ok)
+                f.answered_bytes(answer, 0, head, true).map(Ok)
             });
             (first, tail.join().ok().flatten())
         });

@@ -80,8 +80,13 @@ pub enum Remote {
 /// Opens `url`: checks that it can be read and learns its size (one request for its first
 /// bytes, which the reader keeps).
 pub fn open(url: &str) -> std::io::Result<Remote> {
+    open_asking(url, fetch::HEAD_BYTES)
+}
+
+/// [`open`], asking for the first `head` bytes.
+fn open_asking(url: &str, head: u64) -> std::io::Result<Remote> {
     let target = location::Target::parse(&with_credentials(url))?;
-    Ok(match fetch::RemoteFile::open(target)? {
+    Ok(match fetch::RemoteFile::open(target, head)? {
         fetch::Opening::Ranged(file, head) => {
             Remote::Ranged(RemoteReader::new(Arc::new(file), head))
         }
@@ -92,12 +97,12 @@ pub fn open(url: &str) -> std::io::Result<Remote> {
 /// The whole of `url` (an index, a reference), fetched in parallel ranges all asked at once.
 pub fn read_all(url: &str) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    match open(url)? {
+    // The whole file is wanted: the first request asks for a range's worth (an index or a small
+    // reference comes in one round trip), and the rest is asked for at once in parallel ranges
+    // (a bounded seek to its end) instead of ramping up from 64 KiB.
+    match open_asking(url, fetch::Settings::from_env().chunk)? {
         Remote::Ranged(mut reader) => {
             bytes.reserve(reader.len() as usize);
-            // The whole file is wanted: the rest after the opening's bytes is asked for at once,
-            // in parallel ranges, instead of ramping up from 64 KiB (a 1 MB index took four more
-            // round trips).
             reader.seek(0, Some(reader.len()));
             std::io::Read::read_to_end(&mut reader, &mut bytes)?;
         }
