@@ -257,7 +257,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         }
         (None, None) => {
             let opened = opened.take().expect("input opened once");
-            let mut input = SortedInput::whole(&run.input, opened);
+            let mut input = SortedInput::whole(&run.input, opened, run.threads);
             walk(&mut input, &mut emitter, &mut out)?;
         }
     }

@@ -212,7 +212,7 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
         let h = opened.header.clone();
         texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
         let input = match &o.region {
-            None => Source::Sorted(SortedInput::whole(path, opened)),
+            None => Source::Sorted(SortedInput::whole(path, opened, o.threads)),
             Some(text) => {
                 let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
                 if let crate::io::open::RecordReader::Cram(mut reader) = opened.reader {

@@ -395,7 +395,12 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         let last = (!store.is_empty()).then_some(&store);
         let _phase = profile::phase(Phase::Merge);
         let headers = (&input_header, &header);
-        let runs = merge::Runs { files: runs, uncompressed: false, namer: &mut namer };
+        let runs = merge::Runs {
+            files: runs,
+            uncompressed: false,
+            namer: &mut namer,
+            threads: opts.threads,
+        };
         merge::merge(runs, last, headers, opts.order, opts.memory, &mut sink)?;
         sink.finish()?;
     }

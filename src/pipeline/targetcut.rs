@@ -126,7 +126,9 @@ pub fn run(o: &TargetcutOptions) -> Result<(), Error> {
     let spec = crate::io::input_spec::InputSpec::new(1, o.cram_reference.as_deref());
     let opened = open_sequence_input(input, spec, &WORDING)?;
     let header = opened.header.clone();
-    let mut reads = Reads { input: SortedInput::whole(input, opened), fasta, loaded: None };
+    // No `-@`: the main thread and one of rayon's global pool, which reads the next group.
+    let sorted = SortedInput::whole(input, opened, 2);
+    let mut reads = Reads { input: sorted, fasta, loaded: None };
     let (mut out, file) = create_text_output("-", "targetcut")?;
     let em = ErrorModel::new(1.0 - ERR_DEP);
     let mut rng = Drand48::default();
