@@ -22,10 +22,12 @@
 //! `super::super::super::io` written in `src/ops/sort/minhash.rs` counts as `crate::io`.
 //!
 //! And io keeps no option in a process global ([`io_globals`]); thread counts are passed down,
-//! not read from the ambient pool ([`thread_counts`]).
+//! not read from the ambient pool ([`thread_counts`]); FASTA is read through `io::fasta` only
+//! ([`fasta_access`]).
 
 use std::path::Path;
 
+mod fasta_access;
 mod io_globals;
 mod thread_counts;
 
@@ -450,6 +452,7 @@ fn crossings(file: &str, source: &str) -> Vec<Crossing> {
         found.extend(io_globals::io_globals(file, &code));
     }
     found.extend(thread_counts::ambient_thread_counts(file, &code));
+    found.extend(fasta_access::fasta_readers(file, &code));
     for rule in RULES.iter().filter(|r| r.layer == layer) {
         for n in &named {
             if rule.forbidden.iter().any(|m| starts_with(&n.absolute, m)) {

@@ -10,7 +10,7 @@ use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
 use crate::io::index::{Index, Region};
 use crate::ops::consensus::bayes::BayesCaller;
 use crate::ops::consensus::calibration::{self, Calibration, Source};
@@ -54,12 +54,12 @@ pub fn run(run: &ConsensusRun) -> Result<(), Error> {
 }
 
 /// `-T`: the FASTA's sequences by the header's reference ids.
-struct Fasta<'a> {
-    fasta: IndexedFasta,
+struct ByTid<'a> {
+    fasta: Fasta,
     header: &'a Header,
 }
 
-impl ReferenceSequences for Fasta<'_> {
+impl ReferenceSequences for ByTid<'_> {
     fn fetch(&mut self, tid: i32) -> Option<Vec<u8>> {
         let name = self.header.ref_name(tid)?;
         self.fasta.sequence(name).filter(|s| !s.is_empty())
@@ -164,7 +164,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     // htslib has printed why the FASTA cannot be used.
     let fasta = match &run.reference {
         Some(path) => Some(
-            IndexedFasta::open(path)
+            Fasta::read_whole(path)
                 .map_err(|_| Error::Bare("Failed to load fai for (null)".into()))?,
         ),
         None => None,
@@ -187,7 +187,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         None
     };
     let spans = bed.map(|intervals| bed_spans(&intervals, &header)).transpose()?;
-    let mut reference = fasta.map(|fasta| Fasta { fasta, header: &header });
+    let mut reference = fasta.map(|fasta| ByTid { fasta, header: &header });
     let mut caller: Box<dyn BaseCaller> = match o.mode {
         Mode::Simple => Box::new(SimpleCaller::new(o)),
         _ => Box::new(BayesCaller::new(o, &calibration)),

@@ -284,7 +284,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let index = match (&opts.minimiser_ref, opts.order) {
         (Some((path, window)), SortOrder::MinHash(m)) => {
             eprint!("Building index ... ");
-            let seqs = crate::io::fasta::read_sequence_codes(path).map_err(|e| {
+            let seqs = crate::io::fasta::scan::read_sequence_codes(path).map_err(|e| {
                 eprintln!();
                 Error::Message(format!("{path}: {e}"))
             })?;
