@@ -21,11 +21,15 @@
 //! (`use crate::{io::x, ops::y}`) and inline modules (`mod tests { use super::super::… }`), so
 //! `super::super::super::io` written in `src/ops/sort/minhash.rs` counts as `crate::io`.
 //!
-//! And io keeps no option in a process global ([`io_globals`]).
+//! And io keeps no option in a process global ([`io_globals`]); thread counts are passed down,
+//! not read from the ambient pool ([`thread_counts`]); FASTA is read through `io::fasta` only
+//! ([`fasta_access`]).
 
 use std::path::Path;
 
+mod fasta_access;
 mod io_globals;
+mod thread_counts;
 
 /// One layer's rule: the crate modules files of `layer` must not name.
 struct Rule {
@@ -447,6 +451,8 @@ fn crossings(file: &str, source: &str) -> Vec<Crossing> {
     if layer == "io" {
         found.extend(io_globals::io_globals(file, &code));
     }
+    found.extend(thread_counts::ambient_thread_counts(file, &code));
+    found.extend(fasta_access::fasta_readers(file, &code));
     for rule in RULES.iter().filter(|r| r.layer == layer) {
         for n in &named {
             if rule.forbidden.iter().any(|m| starts_with(&n.absolute, m)) {

@@ -135,6 +135,8 @@ mod consensus;
 mod cram_nx16_encode;
 /// `cram-size` natively (issue 42): reports on oracle- and mdsam-written CRAMs against the oracle.
 mod cram_size;
+/// One FASTA access layer: faidx, calmd, mpileup -f, CRAM -T and reference -@ against the oracle.
+mod front_hall_fasta;
 /// The CRAM reference carried by each command's options to its reader and writer (issue 41).
 mod front_hall_reference;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.

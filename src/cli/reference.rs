@@ -72,7 +72,10 @@ pub fn parse(args: &[String], stdin_is_terminal: bool) -> ReferenceRequest {
             "q" => o.verbose = false,
             "e" => o.embedded = true,
             "r" => o.region = Some(v),
-            // -@ (decoding threads) and the global options taken change no output.
+            // Decoding threads; a bad count is ignored, as mdsam always did (it changes no
+            // output).
+            "@" => o.threads = super::global::parse_threads(&v).unwrap_or_default(),
+            // The other global options taken change no output.
             _ => {}
         }
     }

@@ -60,7 +60,7 @@ pub fn run(options: &Bam2fqOptions) -> Result<(), Error> {
 /// `-D`'s files, read as samtools reads them when it parses the option.
 fn load_tag_files(options: &mut Bam2fqOptions) -> Result<(), Error> {
     for path in &options.tag_files {
-        let mut lines = crate::io::fasta_index::kseq::open_text(path).map_err(|e| {
+        let mut lines = crate::io::fasta::kseq::open_text(path).map_err(|e| {
             Error::Bare(format!(
                 "samtools fastq: failed to open \"{path}\" for reading: {}",
                 crate::error::c_message(&e)

@@ -1,6 +1,6 @@
 //! `samtools calmd`: `MD`/`NM` of every placed record recomputed against a FASTA reference
 //! ([`crate::ops::calmd`]), to stdout. The reference is read through the faidx reader
-//! ([`crate::io::fasta_index`]), one sequence at a time as records need it. With `-r` BAQ
+//! ([`crate::io::fasta::Fasta::load`]), one sequence at a time as records need it. With `-r` BAQ
 //! ([`crate::ops::baq`]) and with `-C` the mapping-quality cap come first, as in samtools.
 //! Records are edited in parallel chunks; warnings come out in input order.
 //! Command line: [`crate::cli::calmd`].
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, c_message};
-use crate::io::fasta_index::{self, Format, load};
+use crate::io::fasta::{Fasta, Format};
 use crate::io::open::Opened;
 use crate::io::output_spec::OutputSpec;
 use crate::io::sink::RecordSink;
@@ -44,7 +44,7 @@ pub struct CalmdOptions {
 /// input's references come in order, one left behind is dropped (samtools' streaming mode); once
 /// they go backwards, every one is kept (its caching mode).
 struct References {
-    loaded: Mutex<load::Loaded>,
+    fasta: Fasta,
     by_tid: Mutex<HashMap<i32, Option<Arc<Vec<u8>>>>>,
     out_of_order: AtomicBool,
 }
@@ -65,11 +65,9 @@ impl References {
             return seq.clone();
         }
         let seq = header.ref_name(tid).and_then(|name| {
-            let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
-            let entry = loaded.index.get(name)?.clone();
-            let offset = entry.seq_offset;
+            let entry = self.fasta.index().get(name)?;
             let len = entry.len as i64;
-            fasta_index::retrieve(&mut loaded.source, &entry, offset, 0, len).ok().map(Arc::new)
+            self.fasta.retrieve(entry, entry.seq_offset, 0, len).ok().map(Arc::new)
         });
         self.by_tid.lock().unwrap_or_else(|e| e.into_inner()).insert(tid, seq.clone());
         seq
@@ -98,7 +96,7 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
         out_header.add_pg("samtools", &fields);
     }
     let mut sink = RecordSink::create("-", &opts.spec, opts.threads, &out_header, true)?;
-    let loaded = load::load(&opts.reference, None, None, Format::Fasta).map_err(|lines| {
+    let fasta = Fasta::load(&opts.reference, None, None, Format::Fasta).map_err(|lines| {
         let reason = std::fs::metadata(&opts.reference)
             .err()
             .map_or_else(|| "Success".to_string(), |e| c_message(&e));
@@ -108,7 +106,7 @@ fn calmd(opts: &CalmdOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
         ))
     })?;
     let references = References {
-        loaded: Mutex::new(loaded),
+        fasta,
         by_tid: Mutex::new(HashMap::new()),
         out_of_order: AtomicBool::new(false),
     };

@@ -50,12 +50,19 @@ pub struct CollateOptions {
 /// The bins' temporary files, created at the first spill.
 pub struct BinFiles {
     files: Vec<(TempFile, DirectWriter)>,
+    /// The command's threads (its pool's size), among which a spill's bins are shared out.
+    threads: usize,
 }
 
 impl BinFiles {
-    /// `n` bins for a command with `budget` bytes: each gathers up to a sixteenth of the budget
-    /// shared out among the bins, at most 1 MiB, before a direct write.
-    pub fn create(n: usize, budget: u64, namer: &mut TempNamer) -> Result<BinFiles, Error> {
+    /// `n` bins for a command with `budget` bytes on `threads`: each gathers up to a sixteenth
+    /// of the budget shared out among the bins, at most 1 MiB, before a direct write.
+    pub fn create(
+        n: usize,
+        budget: u64,
+        threads: usize,
+        namer: &mut TempNamer,
+    ) -> Result<BinFiles, Error> {
         let chunk = (budget / 16 / n.max(1) as u64).min(1 << 20) as usize;
         let mut files = Vec::with_capacity(n);
         for _ in 0..n {
@@ -65,12 +72,12 @@ impl BinFiles {
             })?;
             files.push((t, DirectWriter::temporary(f, chunk)));
         }
-        Ok(BinFiles { files })
+        Ok(BinFiles { files, threads })
     }
 
     /// Appends the store's records, in input order, to their bins; empties the store.
     ///
-    /// The bins' files are shared out among the pool's threads, each appending the records of
+    /// The bins' files are shared out among the command's threads, each appending the records of
     /// its own bins: copying into the page cache is most of a spill's cost, and on one thread it
     /// was 12.5 s of 29 s at 6 M reads (2.3 GB spilled), with the other core idle.
     pub fn spill(&mut self, store: &mut RecordStore) -> Result<(), Error> {
@@ -80,7 +87,7 @@ impl BinFiles {
             .par_iter()
             .map(|b| (0..b.len()).map(|i| collate::name_hash(b.get(i).read_name()) % n).collect())
             .collect();
-        let shares = rayon::current_num_threads().clamp(1, self.files.len().max(1));
+        let shares = self.threads.clamp(1, self.files.len().max(1));
         let mut owned: Vec<Vec<&mut (TempFile, DirectWriter)>> =
             (0..shares).map(|_| Vec::new()).collect();
         for (i, file) in self.files.iter_mut().enumerate() {
@@ -226,7 +233,8 @@ pub fn run(opts: CollateOptions) -> Result<(), Error> {
         }
         if can_spill && used > limit {
             if bin_files.is_none() {
-                let created = BinFiles::create(opts.bins.max(1), opts.memory, &mut namer);
+                let created =
+                    BinFiles::create(opts.bins.max(1), opts.memory, opts.threads, &mut namer);
                 bin_files = Some(created.map_err(|e| match e {
                     Error::CannotCreate { path, reason } => Error::Bare(format!(
                         "[E::hts_open_format] Failed to open file \"{path}\" : {reason}\n\

@@ -10,7 +10,7 @@ use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
 use crate::io::index::{Index, Region};
 use crate::ops::consensus::bayes::BayesCaller;
 use crate::ops::consensus::calibration::{self, Calibration, Source};
@@ -57,12 +57,12 @@ pub fn run(run: &ConsensusRun) -> Result<(), Error> {
 }
 
 /// `-T`: the FASTA's sequences by the header's reference ids.
-struct Fasta<'a> {
-    fasta: IndexedFasta,
+struct ByTid<'a> {
+    fasta: Fasta,
     header: &'a Header,
 }
 
-impl ReferenceSequences for Fasta<'_> {
+impl ReferenceSequences for ByTid<'_> {
     fn fetch(&mut self, tid: i32) -> Option<Vec<u8>> {
         let name = self.header.ref_name(tid)?;
         self.fasta.sequence(name).filter(|s| !s.is_empty())
@@ -71,7 +71,7 @@ impl ReferenceSequences for Fasta<'_> {
 
 /// `-T` for a block on another thread: its own FASTA reader and the references' names.
 struct OwnedFasta {
-    fasta: IndexedFasta,
+    fasta: Fasta,
     names: Vec<Vec<u8>>,
 }
 
@@ -179,7 +179,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     // htslib has printed why the FASTA cannot be used.
     let fasta = match &run.reference {
         Some(path) => Some(
-            IndexedFasta::open(path)
+            Fasta::read_whole(path)
                 .map_err(|_| Error::Bare("Failed to load fai for (null)".into()))?,
         ),
         None => None,
@@ -211,7 +211,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     // A block's own `-T` reader (pileup lines): the FASTA opened again.
     let new_reference = || -> Option<Box<dyn ReferenceSequences>> {
         let path = run.reference.as_deref()?;
-        let fasta = IndexedFasta::open(path).ok()?;
+        let fasta = Fasta::read_whole(path).ok()?;
         Some(Box::new(OwnedFasta { fasta, names: names.clone() }))
     };
     let new_caller = || -> Box<dyn BaseCaller> {
@@ -225,13 +225,14 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         path: &run.input,
         cram_reference: run.cram_reference.as_deref(),
         index,
+        threads: run.threads,
         wording: &WORDING,
         new_caller: &new_caller,
         names: &names,
         lens: &lens,
         new_reference: &new_reference,
     });
-    let mut reference = fasta.map(|fasta| Fasta { fasta, header: &header });
+    let mut reference = fasta.map(|fasta| ByTid { fasta, header: &header });
     let mut caller = new_caller();
     let mut emitter = Emitter::new(
         o,
@@ -325,7 +326,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         (None, None) if blocks.is_some() => walk(None, None, &mut emitter, &mut out)?,
         (None, None) => {
             let opened = opened.take().expect("input opened once");
-            let mut input = SortedInput::whole(&run.input, opened);
+            let mut input = SortedInput::whole(&run.input, opened, run.threads);
             walk(Some(&mut input), None, &mut emitter, &mut out)?;
         }
     }

@@ -33,6 +33,8 @@ pub struct Blocks<'a> {
     pub path: &'a str,
     pub cram_reference: Option<&'a str>,
     pub index: &'a Index,
+    /// `-@`: the blocks called at once.
+    pub threads: usize,
     pub wording: &'a Wording,
     /// Makes a block's own caller (the callers keep scratch state).
     pub new_caller: &'a (dyn Fn() -> Box<dyn BaseCaller> + Sync),
@@ -178,7 +180,7 @@ impl Blocks<'_> {
         let mut reference = GapReference { reader: (self.new_reference)(), cached: None };
         // One block more than workers keeps each busy while the oldest one is emitted; more
         // would only hold more calls in memory.
-        let ahead = rayon::current_num_threads() + 1;
+        let ahead = self.threads.max(1) + 1;
         rayon::in_place_scope(|scope| {
             let mut pending = VecDeque::new();
             let mut next = jobs.iter();

@@ -9,7 +9,7 @@
 //! Differences: the `.fai` of `-T` is not written; with `-o` the file appears only on success.
 
 use crate::error::Error;
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
 use crate::io::format::index_request;
 use crate::io::input_spec::InputSpec;
 use crate::io::open::Opened;
@@ -42,12 +42,7 @@ fn fail(msg: String) -> Error {
 
 /// The padded reference `name` from the FASTA, as base codes with 0 for pads
 /// (`load_unpadded_ref`); `quoted` puts the name in quotes as `get_unpadded_len` words it.
-fn padded_codes(
-    fasta: &IndexedFasta,
-    name: &[u8],
-    len: i64,
-    quoted: bool,
-) -> Result<Vec<u8>, Error> {
+fn padded_codes(fasta: &Fasta, name: &[u8], len: i64, quoted: bool) -> Result<Vec<u8>, Error> {
     let shown = String::from_utf8_lossy(name);
     let shown = if quoted { format!("'{shown}'") } else { shown.into_owned() };
     let bases = fasta.sequence(name);
@@ -83,7 +78,7 @@ fn padded_codes(
 
 /// The input header with each `@SQ LN` the unpadded length from the FASTA (`fix_header`); a
 /// reference the FASTA cannot give keeps its length, with samtools' messages.
-fn fix_header(header: &Header, fasta: &IndexedFasta) -> Header {
+fn fix_header(header: &Header, fasta: &Fasta) -> Header {
     let mut refs: Vec<Reference> = header.refs().to_vec();
     for r in refs.iter_mut() {
         match padded_codes(fasta, &r.name, r.len as i64, true) {
@@ -137,7 +132,7 @@ fn with_length(line: &[u8], len: i64) -> Vec<u8> {
 /// The padded reference in use and its position map.
 struct Depadder<'a> {
     header: &'a Header,
-    fasta: Option<&'a IndexedFasta>,
+    fasta: Option<&'a Fasta>,
     tid: i32,
     reference: Vec<u8>,
     posmap: Vec<i64>,
@@ -301,7 +296,7 @@ impl Depadder<'_> {
 pub fn run(opts: &DepadOptions) -> Result<(), Error> {
     let fasta = match &opts.reference {
         // samtools goes on without a reference it cannot load.
-        Some(path) => IndexedFasta::open(path)
+        Some(path) => Fasta::read_whole(path)
             .inspect_err(|e| {
                 eprintln!("[E::fai_path] Failed to build index file for reference file '{path}'");
                 eprintln!("{}", e.lines().next().unwrap_or_default());

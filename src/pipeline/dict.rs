@@ -1,6 +1,6 @@
 //! `samtools dict`: a SAM header of `@SQ` lines, one per FASTA/FASTQ record, with its length and
 //! the MD5 of its upper-cased bases (`M5:`), read through
-//! [`crate::io::fasta_index::kseq`]. Command line: [`crate::cli::dict`].
+//! [`crate::io::fasta::kseq`]. Command line: [`crate::cli::dict`].
 //!
 //! Compatibility (samtools 1.24 `dict.c`, `write_dict`): only bytes `!`..`~` count as bases;
 //! `UR:` is `file://` and the input's real path unless `-u` names one (none for stdin); `-A`
@@ -14,7 +14,7 @@ use std::io::Write;
 use md5::{Digest, Md5};
 
 use crate::error::Error;
-use crate::io::fasta_index::kseq;
+use crate::io::fasta::kseq;
 
 #[derive(Clone, Debug, Default)]
 pub struct DictOptions {

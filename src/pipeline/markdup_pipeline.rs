@@ -165,7 +165,7 @@ pub(crate) fn add_pg(header: &mut Header, fields: &[(String, String)]) {
 }
 
 /// fixmate on a collated store, giving a new store in the same (collated) order and the checksum
-/// of what `-r` removed (when `verify`).
+/// of what `-r` removed (when `verify`), on the command's pool of `threads`.
 ///
 /// Fixed records grow (MC, MQ, ms), so they go into new batches; holding the whole old store
 /// beside the whole new one doubled the pipeline's peak memory. So templates are fixed in the
@@ -178,6 +178,7 @@ pub(crate) fn fixmate_pass(
     header: &Header,
     fix: &Fix,
     verify: Option<RecordHashFn>,
+    threads: usize,
 ) -> (RecordStore, Checksum) {
     let order = std::mem::take(&mut store.order);
     let templates = template_ranges(&store, &order);
@@ -197,7 +198,7 @@ pub(crate) fn fixmate_pass(
     // An input batch holds about 5000 templates at -@ 2, fewer than a task: fixed batch by
     // batch, the pass ran on one thread (2.1 of its 2.7 s of CPU at 6 M reads). A wave of
     // batches, two a pool thread, is fixed at once, and its input batches freed after it.
-    let wave = 2 * rayon::current_num_threads().max(1);
+    let wave = 2 * threads.max(1);
     for ready_wave in by_batch.chunks(wave) {
         let tasks: Vec<&[u32]> =
             ready_wave.iter().flat_map(|ready| ready.chunks(TEMPLATES_PER_TASK)).collect();
@@ -364,7 +365,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
             let budget = opts.memory.unwrap_or(0);
             let files = match bins.as_mut() {
                 Some(f) => f,
-                None => bins.insert(spill::bins(budget, &mut namer)?),
+                None => bins.insert(spill::bins(budget, threads, &mut namer)?),
             };
             // The spilled store's pieces are kept for the next reads, as `sort` keeps them.
             crate::io::recycle::keep_at_most(data_budget(budget, threads));
@@ -412,7 +413,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         profile::add(Phase::Pair, Counter::Records, store.len() as u64);
         // Records are visited in collated order: one jump through a handle each.
         profile::add(Phase::Pair, Counter::RandomAccesses, store.len() as u64);
-        fixmate_pass(store, &header, &opts.fix, opts.verify.then_some(hash))
+        fixmate_pass(store, &header, &opts.fix, opts.verify.then_some(hash), opts.markdup.threads)
     };
     // Coordinate sort.
     let sort_phase = profile::phase(Phase::Sort);
@@ -577,7 +578,7 @@ mod tests {
         s.order =
             vec![at(1, 1), at(2, 2), at(0, 0), at(1, 2), at(1, 0), at(2, 1), at(0, 1), at(2, 0)];
         let fix = Fix { mate_score: true, ..Fix::default() };
-        let (fixed, removed) = fixmate_pass(s, &Header::default(), &fix, None);
+        let (fixed, removed) = fixmate_pass(s, &Header::default(), &fix, None, 2);
         let seen: Vec<(Vec<u8>, u16)> = fixed
             .order
             .iter()

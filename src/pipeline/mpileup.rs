@@ -9,7 +9,7 @@ use std::io::Write;
 use std::rc::Rc;
 
 use crate::error::Error;
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
 use crate::io::index::Region;
 use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::depth::BedMask;
@@ -64,7 +64,7 @@ impl MpileupOptions {
 
 /// The reference sequences by id, the last three kept (`mplp_get_ref`).
 struct References {
-    fasta: Option<IndexedFasta>,
+    fasta: Option<Fasta>,
     cache: Vec<(i32, Option<Rc<Vec<u8>>>)>,
 }
 
@@ -214,7 +214,7 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
         let h = opened.header.clone();
         texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
         let input = match &o.region {
-            None => Source::Sorted(SortedInput::whole(path, opened)),
+            None => Source::Sorted(SortedInput::whole(path, opened, o.threads)),
             Some(text) => {
                 let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
                 if let crate::io::open::RecordReader::Cram(mut reader) = opened.reader {
@@ -379,7 +379,7 @@ fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
     let fasta = match &o.reference {
         // samtools prints htslib's line only.
         Some(path) => Some(
-            IndexedFasta::open(path)
+            Fasta::read_whole(path)
                 .map_err(|m| Error::Bare(m.lines().next().unwrap_or_default().to_string()))?,
         ),
         None => None,

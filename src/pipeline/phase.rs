@@ -259,7 +259,8 @@ pub fn run(o: &PhaseOptions) -> Result<(), Error> {
         Some(prefix) => Some(Outputs::open(o, prefix, &header)?),
         None => None,
     };
-    let mut input = SortedInput::whole(path, opened);
+    // No `-@`: the main thread and one of rayon's global pool, which reads the next group.
+    let mut input = SortedInput::whole(path, opened, 2);
     let (mut out, file) = create_text_output("-", "phase")?;
     let write_failed = |e: std::io::Error| Error::io("-", e);
     out.write_all(COMMENTS.as_bytes()).and_then(|_| out.flush()).map_err(write_failed)?;

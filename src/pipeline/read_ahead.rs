@@ -27,12 +27,16 @@ enum State {
 pub struct ReadAhead {
     path: String,
     state: State,
+    /// The pool has a worker to spare for the next read (the command runs on 2 or more).
+    spare_worker: bool,
 }
 
 impl ReadAhead {
-    /// Reads `reader` (the file `path`, for messages); must be used on a pool worker.
-    pub fn new(path: &str, reader: RecordReader) -> Self {
-        ReadAhead { path: path.to_string(), state: State::Idle(Box::new(reader)) }
+    /// Reads `reader` (the file `path`, for messages) on the pool of `threads` workers the
+    /// caller runs on.
+    pub fn new(path: &str, reader: RecordReader, threads: usize) -> Self {
+        let state = State::Idle(Box::new(reader));
+        ReadAhead { path: path.to_string(), state, spare_worker: threads >= 2 }
     }
 
     /// The next group of batches, `None` at the end; the read of the one after starts at once.
@@ -55,7 +59,7 @@ impl ReadAhead {
     }
 
     fn start(&mut self, mut reader: Box<RecordReader>) {
-        if rayon::current_num_threads() < 2 {
+        if !self.spare_worker {
             self.state = State::Idle(reader);
             return;
         }

@@ -13,6 +13,7 @@ use crate::io::input::Input;
 use crate::io::open::{InputFormat, RecordReader};
 use crate::ops::reference::{BuildError, Dump, INCOMPATIBLE_MESSAGE, build_ref};
 use crate::pipeline::checked_open::open_reporting;
+use crate::pipeline::threads::Threads;
 use crate::pipeline::{cram_region, region};
 use crate::record::{Batch, Header};
 
@@ -25,6 +26,8 @@ pub struct ReferenceOptions {
     pub embedded: bool,
     /// Not `-q`: a coverage line per reference on stderr.
     pub verbose: bool,
+    /// `-@`: threads parsing a SAM.gz region's lines (samtools' decoding threads).
+    pub threads: Threads,
 }
 
 /// samtools returns −1 from main for these failures: exit status 255.
@@ -188,9 +191,8 @@ pub fn run(options: &ReferenceOptions) -> Result<(), Error> {
         (Some(r), RecordReader::Sam(_)) => {
             let index = region::load_index(path, None)?;
             let input = Input::open(path).map_err(|e| Error::io(path, e))?;
-            // samtools reference's -@ changes no output and mdsam ignores it: the lines are
-            // parsed on the whole pool it runs on.
-            let tasks = rayon::current_num_threads();
+            // -@ changes no output: it is how many parse the lines, as samtools' decoders.
+            let tasks = options.threads.total();
             let mut sam_gz = crate::io::sam::range::RangeReader::new(input, header.clone(), tasks);
             region::for_each_region_batch(&mut sam_gz, &index, path, &[r], false, &mut handle)?;
         }

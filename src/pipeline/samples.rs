@@ -9,7 +9,7 @@
 use std::io::{BufRead, IsTerminal, Write};
 
 use crate::error::Error;
-use crate::io::fasta_index::{self, Format};
+use crate::io::fasta::{Fasta, Format};
 use crate::io::index::khash::{BinTable, KhashKey};
 use crate::pipeline::checked_open::{OpenFailure, open_reporting};
 use crate::record::Header;
@@ -78,7 +78,7 @@ fn sample_names(header: &Header, tag: &[u8; 2]) -> Vec<Vec<u8>> {
 
 /// `fai_load`: the index beside `path`, built (and written) first when missing.
 fn load_reference(path: &str) -> Result<KnownReference, Error> {
-    let loaded = fasta_index::load::load(path, None, None, Format::Fasta).map_err(|lines| {
+    let loaded = Fasta::load(path, None, None, Format::Fasta).map_err(|lines| {
         // samtools adds errno: the file's absence, else what the FASTA parse left.
         let why = if std::path::Path::new(path).exists() {
             "Invalid argument"
@@ -87,7 +87,7 @@ fn load_reference(path: &str) -> Result<KnownReference, Error> {
         };
         Error::Bare(format!("{lines}\nsamtools samples: Cannot load index from \"{path}\": {why}"))
     })?;
-    let sequences = loaded.index.entries.iter().map(|e| (e.name.clone(), e.len)).collect();
+    let sequences = loaded.index().entries.iter().map(|e| (e.name.clone(), e.len)).collect();
     Ok(KnownReference { path: path.to_string(), sequences })
 }
 

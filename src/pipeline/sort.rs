@@ -284,7 +284,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let index = match (&opts.minimiser_ref, opts.order) {
         (Some((path, window)), SortOrder::MinHash(m)) => {
             eprint!("Building index ... ");
-            let seqs = crate::io::fasta::read_sequence_codes(path).map_err(|e| {
+            let seqs = crate::io::fasta::scan::read_sequence_codes(path).map_err(|e| {
                 eprintln!();
                 Error::Message(format!("{path}: {e}"))
             })?;
@@ -395,7 +395,12 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         let last = (!store.is_empty()).then_some(&store);
         let _phase = profile::phase(Phase::Merge);
         let headers = (&input_header, &header);
-        let runs = merge::Runs { files: runs, uncompressed: false, namer: &mut namer };
+        let runs = merge::Runs {
+            files: runs,
+            uncompressed: false,
+            namer: &mut namer,
+            threads: opts.threads,
+        };
         merge::merge(runs, last, headers, opts.order, opts.memory, &mut sink)?;
         sink.finish()?;
     }

@@ -35,9 +35,10 @@ pub struct SortedInput {
 }
 
 impl SortedInput {
-    /// Every record of `opened`.
-    pub fn whole(path: &str, opened: Opened) -> Self {
-        SortedInput::new(path, Source::Whole(ReadAhead::new(path, opened.reader)))
+    /// Every record of `opened`, read ahead when the pool of `threads` the caller runs on has
+    /// a worker to spare.
+    pub fn whole(path: &str, opened: Opened, threads: usize) -> Self {
+        SortedInput::new(path, Source::Whole(ReadAhead::new(path, opened.reader, threads)))
     }
 
     /// The records of `region`, found through `index`; `None` when the input is not a BAM.
@@ -225,7 +226,7 @@ pub fn open_sorted_inputs(
         let opened = open_sequence_input(path, spec, &messages.wording)?;
         let h = opened.header.clone();
         let input = match region {
-            None => SortedInput::whole(path, opened),
+            None => SortedInput::whole(path, opened, spec.threads),
             Some(text) => {
                 let explicit = index_files.map(|x| x[i].as_str());
                 let no_index = || Error::Bare((messages.no_index)(path));

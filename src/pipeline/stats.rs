@@ -7,7 +7,7 @@ use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
 use crate::io::index::{Region, parse_region};
 use crate::io::open::{Opened, RecordReader};
 use crate::io::stats_targets::read_targets;
@@ -23,9 +23,9 @@ use crate::pipeline::stats_reports::{Reports, SplitSetup, read_groups, ref_lens}
 use crate::record::Header;
 
 /// `stats -r`'s reference is the indexed FASTA (ops names no file type, so the link is made here).
-impl ReferenceSource for IndexedFasta {
+impl ReferenceSource for Fasta {
     fn fetch(&self, name: &[u8], beg: i64, end: i64) -> Option<Vec<u8>> {
-        IndexedFasta::fetch(self, name, beg, end)
+        Fasta::fetch(self, name, beg, end)
     }
 }
 
@@ -77,7 +77,7 @@ fn open_input(path: &str, spec: InputSpec) -> Result<Opened, Error> {
 
 fn stats(options: &StatsOptions, pool: &rayon::ThreadPool) -> Result<(), Error> {
     let reference = match &options.reference {
-        Some(path) => Some(IndexedFasta::open(path).map_err(Error::Bare)?),
+        Some(path) => Some(Fasta::read_whole(path).map_err(Error::Bare)?),
         None => None,
     };
     let path = options.input.as_str();

@@ -7,7 +7,7 @@
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
 use crate::ops::baq::{BaqFlags, prob_realn};
 use crate::ops::drand48::Drand48;
 use crate::ops::errmod::{ErrorModel, packed_column};
@@ -43,7 +43,7 @@ const WORDING: Wording = Wording {
 /// BAQ applied (extended) where a reference is loaded.
 struct Reads {
     input: SortedInput,
-    fasta: Option<IndexedFasta>,
+    fasta: Option<Fasta>,
     /// The reference sequence loaded last, by id.
     loaded: Option<(i32, Vec<u8>)>,
 }
@@ -114,7 +114,7 @@ fn next_column(
 
 pub fn run(o: &TargetcutOptions) -> Result<(), Error> {
     // samtools loads the index before anything else, and carries on without it.
-    let fasta = o.reference.as_deref().and_then(|path| match IndexedFasta::open(path) {
+    let fasta = o.reference.as_deref().and_then(|path| match Fasta::read_whole(path) {
         Ok(f) => Some(f),
         Err(m) => {
             eprintln!("{}", m.lines().next().unwrap_or_default());
@@ -126,7 +126,9 @@ pub fn run(o: &TargetcutOptions) -> Result<(), Error> {
     let spec = crate::io::input_spec::InputSpec::new(1, o.cram_reference.as_deref());
     let opened = open_sequence_input(input, spec, &WORDING)?;
     let header = opened.header.clone();
-    let mut reads = Reads { input: SortedInput::whole(input, opened), fasta, loaded: None };
+    // No `-@`: the main thread and one of rayon's global pool, which reads the next group.
+    let sorted = SortedInput::whole(input, opened, 2);
+    let mut reads = Reads { input: sorted, fasta, loaded: None };
     let (mut out, file) = create_text_output("-", "targetcut")?;
     let em = ErrorModel::new(1.0 - ERR_DEP);
     let mut rng = Drand48::default();

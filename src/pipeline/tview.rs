@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use crate::error::Error;
 use crate::io::cram::index::CraiEntry;
 use crate::io::detect::{self, Format};
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
 use crate::io::index::{Index, Region, parse_region_detailed};
 use crate::io::input::Input;
 use crate::io::open::RecordReader;
@@ -145,7 +145,7 @@ pub fn run(o: &TviewOptions) -> Result<(), Error> {
     // samtools loads the index, the FASTA and the sample's read groups before the position.
     let index = load_window_index(path, o.index.as_deref(), &opened.reader)?;
     let fasta = match &o.reference {
-        Some(fa) => match IndexedFasta::open(fa) {
+        Some(fa) => match Fasta::read_whole(fa) {
             Ok(f) => Some(f),
             Err(message) => {
                 // htslib's line only: samtools tview goes on without a reference.

@@ -11,7 +11,8 @@ use std::sync::{Arc, OnceLock};
 
 use noodles_fasta as fasta;
 
-use crate::io::faidx::IndexedFasta;
+use crate::io::fasta::Fasta;
+use crate::io::fasta::scan::bare_or_first_sequence;
 use crate::record::Header;
 use crate::record::header::line_field;
 
@@ -26,7 +27,7 @@ struct SequenceLine {
 pub struct ReferenceFinder {
     fasta_path: Option<String>,
     /// Loaded on first use: a CRAM with embedded or no references never reads it.
-    fasta: OnceLock<Result<IndexedFasta, String>>,
+    fasta: OnceLock<Result<Fasta, String>>,
     lines: HashMap<Vec<u8>, SequenceLine>,
     ref_path: Option<String>,
     ref_cache: Option<String>,
@@ -69,7 +70,7 @@ impl ReferenceFinder {
                             return Ok(bases);
                         }
                     } else if let Ok(bytes) = std::fs::read(&path) {
-                        return Ok(upper(raw_or_fasta(bytes)));
+                        return Ok(upper(bare_or_first_sequence(bytes)));
                     }
                 }
             }
@@ -78,7 +79,7 @@ impl ReferenceFinder {
             let path = uri.strip_prefix("file://").unwrap_or(uri);
             if !is_url(path)
                 && std::path::Path::new(path).is_file()
-                && let Ok(fasta) = IndexedFasta::open(path)
+                && let Ok(fasta) = Fasta::read_whole(path)
                 && let Some(bases) = fasta.sequence(name)
             {
                 return Ok(upper(bases));
@@ -97,7 +98,7 @@ impl ReferenceFinder {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("{url}: {e}")),
         };
-        let bases = upper(raw_or_fasta(bytes));
+        let bases = upper(bare_or_first_sequence(bytes));
         let got = super::file_header::md5_hex(&bases);
         if got != md5 {
             return Err(format!("{url}: the reference fetched has MD5 {got}, not {md5}"));
@@ -121,7 +122,7 @@ impl ReferenceFinder {
     fn in_chosen_fasta(&self, name: &[u8]) -> Result<Option<Vec<u8>>, String> {
         let Some(path) = &self.fasta_path else { return Ok(None) };
         let fasta = self.fasta.get_or_init(|| {
-            IndexedFasta::open(path).map_err(|e| e.lines().last().unwrap_or_default().to_string())
+            Fasta::read_whole(path).map_err(|e| e.lines().last().unwrap_or_default().to_string())
         });
         match fasta {
             Ok(fasta) => Ok(fasta.sequence(name)),
@@ -146,25 +147,6 @@ fn upper(mut bases: Vec<u8>) -> Vec<u8> {
 
 fn is_url(s: &str) -> bool {
     ["http:", "https:", "ftp:"].iter().any(|p| s.starts_with(p))
-}
-
-/// A `REF_PATH`/`REF_CACHE` file: bare bases (as `seq_cache_populate.pl` and htslib write them),
-/// or a FASTA whose first sequence is taken; whitespace is dropped either way.
-fn raw_or_fasta(bytes: Vec<u8>) -> Vec<u8> {
-    let body = if bytes.first() == Some(&b'>') {
-        let start = memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |i| i + 1);
-        let end = memchr::memchr(b'>', &bytes[start..]).map_or(bytes.len(), |i| start + i);
-        &bytes[start..end]
-    } else {
-        &bytes[..]
-    };
-    if body.iter().any(|b| b.is_ascii_whitespace()) {
-        body.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect()
-    } else if body.len() == bytes.len() {
-        bytes
-    } else {
-        body.to_vec()
-    }
 }
 
 /// The file names a `:`-separated list of templates gives for `md5`, as htslib's `expand_cache_path`:
@@ -285,12 +267,6 @@ mod tests {
             expand_templates("https://127.0.0.1:8080/r/%2s/%s:/c", md5),
             vec![format!("https://127.0.0.1:8080/r/01/{}", &md5[2..]), format!("/c/{md5}")]
         );
-    }
-
-    #[test]
-    fn reference_files_may_be_bare_bases_or_fasta() {
-        assert_eq!(raw_or_fasta(b"ACGT".to_vec()), b"ACGT");
-        assert_eq!(raw_or_fasta(b">x y\nAC\nGT\n>z\nTT\n".to_vec()), b"ACGT");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! - `-i`: a CASAVA comment (`1:N:0:BARCODE`) sets the read number, QC fail and the barcode tag.
 //! - `-T`: `TAG:TYPE:VALUE` words of the comment become tags, read as leniently as htslib.
 
-use crate::io::fasta_index::kseq::{self, Records};
+use crate::io::fasta::kseq::{self, Records};
 use crate::io::fastq::style::AuxChoice;
 use crate::io::sam::parse::aux::encode_aux;
 use crate::io::sam::parse::pack_seq;

@@ -98,7 +98,7 @@ impl RegionError {
 
 /// htslib's `hts_parse_region` itself (flags 0, as `fai_parse_region` calls it): no special
 /// names, and `beg` as htslib leaves it, which is -1 for a start of 0 (`chr:0-5`); callers that
-/// iterate clamp it, `faidx` does not (see `crate::io::fasta_index`).
+/// iterate clamp it, `faidx` does not (see `crate::io::fasta`).
 pub fn parse_region_detailed(
     text: &str,
     lookup: impl Fn(&[u8]) -> Option<i32>,

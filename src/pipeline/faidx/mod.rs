@@ -1,6 +1,6 @@
 //! `samtools faidx` and `fqidx`: index a FASTA/FASTQ file (plain or BGZF), or write regions of
 //! it, wrapped, reverse-complemented or renamed, to stdout or a plain or BGZF file with its own
-//! `.fai`/`.gzi`. Reads through [`crate::io::fasta_index`]; the command line is
+//! `.fai`/`.gzi`. Reads through [`crate::io::fasta::Fasta`]; the command line is
 //! [`crate::cli::faidx`].
 //!
 //! Algorithm (samtools 1.24 `faidx.c`, `faidx_core`):
@@ -19,9 +19,8 @@ mod output;
 
 use crate::error::Error;
 /// FASTA or FASTQ, for the command line.
-pub use crate::io::fasta_index::Format;
-use crate::io::fasta_index::load::{self, Loaded};
-use crate::io::fasta_index::{self, Entry};
+pub use crate::io::fasta::Format;
+use crate::io::fasta::{Entry, Fasta};
 use crate::io::index::{Region, parse_region_detailed};
 use crate::io::output_spec::FormatOptions;
 use output::FaidxOutput;
@@ -63,7 +62,7 @@ struct OutEntry {
 /// The command's state: the input, the output and the output's index.
 struct Faidx<'a> {
     opts: &'a FaidxOptions,
-    loaded: Loaded,
+    fasta: Fasta,
     out: FaidxOutput,
     entries: Vec<OutEntry>,
     offset: u64,
@@ -77,17 +76,17 @@ pub fn run(opts: &FaidxOptions) -> Result<(), Error> {
     };
     if opts.regions.is_empty() && opts.region_file.is_none() {
         let fai = opts.fai_path.as_deref().or(opts.output.as_deref());
-        return load::build_files(&opts.input, fai, opts.gzi_path.as_deref()).map_err(|lines| {
+        return Fasta::build_files(&opts.input, fai, opts.gzi_path.as_deref()).map_err(|lines| {
             eprintln!("{lines}");
             could_not("build", fai)
         });
     }
-    let loaded =
-        load::load(&opts.input, opts.fai_path.as_deref(), opts.gzi_path.as_deref(), opts.format)
+    let fasta =
+        Fasta::load(&opts.input, opts.fai_path.as_deref(), opts.gzi_path.as_deref(), opts.format)
             .map_err(|lines| {
-                eprintln!("{lines}");
-                could_not("load", opts.fai_path.as_deref())
-            })?;
+            eprintln!("{lines}");
+            could_not("load", opts.fai_path.as_deref())
+        })?;
     let bgzf_out = opts.output.as_deref().is_some_and(is_bgzf_name);
     let out = match opts.output.as_deref() {
         Some(path) if path == opts.input => {
@@ -105,7 +104,7 @@ pub fn run(opts: &FaidxOptions) -> Result<(), Error> {
         }
         None => FaidxOutput::create("-", None, 1).map_err(|e| Error::io("-", e))?,
     };
-    let mut job = Faidx { opts, loaded, out, entries: Vec::new(), offset: 0 };
+    let mut job = Faidx { opts, fasta, out, entries: Vec::new(), offset: 0 };
     let ok = job.write_all_regions()?;
     if ok
         && opts.write_index
@@ -159,11 +158,11 @@ impl Faidx<'_> {
     /// htslib's `fai_get_val`: the entry and clamped `[beg, end)`, or (after its messages)
     /// `None`, which samtools reports as length -2.
     fn resolve(&self, region: &str) -> Option<(Entry, i64, i64)> {
-        let index = &self.loaded.index;
+        let index = self.fasta.index();
         match parse_region_detailed(region, |name| index.id(name)) {
             Ok(Region { tid, beg, end }) => {
                 let entry = index.entries[tid as usize].clone();
-                let (beg, end) = fasta_index::clamp_region(&entry, beg, end);
+                let (beg, end) = crate::io::fasta::clamp_region(&entry, beg, end);
                 Some((entry, beg, end))
             }
             Err(e) => {
@@ -183,7 +182,7 @@ impl Faidx<'_> {
     fn fetch(&mut self, region: &str, quality: bool) -> Result<Vec<u8>, i64> {
         let Some((entry, beg, end)) = self.resolve(region) else { return Err(-2) };
         let offset = if quality { entry.qual_offset } else { entry.seq_offset };
-        fasta_index::retrieve(&mut self.loaded.source, &entry, offset, beg, end).map_err(|line| {
+        self.fasta.retrieve(&entry, offset, beg, end).map_err(|line| {
             eprintln!("{line}");
             -1
         })
@@ -283,7 +282,7 @@ impl Faidx<'_> {
         if data.is_empty() {
             eprintln!("[faidx] Zero length sequence: {region}");
         } else {
-            let index = &self.loaded.index;
+            let index = self.fasta.index();
             if let Ok(r) = parse_region_detailed(region, |name| index.id(name))
                 && r.end < Region::END_OF_REFERENCE
                 && data.len() as i64 != r.end - r.beg
@@ -330,7 +329,7 @@ impl Faidx<'_> {
             .map_err(|_| failed("index file for output."))?;
         if bgzf_out {
             let blocks = self.out.blocks.get(1..).unwrap_or_default();
-            let gzi = crate::io::fasta_index::source::encode_gzi(blocks);
+            let gzi = crate::io::fasta::encode_gzi(blocks);
             crate::io::output::write_file(&format!("{path}.gzi"), &gzi)
                 .map_err(|_| failed("index gzi file for output."))?;
         }

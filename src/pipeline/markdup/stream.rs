@@ -67,6 +67,8 @@ pub struct StreamMarker<'a> {
     first_file: Option<TempFile>,
     pending: Vec<Vec<u8>>,
     writer: FirstPass<'a>,
+    /// The command's threads (`-@` plus the main one), for the `-S` pass's reader.
+    threads: usize,
 }
 
 /// The first pass's output: released records finalised (without `-S`'s marks) and written.
@@ -129,6 +131,7 @@ impl<'a> StreamMarker<'a> {
             first_file,
             pending: Vec::with_capacity(STREAM_CHUNK),
             writer: FirstPass { opts, header, verify, sink, tally: Tally::default() },
+            threads,
         })
     }
 
@@ -200,7 +203,7 @@ impl<'a> StreamMarker<'a> {
         create_final: &dyn Fn() -> Result<RecordSink, Error>,
     ) -> Result<(Finished, Tally), Error> {
         self.flush_pending()?;
-        let StreamMarker { m, streamer, first_file, mut writer, .. } = self;
+        let StreamMarker { m, streamer, first_file, mut writer, threads, .. } = self;
         let (last, mut fin) = {
             let _decide = profile::phase(Phase::Decide);
             streamer.finish(&mut log).map_err(failed)?
@@ -212,7 +215,8 @@ impl<'a> StreamMarker<'a> {
             let _write = profile::phase(Phase::Write);
             let mut sink = create_final()?;
             let mut second = Tally::default();
-            supplementary_pass(&t, &mut sink, &mut fin, m, header, verify, &mut second)?;
+            let pass = SecondPass { m, header, verify, threads };
+            supplementary_pass(&t, &mut sink, &mut fin, &pass, &mut second)?;
             drop(t);
             sink.finish()?;
             // The first pass's removals stand; what it wrote is counted as the second pass
@@ -278,20 +282,28 @@ fn first_pass(
     (out, t)
 }
 
+/// What the `-S` pass takes from the command.
+#[derive(Clone, Copy)]
+struct SecondPass<'a> {
+    m: &'a md::MarkdupOptions,
+    header: &'a Header,
+    verify: Option<RecordHashFn>,
+    /// The command's threads, for reading the first pass back.
+    threads: usize,
+}
+
 /// `-S`: reads the first pass back and marks supplementary, secondary and unmapped records whose
 /// name is a duplicate's in the decider's table (`fin.supp`), counting them in `fin.stats`.
 fn supplementary_pass(
     first: &TempFile,
     sink: &mut RecordSink,
     fin: &mut Finished,
-    m: &md::MarkdupOptions,
-    header: &Header,
-    verify: Option<RecordHashFn>,
+    pass: &SecondPass<'_>,
     tally: &mut Tally,
 ) -> Result<(), Error> {
+    let SecondPass { m, header, verify, threads } = *pass;
     let path = first.path_str();
-    let mut reader =
-        open::open_streamed(&path, rayon::current_num_threads().max(1), 4 << 20)?.reader;
+    let mut reader = open::open_streamed(&path, threads.max(1), 4 << 20)?.reader;
     let np_mask = flags::SUPPLEMENTARY | flags::UNMAP | flags::SECONDARY;
     let format = sink.format();
     let umi = umi_regex(m);

@@ -85,7 +85,7 @@ pub fn run(
     let n_bins = bin_files.len();
     let mut fix_bin = |store: RecordStore| -> Result<(), Error> {
         largest_bin = largest_bin.max(store.batches.iter().map(batch_cost).sum());
-        let (fixed, removed) = fixmate_pass(store, &header, &opts.fix, verify);
+        let (fixed, removed) = fixmate_pass(store, &header, &opts.fix, verify, threads);
         fix_removed = fix_removed.merge(removed);
         for b in &fixed.batches {
             placed = placed || b.iter().any(|r| r.ref_id() >= 0);
@@ -179,7 +179,7 @@ pub fn run(
         // system time; purged after mimalloc's default 10 ms, 64.8 s with 8.1 s.
         crate::alloc::purge_freed_memory_after(10);
     }
-    let runs = Runs { files: runs, uncompressed: !run.1, namer };
+    let runs = Runs { files: runs, uncompressed: !run.1, namer, threads };
     merge_runs(runs, last, &run_header, SortOrder::Coordinate, budget, |framed| {
         marker.push(&framed[4..])
     })?;
@@ -195,7 +195,8 @@ pub fn over_budget(used: usize, budget: Option<u64>, threads: usize) -> bool {
     budget.is_some_and(|b| used > data_budget(b, threads))
 }
 
-/// Collate's bins for the load's spills (created at the first) under a `budget` of bytes.
-pub fn bins(budget: u64, namer: &mut TempNamer) -> Result<BinFiles, Error> {
-    BinFiles::create(super::COLLATE_BINS, budget, namer)
+/// Collate's bins for the load's spills (created at the first) under a `budget` of bytes,
+/// written on `threads`.
+pub fn bins(budget: u64, threads: usize, namer: &mut TempNamer) -> Result<BinFiles, Error> {
+    BinFiles::create(super::COLLATE_BINS, budget, threads, namer)
 }

@@ -146,6 +146,15 @@ pub struct Runs<'a> {
     pub files: Vec<TempFile>,
     pub uncompressed: bool,
     pub namer: &'a mut TempNamer,
+    /// The command's threads (its pool's size): the merged run's writer and the runs' readers.
+    pub threads: usize,
+}
+
+/// How runs are read back: stored uncompressed or not, on how many threads.
+#[derive(Clone, Copy)]
+struct Reading {
+    uncompressed: bool,
+    threads: usize,
 }
 
 /// About the least memory one run's reader takes: a read buffer of a piece, a BGZF block read
@@ -228,7 +237,8 @@ pub fn merge_runs(
         runs.files.insert(at, merged);
         at += 1;
     }
-    merge_open(&runs.files, last, input_header, order, budget, runs.uncompressed, visit)
+    let reading = Reading { uncompressed: runs.uncompressed, threads: runs.threads };
+    merge_open(&runs.files, last, input_header, order, budget, reading, visit)
 }
 
 /// Merges `group` (consecutive runs) into one new run, stored as the runs are.
@@ -244,7 +254,7 @@ fn merge_into_run(
         reason: crate::error::c_message(&e),
     })?;
     let path = file.path_str();
-    let threads = rayon::current_num_threads().max(1);
+    let threads = runs.threads.max(1);
     let mut sink = if runs.uncompressed {
         RecordSink::create_uncompressed_temporary(&path, created, threads, header)?
     } else {
@@ -252,7 +262,8 @@ fn merge_into_run(
     };
     let flush_at = ((budget / 32) as usize).clamp(64 << 10, 4 << 20);
     let mut out = Encoded::default();
-    merge_open(group, None, header, order, budget, runs.uncompressed, |framed| {
+    let reading = Reading { uncompressed: runs.uncompressed, threads };
+    merge_open(group, None, header, order, budget, reading, |framed| {
         out.data.extend_from_slice(framed);
         end_record(&mut out, &mut sink, flush_at)
     })?;
@@ -268,7 +279,7 @@ fn merge_open(
     input_header: &Header,
     order: SortOrder,
     budget: u64,
-    uncompressed: bool,
+    reading: Reading,
     mut visit: impl FnMut(&[u8]) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let n_refs = input_header.refs().len();
@@ -284,13 +295,13 @@ fn merge_open(
     for f in runs {
         let path = f.path_str();
         // Uncompressed runs were written past the page cache ([`super::spill`]).
-        let opened = if uncompressed {
+        let opened = if reading.uncompressed {
             open::open_streamed_direct(&path, 1, piece)?
         } else {
             open::open_streamed(&path, 1, piece)?
         };
         let (pending, batch) = (Default::default(), Batch::default());
-        let reader = ReadAhead::new(&path, opened.reader);
+        let reader = ReadAhead::new(&path, opened.reader, reading.threads);
         let file = FileRun { reader, pending, batch };
         open_runs.push(Run::new(Source::File(Box::new(file))));
     }

@@ -9,7 +9,8 @@
 
 use super::ViewOptions;
 use crate::error::Error;
-use crate::io::{bed, fai, lists};
+use crate::io::fasta::scan::read_fai_or_fasta;
+use crate::io::{bed, lists};
 
 /// A list file named on `view`'s command line (the `^` of `[^]FILE` already taken off).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +57,7 @@ pub fn resolve(request: ViewRequest) -> Result<ViewOptions, Error> {
     if let Some(values) = opts.filter.tag.as_mut().and_then(|t| t.values.as_mut()) {
         values.extend(tag_values);
     }
-    opts.fai_refs = request.fai.as_deref().map(fai::read_fai_or_fasta).transpose()?;
+    opts.fai_refs = request.fai.as_deref().map(read_fai_or_fasta).transpose()?;
     opts.bed = request.bed.as_deref().map(bed::read_bed).transpose()?;
     Ok(opts)
 }

@@ -1,8 +1,8 @@
 //! Building an index: htslib 1.24's `fai_build_core`, one state per place in a record, read a
 //! byte at a time except inside lines, which are scanned whole ([`Stream::take_line`]).
 
+use super::index::{Entry, FastaIndex, Format};
 use super::source::Stream;
-use super::{Entry, FastaIndex, Format};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {

@@ -4,14 +4,10 @@
 
 use std::fs::File;
 
+use super::Fasta;
+use super::build::build;
+use super::index::{self, Format};
 use super::source::{self, Compression, Source, Stream};
-use super::{FastaIndex, Format, build};
-
-/// A loaded sequence file: its index and its bytes.
-pub struct Loaded {
-    pub index: FastaIndex,
-    pub source: Source,
-}
 
 fn io_message(e: &std::io::Error) -> String {
     crate::error::c_message(e)
@@ -65,7 +61,7 @@ pub fn load(
     fai_path: Option<&str>,
     gzi_path: Option<&str>,
     format: Format,
-) -> Result<Loaded, String> {
+) -> Result<Fasta, String> {
     let core = |what: String| format!("[E::fai_load3_core] {what}");
     let word = format.word();
     let fai_path = fai_path.map_or_else(|| format!("{path}.fai"), str::to_string);
@@ -102,7 +98,7 @@ pub fn load(
     }
     let text = std::fs::read(&fai_path)
         .map_err(|e| core(format!("Failed to open {word} index {fai_path}: {}", io_message(&e))))?;
-    let index = super::parse(&text, &fai_path, format).map_err(|line| {
+    let index = index::parse(&text, &fai_path, format).map_err(|line| {
         format!("{line}\n{}", core(format!("Failed to read {word} index {fai_path}")))
     })?;
     let file = File::open(path).map_err(|_| core(format!("Failed to open {word} file {path}")))?;
@@ -123,5 +119,5 @@ pub fn load(
             Source::bgzf(file, gzi)
         }
     };
-    Ok(Loaded { index, source })
+    Ok(Fasta::seekable(index, source))
 }

@@ -17,6 +17,8 @@ use noodles_bgzf as bgzf;
 use crate::io::bgzf::block;
 use crate::io::bgzf::codec::Inflater;
 
+use super::retrieve::Seekable;
+
 /// How a file is compressed (htslib's `bgzf_compression`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compression {
@@ -64,9 +66,11 @@ impl Source {
     pub fn bgzf(file: File, gzi: bgzf::gzi::Index) -> Source {
         Source::Bgzf(Box::new(bgzf::io::IndexedReader::new(file, gzi)))
     }
+}
 
+impl Seekable for Source {
     /// `bgzf_useek`.
-    pub fn seek(&mut self, offset: u64) -> std::io::Result<()> {
+    fn seek(&mut self, offset: u64) -> std::io::Result<()> {
         match self {
             Source::Plain(r) => {
                 r.pos = offset;
@@ -77,7 +81,7 @@ impl Source {
     }
 
     /// `bgzf_read_small`: up to `n` bytes into `out`; fewer only at the end or on an error.
-    pub fn read_small(&mut self, out: &mut [u8], n: usize) -> usize {
+    fn read_small(&mut self, out: &mut [u8], n: usize) -> usize {
         let mut got = 0;
         while got < n {
             let r = match self {

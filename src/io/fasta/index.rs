@@ -1,42 +1,8 @@
-//! FASTA/FASTQ indexes as htslib's `faidx.c` keeps them: the `.fai` table, building it from the
-//! sequence file ([`build`], [`load`]), reading it back ([`parse`]), and fetching a region's
-//! bases or qualities through it ([`retrieve`]), from plain or BGZF files ([`source`]); and
-//! [`kseq`], the front-to-back record reader `dict` uses. It serves `samtools faidx`, `fqidx`
-//! ([`crate::pipeline::faidx`]) and `dict`; it reads files and knows no alignment records.
-//! (`stats -r` and CRAM still read references through [`crate::io::faidx`], which loads the
-//! whole file.)
-//!
-//! Layout of a `.fai` line (tab-separated, htslib's `fai_save`):
-//!
-//! | column | FASTA | FASTQ |
-//! |--------|-------|-------|
-//! | 1 | name (the header's first word) | name |
-//! | 2 | bases | bases |
-//! | 3 | offset of the first base (uncompressed) | offset of the first base |
-//! | 4 | bases per line | bases per line |
-//! | 5 | bytes per line (with its end) | bytes per line |
-//! | 6 | | offset of the first quality |
-//!
-//! Compatibility: [`build`] is htslib 1.24's `fai_build_core` state machine (blank lines end a
-//! FASTA sequence, a shorter line ends it too, a longer one is an error, empty sequences are
-//! dropped, duplicate names keep the first), with its `[E::fai_build_core]` messages; [`parse`]
-//! is `fai_read` (`sscanf` fields); [`clamp_region`] and [`retrieve`] are `fai_get_val` and
-//! `fai_retrieve`. noodles-fasta's `Indexer` and `fai::Record` are not used: the Indexer refuses
-//! what htslib accepts (empty sequences, a sequence line of blanks) and `fai::Record` has no
-//! quality offset and no zero bases-per-line, both of which htslib writes.
-//!
-//! Performance: indexing a 48 MB FASTA took 0.05 s (samtools 1.24: 0.11 s), its BGZF copy
-//! 0.13 s (0.30 s); fetch figures are in the commit that batched the line reads.
-
-mod build;
-pub mod kseq;
-pub mod load;
-pub mod source;
+//! The `.fai` table as htslib's `faidx.c` keeps it: entries in file order with a name lookup,
+//! read from `.fai` text as `fai_read` reads it ([`parse`]), written as `fai_save` writes it
+//! ([`FastaIndex::to_fai`]), and a region clamped to an entry as `fai_get_val` clamps it.
 
 use std::collections::HashMap;
-
-pub use build::build;
-pub use source::Source;
 
 /// FASTA or FASTQ: which `.fai` layout, and which header character.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,86 +161,6 @@ pub fn clamp_region(entry: &Entry, beg: i64, end: i64) -> (i64, i64) {
     (beg, end)
 }
 
-/// Why a fetch failed: htslib's error line (`len` -1, never ignored by `--continue`).
-pub type FetchError = String;
-
-/// `fai_retrieve`: `end - beg` bytes of the sequence (or quality) that starts at `offset`,
-/// with the line ends taken out by the index's layout, not by looking at the bytes.
-///
-/// The buffer grows with what is read (htslib allocates the whole region first), so a `.fai`
-/// that claims more than the file holds fails at the end of the file, not in the allocator.
-pub fn retrieve(
-    source: &mut Source,
-    entry: &Entry,
-    offset: u64,
-    beg: i64,
-    end: i64,
-) -> Result<Vec<u8>, FetchError> {
-    if entry.line_bases == 0 || entry.line_width < entry.line_bases {
-        // htslib checks only for 0; a line shorter than its bases would overrun its buffer.
-        return Err(format!(
-            "[E::fai_retrieve] Invalid line length in index: {}",
-            entry.line_bases
-        ));
-    }
-    let (blen, llen) = (u64::from(entry.line_bases), u64::from(entry.line_width));
-    let beg = beg.max(0) as u64;
-    let start = offset.wrapping_add(beg / blen * llen + beg % blen);
-    if source.seek(start).is_err() {
-        return Err("[E::fai_retrieve] Failed to retrieve block. (Seeking in a compressed, .gzi unindexed, file?)".into());
-    }
-    let total = (end.max(0) as u64).saturating_sub(beg);
-    let mut out = Vec::with_capacity(total.min(1 << 26) as usize);
-    let mut buf = Vec::new();
-    let first_bases = blen - beg % blen;
-    if total <= first_bases {
-        // Inside one line.
-        read_lines(source, &mut buf, &mut out, 1, total, total)?;
-        return Ok(out);
-    }
-    // The first (partial) line with its end, the whole lines, then the rest of the last.
-    read_lines(source, &mut buf, &mut out, 1, llen - beg % blen, first_bases)?;
-    let mut whole_lines = (total - first_bases - 1) / blen;
-    let last = total - first_bases - whole_lines * blen;
-    // htslib reads a line a call; a batch of lines a call made whole-sequence fetches twice as
-    // fast (the commit that made it says what was measured).
-    let batch_lines = ((1 << 20) / llen).max(1);
-    while whole_lines > 0 {
-        let lines = whole_lines.min(batch_lines);
-        read_lines(source, &mut buf, &mut out, lines, llen, blen)?;
-        whole_lines -= lines;
-    }
-    read_lines(source, &mut buf, &mut out, 1, last, last)?;
-    Ok(out)
-}
-
-/// Reads `lines` lines of `width` bytes and keeps the first `keep` bytes of each; a line cut
-/// short is htslib's error (nothing of it read: the end of the file).
-fn read_lines(
-    source: &mut Source,
-    buf: &mut Vec<u8>,
-    out: &mut Vec<u8>,
-    lines: u64,
-    width: u64,
-    keep: u64,
-) -> Result<(), FetchError> {
-    if width == 0 {
-        return Ok(());
-    }
-    buf.resize((lines * width) as usize, 0);
-    let want = buf.len();
-    let got = source.read_small(buf, want) as u64;
-    for line in buf[..(got / width * width) as usize].chunks_exact(width as usize) {
-        out.extend_from_slice(&line[..keep as usize]);
-    }
-    if got < lines * width {
-        let why =
-            if got.is_multiple_of(width) { "unexpected end of file" } else { "error reading file" };
-        return Err(format!("[E::fai_retrieve] Failed to retrieve block: {why}"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,30 +203,6 @@ mod tests {
         assert_eq!(clamp_region(&e, -1, 5), (5, 5));
         assert_eq!(clamp_region(&e, 13, 20), (13, 14));
         assert_eq!(clamp_region(&e, 20, 30), (14, 14));
-    }
-
-    #[test]
-    fn retrieve_follows_the_line_layout_and_fails_past_the_end() {
-        let path = std::env::temp_dir().join(format!("mdsam-retrieve-{}.fa", std::process::id()));
-        std::fs::write(&path, b">a\nACGTACGTAC\nGTac\n").unwrap();
-        let mut source = Source::plain(std::fs::File::open(&path).unwrap());
-        let entry = |len, line_bases, line_width| Entry {
-            name: b"a".to_vec(),
-            len,
-            seq_offset: 3,
-            line_bases,
-            line_width,
-            qual_offset: 0,
-        };
-        let e = entry(14, 10, 11);
-        assert_eq!(retrieve(&mut source, &e, 3, 8, 13).unwrap(), b"ACGTa");
-        assert_eq!(retrieve(&mut source, &e, 3, 0, 14).unwrap(), b"ACGTACGTACGTac");
-        let too_long = entry(1 << 50, 10, 11);
-        let err = retrieve(&mut source, &too_long, 3, 0, 1 << 50).unwrap_err();
-        assert!(err.contains("Failed to retrieve block"), "{err}");
-        let err = retrieve(&mut source, &entry(14, 10, 4), 3, 0, 14).unwrap_err();
-        assert!(err.contains("Invalid line length"), "{err}");
-        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
