@@ -58,7 +58,7 @@ const TAIL_BYTES: u64 = 64;
 /// What opening a URL gave: ranges, with the first bytes and the file's size; or, from a
 /// server that ignores ranges, the whole file's body to read once, front to back.
 pub enum Opening {
-    Ranged(RemoteFile, Vec<u8>),
+    Ranged(Box<RemoteFile>, Vec<u8>),
     Whole(Box<dyn Read + Send>),
 }
 
@@ -108,7 +108,7 @@ impl RemoteFile {
             Ok((head, size)) => {
                 file.size = size.unwrap_or(head.len() as u64);
                 file.tail = tail.filter(|(_, total)| *total == file.size).map(|(t, _)| t);
-                Ok(Opening::Ranged(file, head))
+                Ok(Opening::Ranged(Box::new(file), head))
             }
             Err(body) => Ok(Opening::Whole(Box::new(body))),
         }

@@ -88,7 +88,7 @@ fn open_asking(url: &str, head: u64) -> std::io::Result<Remote> {
     let target = location::Target::parse(&with_credentials(url))?;
     Ok(match fetch::RemoteFile::open(target, head)? {
         fetch::Opening::Ranged(file, head) => {
-            Remote::Ranged(RemoteReader::new(Arc::new(file), head))
+            Remote::Ranged(RemoteReader::new(Arc::from(file), head))
         }
         fetch::Opening::Whole(body) => Remote::Whole(body),
     })
