@@ -113,12 +113,12 @@ impl<'a> RecordRef<'a> {
     pub fn has_wide_values(&self) -> bool {
         layout::has_wide_values(self.bytes)
     }
-    #[inline]
+    #[inline(always)]
     fn l_read_name(&self) -> usize {
         self.bytes[layout::L_READ_NAME] as usize
     }
     /// CIGAR operations, more than 65,535 included (see [`layout::n_cigar`]).
-    #[inline]
+    #[inline(always)]
     pub fn n_cigar_op(&self) -> usize {
         layout::n_cigar(self.bytes)
     }
@@ -127,7 +127,7 @@ impl<'a> RecordRef<'a> {
     pub fn has_long_cigar(&self) -> bool {
         layout::has_long_cigar(self.bytes)
     }
-    #[inline]
+    #[inline(always)]
     pub fn l_seq(&self) -> usize {
         read_i32(self.bytes, layout::L_SEQ) as usize
     }
@@ -143,19 +143,22 @@ impl<'a> RecordRef<'a> {
         let region = &self.bytes[layout::FIXED_LEN..end];
         &region[..memchr::memchr(0, region).unwrap_or(region.len())]
     }
-    #[inline]
+    // The offsets below are forced inline: since the CIGAR count may reach into the name
+    // extension, `qual_start` grew past the compiler's inlining threshold and ran as a call,
+    // 15 % of `checksum`'s samples (perf, ISA-L inflate, 0.5 M reads).
+    #[inline(always)]
     fn cigar_start(&self) -> usize {
         layout::FIXED_LEN + self.l_read_name()
     }
-    #[inline]
+    #[inline(always)]
     fn seq_start(&self) -> usize {
         self.cigar_start() + 4 * self.n_cigar_op()
     }
-    #[inline]
+    #[inline(always)]
     fn qual_start(&self) -> usize {
         self.seq_start() + self.l_seq().div_ceil(2)
     }
-    #[inline]
+    #[inline(always)]
     fn aux_start(&self) -> usize {
         self.qual_start() + self.l_seq()
     }
