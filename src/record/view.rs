@@ -172,9 +172,11 @@ impl<'a> RecordRef<'a> {
         self.cigar_bytes().chunks_exact(4).map(|c| read_u32(c, 0))
     }
     /// The 4-bit packed sequence.
-    #[inline]
+    #[inline(always)]
     pub fn seq_packed(&self) -> &'a [u8] {
-        &self.bytes[self.seq_start()..self.qual_start()]
+        // The start once: each offset re-reads the CIGAR count.
+        let start = self.seq_start();
+        &self.bytes[start..start + self.l_seq().div_ceil(2)]
     }
     /// The base code (0..16) at query position `i`.
     #[inline]
@@ -183,9 +185,10 @@ impl<'a> RecordRef<'a> {
         if i.is_multiple_of(2) { b >> 4 } else { b & 0xf }
     }
     /// Phred qualities (0xff in the first byte means absent).
-    #[inline]
+    #[inline(always)]
     pub fn qual(&self) -> &'a [u8] {
-        &self.bytes[self.qual_start()..self.aux_start()]
+        let start = self.qual_start();
+        &self.bytes[start..start + self.l_seq()]
     }
     #[inline]
     pub fn aux_bytes(&self) -> &'a [u8] {
