@@ -192,23 +192,7 @@ fn rans_4x8_decodes_htscodecs_output() {
 #[test]
 fn name_tokeniser_decodes_htscodecs_output() {
     let Some(h) = htscodecs() else { return };
-    let mut names = Vec::new();
-    for i in 0..5000u32 {
-        let name = match i % 5 {
-            0 => format!("SRR062634.{i}"),
-            1 => format!("HWI-ST1:8:1101:{}:{:05}#0/1", 1000 + i * 7, i * 13),
-            2 => format!("read_{:03}_x{}", i % 1000, i / 3),
-            3 => format!("SRR062634.{}", i - 3),
-            _ => format!(
-                "q{}:{}:{}",
-                i % 7,
-                i.wrapping_mul(1_000_003),
-                "ACGT".repeat((i % 4) as usize)
-            ),
-        };
-        names.extend_from_slice(name.as_bytes());
-        names.push(0);
-    }
+    let names = platform_names(5000, 5);
     for (level, arith) in [(1, 0), (5, 0), (9, 0), (5, 1), (9, 1)] {
         let mut len: c_int = 0;
         // SAFETY: htscodecs reads `names.len()` bytes of NUL-terminated names.
@@ -452,4 +436,28 @@ fn speed() {
             }
         }
     }
+}
+
+/// `count` NUL-terminated read names cycling through `forms` (5, or 6 with nanopore's) of
+/// several platforms' shapes: the name tokeniser's test input.
+pub(crate) fn platform_names(count: u32, forms: u32) -> Vec<u8> {
+    let mut names = Vec::new();
+    for i in 0..count {
+        let name = match i % forms {
+            0 => format!("SRR062634.{i}"),
+            1 => format!("HWI-ST1:8:1101:{}:{:05}#0/1", 1000 + i * 7, i * 13),
+            2 => format!("read_{:03}_x{}", i % 1000, i / 3),
+            3 => format!("SRR062634.{}", i - 3),
+            4 if forms == 6 => format!("f33d30d5-6eb8-4115-8f46-{:012x}_Basecall", i / 2),
+            _ => format!(
+                "q{}:{}:{}",
+                i % 7,
+                i.wrapping_mul(1_000_003),
+                "ACGT".repeat((i % 4) as usize)
+            ),
+        };
+        names.extend_from_slice(name.as_bytes());
+        names.push(0);
+    }
+    names
 }

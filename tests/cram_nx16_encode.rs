@@ -117,25 +117,7 @@ fn nx16_streams_are_htscodecs_own_bytes_and_decode_with_it() {
 
 /// Read names of several platforms' shapes, NUL-terminated.
 fn name_block() -> Vec<u8> {
-    let mut names = Vec::new();
-    for i in 0..6000u32 {
-        let name = match i % 6 {
-            0 => format!("SRR062634.{i}"),
-            1 => format!("HWI-ST1:8:1101:{}:{:05}#0/1", 1000 + i * 7, i * 13),
-            2 => format!("read_{:03}_x{}", i % 1000, i / 3),
-            3 => format!("SRR062634.{}", i - 3),
-            4 => format!("f33d30d5-6eb8-4115-8f46-{:012x}_Basecall", i / 2),
-            _ => format!(
-                "q{}:{}:{}",
-                i % 7,
-                i.wrapping_mul(1_000_003),
-                "ACGT".repeat((i % 4) as usize)
-            ),
-        };
-        names.extend_from_slice(name.as_bytes());
-        names.push(0);
-    }
-    names
+    super::cram_codecs::platform_names(6000, 6)
 }
 
 #[test]
