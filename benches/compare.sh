@@ -2,8 +2,11 @@
 # Times every mdsam command against samtools (and sambamba when installed) on one simulated input,
 # alternating the tools, and writes bench-out/compare.csv plus a bar chart of the ratios
 # (bench-out/compare.svg; ratio = other tool's wall time / mdsam's, > 1: mdsam is faster).
+# CPU time (user + sys) is recorded beside the wall time and its ratio printed too: on a shared,
+# busy machine the CPU ratio is the steadier one.
 #
-#   benches/compare.sh [PAIRS] [REPEATS]      (defaults: 200000 pairs, 1 repeat; THREADS=2)
+#   benches/compare.sh [PAIRS] [REPEATS]      (defaults: 200000 pairs, 1 repeat; THREADS=2;
+#                                             CASES: a regex of the cases to run, default all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-200000}
@@ -34,19 +37,20 @@ cram="$out/cmp-$pairs.sorted.cram"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# wall TOOL ARGS...: wall seconds of one run.
+# wall TOOL ARGS...: "wall,cpu" seconds of one run.
 wall() {
   local t="$tmp/time"
-  /usr/bin/time -o "$t" -f '%e' "$@" > /dev/null 2>/dev/null || true
+  /usr/bin/time -o "$t" -f '%e %U %S' "$@" > /dev/null 2>/dev/null || true
   # A failing command's time still comes last, after time's "exited with" line.
-  tail -n 1 "$t"
+  tail -n 1 "$t" | awk '{printf "%s,%.2f\n", $1, $2 + $3}'
 }
 
 csv="$out/compare.csv"
-echo "command,tool,wall_s" > "$csv"
+echo "command,tool,wall_s,cpu_s" > "$csv"
 # case NAME ARGS... (ARGS after the tool name, with OUT standing for an output path)
 case_() {
   local name=$1; shift
+  [[ $name =~ ${CASES:-.} ]] || return 0
   for _ in $(seq "$repeats"); do
     for tool in "$samtools" "$mdsam"; do
       local args=("${@//OUT/$tmp/out.bam}")
@@ -91,7 +95,7 @@ for tool in "$samtools" "$mdsam"; do
   "$tool" view -O cram,version=3.0 -T "$fasta" -@ "$threads" -o "$tmp/size.cram" "$sorted"
   echo "BAM->CRAM size,$(basename "$tool"),$(stat -c %s "$tmp/size.cram")" >> "$out/compare-sizes.csv"
 done
-if command -v sambamba > /dev/null; then
+if command -v sambamba > /dev/null && [[ sambamba =~ ${CASES:-.} ]]; then
   for _ in $(seq "$repeats"); do
     echo "sort,sambamba,$(wall sambamba sort -t "$((threads + 1))" -o "$tmp/s.bam" "$fixed")" >> "$csv"
     echo "markdup,sambamba,$(wall sambamba markdup -t "$((threads + 1))" "$sorted" "$tmp/m.bam")" >> "$csv"
@@ -103,11 +107,13 @@ import csv, statistics, sys
 from collections import defaultdict
 rows = list(csv.DictReader(open(sys.argv[1])))
 times = defaultdict(list)
+cpu = defaultdict(list)
 for r in rows:
     times[(r["command"], r["tool"])].append(float(r["wall_s"]))
+    cpu[(r["command"], r["tool"])].append(float(r["cpu_s"]))
 commands = list(dict.fromkeys(r["command"] for r in rows))
 tools = [t for t in dict.fromkeys(r["tool"] for r in rows) if t != "mdsam"]
-print(f"{'command':18} {'tool':10} {'tool_s':>8} {'mdsam_s':>8} {'ratio':>6}")
+print(f"{'command':18} {'tool':10} {'tool_s':>8} {'mdsam_s':>8} {'ratio':>6} {'cpu_ratio':>9}")
 bars = []
 for c in commands:
     m = statistics.median(times[(c, "mdsam")])
@@ -116,7 +122,8 @@ for c in commands:
             s = statistics.median(times[(c, t)])
             # GNU time's 0.00 (a run under 5 ms) counts as 0.01 s.
             ratio = max(s, 0.01) / max(m, 0.01)
-            print(f"{c:18} {t:10} {s:8.2f} {m:8.2f} {ratio:6.2f}")
+            cr = max(statistics.median(cpu[(c, t)]), 0.01) / max(statistics.median(cpu[(c, "mdsam")]), 0.01)
+            print(f"{c:18} {t:10} {s:8.2f} {m:8.2f} {ratio:6.2f} {cr:9.2f}")
             bars.append((f"{c} vs {t}", ratio))
 W, bar_h = 640, 22
 H = 40 + bar_h * len(bars)

@@ -8,40 +8,32 @@
 //! given back here is taken again by the next piece, whichever thread asks.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Buffers smaller than this are not worth keeping.
 const MIN_KEPT: usize = 64 << 10;
-/// Total capacity kept by default; a buffer that would pass it is freed instead.
-const MAX_KEPT_BYTES: usize = 256 << 20;
+/// Total capacity kept by [`give`]; a buffer that would pass it is freed instead.
+pub const MAX_KEPT_BYTES: usize = 256 << 20;
 
-/// Caps what the shared recycler keeps, for a command with a memory budget: kept buffers count
-/// against it (a spilling markdup-pipeline under 160 MiB peaked at 300 MiB with the default
-/// cap). A sixteenth of the budget holds the buffers a read, a format and a write have in flight.
-pub fn keep_at_most_for_budget(budget: u64) {
-    let cap = (budget / 16).clamp(8 << 20, MAX_KEPT_BYTES as u64) as usize;
-    SHARED.cap.store(cap, Ordering::Relaxed);
+/// What a command with a memory budget lets the recycler keep while it streams: kept buffers
+/// count against the budget (a spilling markdup-pipeline under 160 MiB peaked at 300 MiB when
+/// [`give`]'s cap applied). A sixteenth of the budget holds the buffers a read, a format and a
+/// write have in flight.
+pub fn kept_for_budget(budget: u64) -> usize {
+    (budget / 16).clamp(8 << 20, MAX_KEPT_BYTES as u64) as usize
 }
 
-/// Lets the shared recycler keep up to `bytes`, whatever the budget's cap: sort hands a spilled
-/// store's pieces back and reads the next run into them, so each run does not fault in fresh
-/// pages (first-touch memory ran at 0.4–0.6 GB/s on the project's VM, and every page is
-/// cleared). The store it refills shrinks the kept set as fast as it grows, so the two stay
-/// within the data budget. [`trim`] after the last run.
-pub fn keep_at_most(bytes: usize) {
-    SHARED.cap.store(bytes, Ordering::Relaxed);
+/// Frees kept buffers until at most `cap` bytes are kept: a command with a memory budget calls
+/// it with what its budget leaves (the pool has no cap of its own to set, so that no option
+/// value lives in this process-wide state).
+pub fn trim_to(cap: usize) {
+    SHARED.trim_to(cap);
 }
 
-/// Frees kept buffers beyond the current cap.
-pub fn trim() {
-    SHARED.trim();
-}
-
-/// Kept buffers; one shared by the whole process ([`take`], [`give`]).
+/// Kept buffers; one shared by the whole process ([`take`], [`give`]), like the allocator it
+/// stands in front of. Its only limits are the constant [`MAX_KEPT_BYTES`] and the caps callers
+/// pass ([`give_within`], [`trim_to`]).
 pub struct Recycler {
     free: Mutex<Vec<Vec<u8>>>,
-    /// Total capacity kept at most.
-    cap: AtomicUsize,
 }
 
 static SHARED: Recycler = Recycler::new();
@@ -61,14 +53,24 @@ pub fn take_for_overwrite(len: usize) -> Vec<u8> {
     SHARED.take_for_overwrite(len)
 }
 
-/// Hands `buf` back to the shared recycler.
+/// Hands `buf` back to the shared recycler, kept while the kept total stays within
+/// [`MAX_KEPT_BYTES`].
 pub fn give(buf: Vec<u8>) {
-    SHARED.give(buf)
+    SHARED.give_within(buf, MAX_KEPT_BYTES)
+}
+
+/// Hands `buf` back, kept only while the kept total stays within `cap`: sort hands a spilled
+/// store's pieces back with its data budget as the cap and reads the next run into them, so each
+/// run does not fault in fresh pages (first-touch memory ran at 0.4–0.6 GB/s on the project's
+/// VM, and every page is cleared). The store it refills shrinks the kept set as fast as it
+/// grows, and [`trim_to`] after each read keeps the two within the budget.
+pub fn give_within(buf: Vec<u8>, cap: usize) {
+    SHARED.give_within(buf, cap)
 }
 
 impl Recycler {
     pub const fn new() -> Self {
-        Recycler { free: Mutex::new(Vec::new()), cap: AtomicUsize::new(MAX_KEPT_BYTES) }
+        Recycler { free: Mutex::new(Vec::new()) }
     }
 
     /// The smallest kept buffer that is large enough, emptied, else a new one of a rounded size.
@@ -117,23 +119,23 @@ impl Recycler {
         fitting.map(|i| free.swap_remove(i))
     }
 
-    /// Keeps `buf` for a later [`Recycler::take`] unless it is small or the kept total is full.
-    /// Its length is kept too: those bytes need no zeroing when it is taken for overwriting.
-    pub fn give(&self, buf: Vec<u8>) {
+    /// Keeps `buf` for a later [`Recycler::take`] unless it is small or the kept total would
+    /// pass `cap`. Its length is kept too: those bytes need no zeroing when it is taken for
+    /// overwriting.
+    pub fn give_within(&self, buf: Vec<u8>, cap: usize) {
         if buf.capacity() < MIN_KEPT {
             return;
         }
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let kept: usize = free.iter().map(Vec::capacity).sum();
-        if kept + buf.capacity() <= self.cap.load(Ordering::Relaxed) {
+        if kept + buf.capacity() <= cap {
             free.push(buf);
         }
     }
 }
 
 impl Recycler {
-    fn trim(&self) {
-        let cap = self.cap.load(Ordering::Relaxed);
+    fn trim_to(&self, cap: usize) {
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let mut kept: usize = free.iter().map(Vec::capacity).sum();
         while kept > cap {
@@ -173,8 +175,8 @@ mod tests {
         let mut b = Vec::with_capacity(3 << 20);
         b.extend_from_slice(b"left over");
         let at = b.as_ptr();
-        r.give(b);
-        r.give(Vec::with_capacity(8 << 20));
+        r.give_within(b, MAX_KEPT_BYTES);
+        r.give_within(Vec::with_capacity(8 << 20), MAX_KEPT_BYTES);
         let again = r.take(2 << 20);
         assert!(r.take_kept(1 << 20).is_none(), "an 8 MiB buffer is not handed out for 1 MiB");
         assert!(again.is_empty());
@@ -183,14 +185,14 @@ mod tests {
         let mut full = Vec::with_capacity(4 << 20);
         full.resize(3 << 20, 7u8);
         let at = full.as_ptr();
-        r.give(full);
+        r.give_within(full, MAX_KEPT_BYTES);
         let shorter = r.take_for_overwrite(2 << 20);
         assert_eq!((shorter.len(), shorter.as_ptr()), (2 << 20, at), "kept, cut to length");
-        r.give(shorter);
+        r.give_within(shorter, MAX_KEPT_BYTES);
         let longer = r.take_for_overwrite(3 << 20);
         assert_eq!(longer.as_ptr(), at);
         assert!(longer[2 << 20..].iter().all(|&b| b == 0), "growth past the old length is zeroed");
-        r.give(Vec::with_capacity(16));
+        r.give_within(Vec::with_capacity(16), MAX_KEPT_BYTES);
         assert_eq!(r.free.lock().unwrap().len(), 1, "tiny buffers are not kept");
     }
 
@@ -198,13 +200,14 @@ mod tests {
     fn trim_frees_what_passes_the_cap() {
         let r = Recycler::new();
         for _ in 0..4 {
-            r.give(Vec::with_capacity(1 << 20));
+            r.give_within(Vec::with_capacity(1 << 20), MAX_KEPT_BYTES);
         }
-        r.cap.store(2 << 20, Ordering::Relaxed);
-        r.trim();
+        r.trim_to(2 << 20);
         assert_eq!(r.free.lock().unwrap().len(), 2);
-        r.give(Vec::with_capacity(1 << 20));
+        r.give_within(Vec::with_capacity(1 << 20), 2 << 20);
         assert_eq!(r.free.lock().unwrap().len(), 2, "a full recycler frees what it is given");
+        r.give_within(Vec::with_capacity(1 << 20), 3 << 20);
+        assert_eq!(r.free.lock().unwrap().len(), 3, "a larger cap keeps it");
     }
 
     #[test]
@@ -212,7 +215,7 @@ mod tests {
         let r = Recycler::new();
         let first = r.take(1_450_000);
         assert_eq!(first.capacity(), 1_572_864, "rounded up to 1.5 MiB");
-        r.give(first);
+        r.give_within(first, MAX_KEPT_BYTES);
         assert_eq!(r.take(1_500_000).capacity(), 1_572_864, "a slightly larger request reuses it");
         assert_eq!(size_class(1000), 1000);
         for c in [65_536, 100_000, 3 << 20, (8 << 20) + 1] {

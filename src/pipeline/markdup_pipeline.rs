@@ -39,6 +39,7 @@ use rayon::prelude::*;
 use crate::error::Error;
 use crate::io::input_spec::InputSpec;
 use crate::io::open::{self, Opened};
+use crate::io::recycle::{MAX_KEPT_BYTES, kept_for_budget};
 use crate::io::temp_names::TempNamer;
 use crate::ops::fixmate::FixmateOptions as Fix;
 use crate::ops::sort::SortOrder;
@@ -178,7 +179,7 @@ pub(crate) fn fixmate_pass(
     header: &Header,
     fix: &Fix,
     verify: Option<RecordHashFn>,
-    threads: usize,
+    (threads, keep): (usize, usize),
 ) -> (RecordStore, Checksum) {
     let order = std::mem::take(&mut store.order);
     let templates = template_ranges(&store, &order);
@@ -257,8 +258,9 @@ pub(crate) fn fixmate_pass(
                 let left = &mut unfixed[h.batch as usize];
                 *left -= 1;
                 if *left == 0 {
-                    crate::io::recycle::give(
+                    crate::io::recycle::give_within(
                         std::mem::take(&mut store.batches[h.batch as usize]).data,
+                        keep,
                     );
                 }
             }
@@ -309,10 +311,7 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
     // on 0.4 M reads, at the same speed).
     crate::alloc::purge_freed_memory();
     let piece = match opts.memory {
-        Some(budget) => {
-            crate::io::recycle::keep_at_most_for_budget(budget);
-            crate::pipeline::sort::piece_bytes(budget, threads)
-        }
+        Some(budget) => crate::pipeline::sort::piece_bytes(budget, threads),
         None => open::PIECE_BYTES_PER_THREAD * threads.max(1),
     };
     // The FASTA given (--reference) decodes a CRAM input as it encodes a CRAM output.
@@ -368,14 +367,12 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
                 None => bins.insert(spill::bins(budget, threads, &mut namer)?),
             };
             // The spilled store's pieces are kept for the next reads, as `sort` keeps them.
-            crate::io::recycle::keep_at_most(data_budget(budget, threads));
-            files.spill(&mut store)?;
+            files.spill(&mut store, data_budget(budget, threads))?;
             parts += 1;
             used = 0;
         } else if let (Some(budget), Some(_)) = (opts.memory, &bins) {
             // Kept pieces and the store together stay within the data budget.
-            crate::io::recycle::keep_at_most(data_budget(budget, threads).saturating_sub(used));
-            crate::io::recycle::trim();
+            crate::io::recycle::trim_to(data_budget(budget, threads).saturating_sub(used));
         }
     }
     drop(reader);
@@ -389,7 +386,8 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         add_pg(&mut header, &pg[0]);
     }
     if let (Some(mut files), Some(budget)) = (bins, opts.memory) {
-        files.spill(&mut store)?;
+        // The bins are read back into these pieces.
+        files.spill(&mut store, data_budget(budget, threads))?;
         drop(store);
         let (verify, output) = (opts.verify, opts.markdup.output.clone());
         let done = spill::run(files, header, opts, &mut namer, budget, parts + 1)?;
@@ -413,7 +411,9 @@ pub fn run(opts: PipelineOptions) -> Result<(), Error> {
         profile::add(Phase::Pair, Counter::Records, store.len() as u64);
         // Records are visited in collated order: one jump through a handle each.
         profile::add(Phase::Pair, Counter::RandomAccesses, store.len() as u64);
-        fixmate_pass(store, &header, &opts.fix, opts.verify.then_some(hash), opts.markdup.threads)
+        // The input pieces fixed hold the fixed copies: kept as the budget allows.
+        let keep = opts.memory.map_or(MAX_KEPT_BYTES, kept_for_budget);
+        fixmate_pass(store, &header, &opts.fix, opts.verify.then_some(hash), (threads, keep))
     };
     // Coordinate sort.
     let sort_phase = profile::phase(Phase::Sort);
@@ -578,7 +578,7 @@ mod tests {
         s.order =
             vec![at(1, 1), at(2, 2), at(0, 0), at(1, 2), at(1, 0), at(2, 1), at(0, 1), at(2, 0)];
         let fix = Fix { mate_score: true, ..Fix::default() };
-        let (fixed, removed) = fixmate_pass(s, &Header::default(), &fix, None, 2);
+        let (fixed, removed) = fixmate_pass(s, &Header::default(), &fix, None, (2, 1 << 20));
         let seen: Vec<(Vec<u8>, u16)> = fixed
             .order
             .iter()

@@ -248,13 +248,15 @@ fn apply_minhash(
 
 /// Sorts the store and writes it as the next run, compressed as a temporary file
 /// ([`RecordSink::create_temporary`], level 1 as samtools' runs) or stored (level 0: more disk,
-/// no deflate, and past the page cache); empties the store.
+/// no deflate, and past the page cache); empties the store, handing its pieces back to the
+/// recycler to be kept within `keep` bytes for the next run to read into.
 pub fn spill(
     store: &mut RecordStore,
     header: &Header,
     order: SortOrder,
     namer: &mut TempNamer,
     (threads, compressed): (usize, bool),
+    keep: usize,
 ) -> Result<TempFile, Error> {
     let _phase = profile::phase(Phase::Spill);
     profile::add(Phase::Spill, Counter::Records, store.len() as u64);
@@ -272,9 +274,9 @@ pub fn spill(
     };
     write_in_order(store, header, &mut sink)?;
     sink.finish()?;
-    // The next run is read into these pieces ([`crate::io::recycle::keep_at_most`]).
+    // The next run is read into these pieces ([`crate::io::recycle::give_within`]).
     for batch in std::mem::take(store).batches {
-        crate::io::recycle::give(batch.data);
+        crate::io::recycle::give_within(batch.data, keep);
     }
     Ok(file)
 }
@@ -294,7 +296,6 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
         }
         _ => None,
     };
-    crate::io::recycle::keep_at_most_for_budget(opts.memory);
     let piece = piece_bytes(opts.memory, opts.threads);
     let Opened { mut reader, header: input_header, .. } = open::open_with_piece(
         &opts.input,
@@ -323,7 +324,8 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
     let can_spill = !matches!(opts.order, SortOrder::MinHash(_)) && !large_refs;
     let mut namer = TempNamer::for_sort(opts.tmp_prefix.as_deref(), &opts.output);
     let spill_run = |store: &mut RecordStore, namer: &mut TempNamer| {
-        spill(store, &input_header, opts.order, namer, (opts.threads, true))
+        // The spilled store's pieces are kept for the next run to read into.
+        spill(store, &input_header, opts.order, namer, (opts.threads, true), limit)
     };
     let mut runs: Vec<TempFile> = Vec::new();
     let mut store = RecordStore::default();
@@ -341,14 +343,11 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
                     store.push_batch(b);
                 }
                 if can_spill && used > limit && !store.is_empty() {
-                    // The spilled store's pieces are kept for the next run to read into.
-                    crate::io::recycle::keep_at_most(limit);
                     runs.push(spill_run(&mut store, &mut namer)?);
                     used = 0;
                 } else if !runs.is_empty() {
                     // Kept pieces and the store together stay within the data budget.
-                    crate::io::recycle::keep_at_most(limit.saturating_sub(used));
-                    crate::io::recycle::trim();
+                    crate::io::recycle::trim_to(limit.saturating_sub(used));
                 }
             }
             Ok(None) => break,
@@ -356,8 +355,7 @@ pub fn run(opts: SortOptions) -> Result<(), Error> {
             Err(e) => return Err(e),
         }
     }
-    crate::io::recycle::keep_at_most_for_budget(opts.memory);
-    crate::io::recycle::trim();
+    crate::io::recycle::trim_to(crate::io::recycle::kept_for_budget(opts.memory));
     let sort_phase = profile::phase(Phase::Sort);
     profile::add(Phase::Sort, Counter::Records, store.len() as u64);
     // The keys are read from each record once, through its handle.

@@ -79,13 +79,16 @@ pub fn run(
     let mut runs: Vec<TempFile> = Vec::new();
     let mut gathered = RecordStore::default();
     let (mut used, mut placed) = (0usize, false);
+    // What the recycler may keep of the pieces fixmate and the runs hand back: the fixed copies
+    // and next bins are made from them, within the data budget with what is gathered.
+    let mut keep = limit;
     let mut fix_removed = Checksum::default();
     let verify = opts.verify.then_some(verify_hash(&opts.markdup.md));
     let bin_files = bins.finish()?;
     let n_bins = bin_files.len();
     let mut fix_bin = |store: RecordStore| -> Result<(), Error> {
         largest_bin = largest_bin.max(store.batches.iter().map(batch_cost).sum());
-        let (fixed, removed) = fixmate_pass(store, &header, &opts.fix, verify, threads);
+        let (fixed, removed) = fixmate_pass(store, &header, &opts.fix, verify, (threads, keep));
         fix_removed = fix_removed.merge(removed);
         for b in &fixed.batches {
             placed = placed || b.iter().any(|r| r.ref_id() >= 0);
@@ -96,12 +99,13 @@ pub fn run(
         // same size). The bins and fixed copies to come are made from kept pieces (a spilled
         // run's batches, the bins fixed): kept and gathered stay within the data budget.
         if used + 3 * largest_bin > limit {
-            crate::io::recycle::keep_at_most(limit);
-            runs.push(sort::spill(&mut gathered, &header, SortOrder::Coordinate, namer, run)?);
+            let order = SortOrder::Coordinate;
+            runs.push(sort::spill(&mut gathered, &header, order, namer, run, limit)?);
             used = 0;
+            keep = limit;
         } else {
-            crate::io::recycle::keep_at_most(limit.saturating_sub(used));
-            crate::io::recycle::trim();
+            keep = limit.saturating_sub(used);
+            crate::io::recycle::trim_to(keep);
         }
         Ok(())
     };
@@ -143,8 +147,7 @@ pub fn run(
         }
         Ok::<(), Error>(())
     })?;
-    crate::io::recycle::keep_at_most_for_budget(budget);
-    crate::io::recycle::trim();
+    crate::io::recycle::trim_to(crate::io::recycle::kept_for_budget(budget));
     // The last run stays in memory, sorted, as the merge's last source (as in `sort`).
     gathered.order = sort::sorted_order(&gathered, &header, SortOrder::Coordinate, None)?;
     if std::env::var_os("MDSAM_SPILL_REPORT").is_some() {
