@@ -54,10 +54,15 @@ for job in "view -c" "view BAM->SAM" "regions"; do
     for tool in mdsam samtools; do
       bin=$MDSAM; [ $tool = samtools ] && bin=$SAMTOOLS
       : > "$tmp/nginx/access.log"
+      # Each run in an empty directory of its own: both tools keep a copy of a remote index in
+      # the current one and use it instead of the server's (htslib's HTS_IDX_SAVE_REMOTE), so
+      # the first query of a run fetches the index and the others read the copy.
+      cwd="$tmp/cwd-$tool-${job//[^a-z]/_}-$round"
+      mkdir -p "$cwd"
       case $job in
-        "view -c") cmd="cd $tmp && $T $bin view -c $url > /dev/null" ;;
-        "view BAM->SAM") cmd="cd $tmp && $T $bin view -@ 2 $url > /dev/null" ;;
-        regions) cmd="cd $tmp && for r in \$(cat $tmp/regions); do $T $bin view -c $url \$r; done > /dev/null" ;;
+        "view -c") cmd="cd $cwd && $T $bin view -c $url > /dev/null" ;;
+        "view BAM->SAM") cmd="cd $cwd && $T $bin view -@ 2 $url > /dev/null" ;;
+        regions) cmd="cd $cwd && for r in \$(cat $tmp/regions); do $T $bin view -c $url \$r; done > /dev/null" ;;
       esac
       read -r wall cpu rss <<<"$(run_timed "$cmd" max)"
       echo "$tool \"$job\" $wall $cpu $rss $(sent)" | tee -a "$tmp/rows"

@@ -9,6 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::support::{self, mdsam_bin, scratch_dir, simulated_sam};
@@ -217,9 +218,23 @@ fn indexed_bam(dir: &Path, pairs: u64) -> PathBuf {
     bam
 }
 
+/// Runs mdsam in an empty directory of its own: the copy of a remote index that it keeps in the
+/// current directory (as htslib does) never carries over from one run or test to another.
 fn mdsam(args: &[&str], env: &[(&str, &str)]) -> Output {
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, Ordering::Relaxed);
+    let cwd = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("remote-runs")
+        .join(format!("{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out = mdsam_in(&cwd, args, env);
+    let _ = std::fs::remove_dir_all(&cwd);
+    out
+}
+
+fn mdsam_in(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(mdsam_bin());
-    cmd.args(args);
+    cmd.args(args).current_dir(cwd);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -396,6 +411,52 @@ fn http_index_named_apart() {
     assert_eq!(ours, expected);
     let missing = mdsam(&["view", &url, "chr1:1000-5000"], &[]);
     assert_eq!(missing.status.code(), Some(1), "no index beside the URL");
+}
+
+/// A URL's index is copied into the current directory and read from there by the next run,
+/// as htslib does (samtools 1.24 leaves the same file); a directory that cannot take the copy
+/// still gets the query answered, where htslib fails it.
+#[test]
+fn remote_index_is_kept_in_the_working_directory() {
+    let dir = scratch_dir("remote_index_copy");
+    let bam = indexed_bam(&dir, 2_000);
+    let data = dir.join("data");
+    let Some(server) = nginx(&data, &dir) else { return };
+    let url = format!("http://127.0.0.1:{}/x.bam", server.port);
+    let region = "chr2:1000-50000";
+    let expected = stdout_ok(&mdsam(&["view", bam.to_str().unwrap(), region], &[]), "local");
+    assert!(!expected.is_empty(), "the region holds reads");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let first = stdout_ok(&mdsam_in(&work, &["view", &url, region], &[]), "first query");
+    assert_eq!(first, expected);
+    let index = std::fs::read(data.join("x.bam.bai")).unwrap();
+    assert_eq!(std::fs::read(work.join("x.bam.bai")).ok(), Some(index.clone()), "copy kept");
+    let leftovers: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().collect();
+    assert_eq!(leftovers.len(), 1, "only the copy: {leftovers:?}");
+    if let Some(oracle) = support::oracle() {
+        let theirs = dir.join("theirs");
+        std::fs::create_dir_all(&theirs).unwrap();
+        let out = Command::new(&oracle)
+            .args(["view", &url, region])
+            .current_dir(&theirs)
+            .output()
+            .expect("run the oracle");
+        if out.status.success() {
+            assert_eq!(out.stdout, expected, "samtools 1.24 on the URL");
+            assert_eq!(std::fs::read(theirs.join("x.bam.bai")).ok(), Some(index), "htslib's copy");
+        }
+    }
+    // Without the server's index, the copy answers; elsewhere the query has no index.
+    std::fs::remove_file(data.join("x.bam.bai")).unwrap();
+    let again = stdout_ok(&mdsam_in(&work, &["view", &url, region], &[]), "from the copy");
+    assert_eq!(again, expected);
+    assert_eq!(mdsam(&["view", &url, region], &[]).status.code(), Some(1), "no index anywhere");
+    std::fs::write(data.join("x.bam.bai"), std::fs::read(work.join("x.bam.bai")).unwrap()).unwrap();
+    // /proc takes no new file, not even from root.
+    let unwritable =
+        stdout_ok(&mdsam_in(Path::new("/proc"), &["view", &url, region], &[]), "/proc");
+    assert_eq!(unwritable, expected);
 }
 
 /// 403, 404, a body cut short every time, a server too slow: one line naming the URL and the

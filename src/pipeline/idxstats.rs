@@ -68,7 +68,7 @@ fn load_index(path: &str, explicit: Option<&str>) -> Option<Index> {
         None => (path, explicit),
     };
     let (index_path, bytes) = match explicit {
-        Some(index) => match crate::io::input::read_whole(index) {
+        Some(index) => match remote::index_copy::read(index) {
             Ok(bytes) => (index.to_string(), bytes),
             Err(e) => {
                 let reason = crate::error::c_message(&e);
@@ -79,9 +79,7 @@ fn load_index(path: &str, explicit: Option<&str>) -> Option<Index> {
             }
         },
         None => {
-            let found = index_candidates(path)
-                .into_iter()
-                .find_map(|p| crate::io::input::read_whole(&p).ok().map(|bytes| (p, bytes)));
+            let found = remote::index_copy::first_readable(&index_candidates(path));
             let Some(found) = found else {
                 eprintln!("[E::idx_find_and_load] Could not retrieve index file for '{path}'");
                 return None;

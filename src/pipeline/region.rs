@@ -42,13 +42,12 @@ impl ChunkReader for RangeReader {
 
 /// Finds and loads the index of `input`: the `-X` path, else `input.bai`, `input.csi`, or the
 /// name with `.bam` replaced by `.bai`.
-/// `DATA##idx##INDEX` names the index as `-X` does. For a URL the names go before any `?query`.
+/// `DATA##idx##INDEX` names the index as `-X` does. For a URL the names go before any `?query`,
+/// and a copy in the current directory is used, or made ([`remote::index_copy`]).
 pub fn load_index(input: &str, explicit: Option<&str>) -> Result<Index, Error> {
     let candidates = index_candidates(input, explicit, &[".bai", ".csi"], ".bam");
-    for path in &candidates {
-        if let Ok(bytes) = crate::io::input::read_whole(path) {
-            return Index::from_bytes(&bytes).map_err(|e| Error::file(path.as_str(), e));
-        }
+    if let Some((path, bytes)) = remote::index_copy::first_readable(&candidates) {
+        return Index::from_bytes(&bytes).map_err(|e| Error::file(path.as_str(), e));
     }
     Err(Error::Message(
         "Random alignment retrieval only works for indexed SAM.gz, BAM or CRAM files.".into(),

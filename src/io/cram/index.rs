@@ -94,9 +94,10 @@ fn reference_runs<'a>(
     Ok(runs)
 }
 
-/// Reads a `.crai` file (gzip-compressed or plain text).
+/// Reads a `.crai` file (gzip-compressed or plain text); by URL, through its local copy
+/// ([`crate::io::remote::index_copy`]).
 pub fn read_crai(path: &str) -> Result<Vec<CraiEntry>, CraiError> {
-    let raw = crate::io::input::read_whole(path).map_err(|e| match e.kind() {
+    let raw = crate::io::remote::index_copy::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => CraiError::Missing,
         _ => CraiError::Bad(crate::error::c_message(&e)),
     })?;

@@ -6,7 +6,8 @@
 //! - [`s3_credentials`]: S3 keys, and reading them again when they expire;
 //! - [`fetch`]: one range request, with bounded retries and clear errors;
 //! - [`read_ahead`]: a sequential reader that keeps a bounded window of ranges in flight, and
-//!   repositions for index queries (fetching only the ranges a query names).
+//!   repositions for index queries (fetching only the ranges a query names);
+//! - [`index_copy`]: a remote index's copy in the current directory, as htslib keeps one.
 //!
 //! Tuning (environment): `MDSAM_REMOTE_PARALLEL` ranges in flight (8), `MDSAM_REMOTE_CHUNK`
 //! bytes a range (2 MiB), `MDSAM_REMOTE_RETRIES` tries after the first (4),
@@ -14,6 +15,7 @@
 //! `MDSAM_REMOTE_TIMEOUT` seconds to connect and to receive one response (60).
 
 pub mod fetch;
+pub mod index_copy;
 pub mod location;
 pub mod read_ahead;
 pub mod s3;
