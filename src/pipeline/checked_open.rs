@@ -25,6 +25,18 @@ pub fn open_sequence_input(
     open_sequence_worded(path, spec, |e| open_failure(path, e, wording), &no_header)
 }
 
+/// [`open_sequence_input`] inflating about `piece` bytes a read instead of a MiB per thread:
+/// for the many small readers one command has open at once (consensus' blocks).
+pub fn open_sequence_input_in_pieces(
+    path: &str,
+    spec: impl Into<InputSpec>,
+    wording: &Wording,
+    piece: usize,
+) -> Result<Opened, Error> {
+    let no_header = format!("{} \"{path}\"", wording.no_header);
+    open_worded(path, spec.into(), |e| open_failure(path, e, wording), &no_header, Some(piece))
+}
+
 /// [`open_sequence_input`] for commands that word both failures their own way: `cannot_open`
 /// given the open error, `no_header` the whole line.
 pub fn open_sequence_worded(
@@ -33,7 +45,16 @@ pub fn open_sequence_worded(
     cannot_open: impl FnOnce(&std::io::Error) -> Error,
     no_header: &str,
 ) -> Result<Opened, Error> {
-    let spec = spec.into();
+    open_worded(path, spec.into(), cannot_open, no_header, None)
+}
+
+fn open_worded(
+    path: &str,
+    spec: InputSpec,
+    cannot_open: impl FnOnce(&std::io::Error) -> Error,
+    no_header: &str,
+    piece: Option<usize>,
+) -> Result<Opened, Error> {
     let header_failure = || Error::Bare(no_header.to_string());
     let mut input = Input::open(path).map_err(|e| cannot_open(&e))?;
     let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
@@ -41,7 +62,7 @@ pub fn open_sequence_worded(
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }
-    let piece = PIECE_BYTES_PER_THREAD * spec.threads.max(1);
+    let piece = piece.unwrap_or(PIECE_BYTES_PER_THREAD * spec.threads.max(1));
     open::open_input(path, input, spec, piece).map_err(|_| header_failure())
 }
 

@@ -160,7 +160,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     let calibration = load_calibration(&run.calibration)?;
     let bed = run.bed.as_deref().map(read_bed).transpose()?;
     let out_path = run.output.as_deref().unwrap_or("-");
-    let (mut out, file) = crate::io::output::create(out_path)
+    let (mut out, file) = crate::io::output::create_lean(out_path)
         .map_err(|e| Error::Bare(format!("{out_path}: {}", crate::error::c_message(&e))))?;
     let opened = open_sequence_input(
         &run.input,

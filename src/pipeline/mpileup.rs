@@ -398,7 +398,7 @@ fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<()
     let (mut sources, header, region) = open_inputs(o)?;
     let bed = positions.map(|p| positions_mask(p, &header));
     let out_path = o.output.as_deref().unwrap_or("-");
-    let (mut out, file) = crate::io::output::create(out_path).map_err(|e| {
+    let (mut out, file) = crate::io::output::create_lean(out_path).map_err(|e| {
         let reason = crate::error::c_message(&e);
         Error::Bare(format!("[mpileup] failed to write to {out_path}: {reason}"))
     })?;

@@ -212,19 +212,38 @@ impl<'a> Emitter<'a> {
         self.empty_pileup(tid, 0, self.len(tid))
     }
 
+    /// One base of the sequence and (FASTQ only: FASTA never writes them) its quality.
+    #[inline]
+    fn push(&mut self, base: u8, qual: u8) {
+        self.seq.push(base);
+        if self.o.format == Format::Fastq {
+            self.qual.push(qual);
+        }
+    }
+
+    /// Room for the sequence of `tid` (or of the region walked) at once, a quarter more for
+    /// insertions: grown by doubling, a 2 Mb reference's sequence peaked at 8 MiB (the old and
+    /// new buffers both live at the last move). Pages never written stay unmapped, so room a
+    /// sparse sequence does not use costs no memory.
+    fn reserve_for(&mut self, tid: i32) {
+        let len = match self.iter {
+            Some(it) => it.end.min(self.len(tid)) - it.beg,
+            None => self.len(tid),
+        };
+        let len = with_room_for_insertions(usize::try_from(len).unwrap_or(0));
+        self.seq.reserve_exact(len);
+        if self.o.format == Format::Fastq {
+            self.qual.reserve_exact(len);
+        }
+    }
+
     /// Appends `n` uncovered positions from `from` (0-based): the reference's bases at `-T`'s
     /// quality, else Ns of quality 0.
     fn fill(&mut self, from: i64, n: i64) {
         for i in 0..n.max(0) {
             match self.ref_base(from + i) {
-                Some(b) => {
-                    self.seq.push(b);
-                    self.qual.push((self.o.ref_qual + 33) as u8);
-                }
-                None => {
-                    self.seq.push(b'N');
-                    self.qual.push(b'!');
-                }
+                Some(b) => self.push(b, (self.o.ref_qual + 33) as u8),
+                None => self.push(b'N', b'!'),
             }
         }
     }
@@ -288,6 +307,7 @@ impl<'a> Emitter<'a> {
             self.update_ref(tid)?;
             self.seq.clear();
             self.qual.clear();
+            self.reserve_for(tid);
             if self.iter.is_none() && self.o.all_bases > 1 {
                 self.last_tid += 1;
                 if self.last_tid < tid {
@@ -308,8 +328,7 @@ impl<'a> Emitter<'a> {
             return Ok(());
         }
         if self.o.mark_ins && nth != 0 && cb != b'*' {
-            self.seq.push(b'_');
-            self.qual.push(b'_');
+            self.push(b'_', b'_');
         }
         if pos > self.last_pos && (self.last_pos > 0 || self.o.all_bases > 0) {
             self.update_ref(tid)?;
@@ -318,8 +337,7 @@ impl<'a> Emitter<'a> {
         // samtools also names inserted bases here; `cb != '*'` already covers them.
         if cb != b'*' || (pos > self.last_pos && self.o.show_del) {
             self.first_base.get_or_insert(self.seq.len());
-            self.seq.push(cb);
-            self.qual.push((cq.min(93) + 33) as u8);
+            self.push(cb, (cq.min(93) + 33) as u8);
         }
         self.last_pos = pos;
         self.last_tid = tid;
@@ -410,25 +428,56 @@ impl<'a> Emitter<'a> {
     }
 }
 
+/// `len` bases and a quarter more (`--show-ins` columns): what a sequence buffer reserves.
+pub fn with_room_for_insertions(len: usize) -> usize {
+    len + len / 4
+}
+
 /// `dump_fastq`: `seq` (and for FASTQ `qual`) named `name`, wrapped at `-l`'s length.
 pub fn dump_fastq(out: &mut Vec<u8>, o: &Options, name: &[u8], seq: &[u8], qual: &[u8]) {
+    let mut append = |text: &[u8]| -> Result<(), std::convert::Infallible> {
+        out.extend_from_slice(text);
+        Ok(())
+    };
+    let Ok(()) = dump_fastq_to(o, name, seq, qual, &mut append);
+}
+
+/// Text handed to [`dump_fastq_to`]'s sink at a time.
+const DUMP_PIECE: usize = 64 << 10;
+
+/// [`dump_fastq`] handed to `sink` a piece of about [`DUMP_PIECE`] bytes at a time, so a
+/// whole reference's sequence is never formatted at once.
+pub fn dump_fastq_to<E>(
+    o: &Options,
+    name: &[u8],
+    seq: &[u8],
+    qual: &[u8],
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
     if seq.is_empty() {
-        return;
+        return Ok(());
     }
     let fastq = o.format == Format::Fastq;
+    let mut out = Vec::with_capacity(DUMP_PIECE + o.line_len.clamp(1, DUMP_PIECE) + 1);
     out.push(if fastq { b'@' } else { b'>' });
     out.extend_from_slice(name);
     out.push(b'\n');
     let width = o.line_len.max(1);
-    for line in seq.chunks(width) {
-        out.extend_from_slice(line);
-        out.push(b'\n');
-    }
-    if fastq {
-        out.extend_from_slice(b"+\n");
-        for line in qual.chunks(width) {
+    let mut lines = |text: &[u8], out: &mut Vec<u8>| -> Result<(), E> {
+        for line in text.chunks(width) {
             out.extend_from_slice(line);
             out.push(b'\n');
+            if out.len() >= DUMP_PIECE {
+                sink(out)?;
+                out.clear();
+            }
         }
+        Ok(())
+    };
+    lines(seq, &mut out)?;
+    if fastq {
+        out.extend_from_slice(b"+\n");
+        lines(qual, &mut out)?;
     }
+    if out.is_empty() { Ok(()) } else { sink(&out) }
 }
