@@ -126,7 +126,15 @@ impl Write for BackgroundWriter {
         if !self.buf.is_empty() && self.buf.len() + data.len() > self.buf.capacity() {
             self.hand_over()?;
         }
-        self.buf.extend_from_slice(data);
+        // A write larger than a buffer goes a buffer at a time, for the same reason.
+        let mut rest = data;
+        while rest.len() > self.buffer_bytes {
+            let (piece, after) = rest.split_at(self.buffer_bytes);
+            self.buf.extend_from_slice(piece);
+            self.hand_over()?;
+            rest = after;
+        }
+        self.buf.extend_from_slice(rest);
         if self.buf.len() >= self.buffer_bytes {
             self.hand_over()?;
         }

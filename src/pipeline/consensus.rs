@@ -20,7 +20,7 @@ use crate::ops::consensus::pileup::{Pileup, PileupRead};
 use crate::ops::consensus::{
     ConsensusError, Format, Mode, Options, SimpleCaller, bed_order, read_scores,
 };
-use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
 use crate::pipeline::consensus_chunks::Blocks;
 use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
 use crate::record::Header;
@@ -162,10 +162,13 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     let out_path = run.output.as_deref().unwrap_or("-");
     let (mut out, file) = crate::io::output::create_lean(out_path)
         .map_err(|e| Error::Bare(format!("{out_path}: {}", crate::error::c_message(&e))))?;
-    let opened = open_sequence_input(
+    let opened = open_sequence_input_in_pieces(
         &run.input,
         InputSpec::new(run.threads, run.cram_reference.as_deref()),
         &WORDING,
+        LEAN_PIECE * run.threads.max(1),
+        // Regions are read through the index; the whole file front to back.
+        run.region.is_none() && run.bed.is_none(),
     )
     .map_err(|e| match e {
         Error::Bare(m) => failed(m),
@@ -237,6 +240,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
             failed("BAM/SAM file is not sorted by position. Aborting".into())
         }
         WalkError::Consensus(ConsensusError::Reference) => failed(String::new()).trim_start(),
+        WalkError::Consensus(ConsensusError::Write(e)) => write_failed(e),
         WalkError::Io(e) => write_failed(e),
         WalkError::Other(e) => e,
     };
@@ -258,9 +262,12 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         .map_err(walk_failed)?;
         match o.format {
             Format::Pileup => emitter.finish_pileup(),
-            _ => emitter.finish_fasta(),
+            _ => emitter.finish_fasta(&mut |piece| out.write_all(piece)),
         }
-        .map_err(|_| failed(String::new()).trim_start())?;
+        .map_err(|e| match e {
+            ConsensusError::Write(e) => write_failed(e),
+            _ => failed(String::new()).trim_start(),
+        })?;
         out.write_all(&emitter.out).map_err(write_failed)?;
         emitter.out.clear();
         Ok(())
@@ -379,7 +386,8 @@ fn walk_input(
         if pileup_format {
             emitter.pileup_column(caller, reads, tid, pos, nth)?;
         } else {
-            emitter.fasta_column(caller, reads, tid, pos, nth)?;
+            emitter
+                .fasta_column(caller, reads, tid, pos, nth, &mut |piece| out.write_all(piece))?;
         }
         if emitter.out.len() >= 1 << 16 {
             out.write_all(&emitter.out).map_err(WalkError::Io)?;

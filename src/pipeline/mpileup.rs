@@ -16,7 +16,7 @@ use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::depth::BedMask;
 use crate::ops::mpileup::format::{self, FormatOptions, LineContext};
 use crate::ops::mpileup::pileup::Pileup;
-use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
 use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
 use crate::record::layout::flags;
 use crate::record::{Header, RecordRef, edit};
@@ -214,8 +214,13 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
             let reason = crate::error::c_message(&e);
             return Err(Error::Bare(format!("[mpileup] failed to open {name}: {reason}")));
         }
-        let opened =
-            open_sequence_input(path, InputSpec::new(o.threads, o.cram_reference()), &WORDING)?;
+        let opened = open_sequence_input_in_pieces(
+            path,
+            InputSpec::new(o.threads, o.cram_reference()),
+            &WORDING,
+            LEAN_PIECE * o.threads.max(1),
+            o.region.is_none(),
+        )?;
         let h = opened.header.clone();
         texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
         let input = match &o.region {

@@ -10,6 +10,10 @@ pub trait ReferenceSequences {
     fn fetch(&mut self, tid: i32) -> Option<Vec<u8>>;
 }
 
+/// Where a finished FASTA/FASTQ sequence goes, a piece at a time (the output, past the
+/// emitter's `out`: a whole reference formatted at once was 2 MB more of a serial walk's peak).
+pub type Sink<'s> = dyn FnMut(&[u8]) -> std::io::Result<()> + 's;
+
 /// What calls one column's base: the simple or the bayesian mode.
 pub trait BaseCaller {
     /// The base and its quality.
@@ -256,12 +260,13 @@ impl<'a> Emitter<'a> {
         tid: i32,
         pos: i64,
         nth: i32,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ConsensusError> {
         if !self.wants_column(pos, nth) {
             return Ok(());
         }
         let (cb, cq) = caller.call(reads, pos);
-        self.fasta_call(tid, pos, nth, cb, cq)
+        self.fasta_call(tid, pos, nth, cb, cq, sink)
     }
 
     /// Whether the column at `pos` (1-based), its `nth` inserted base, is output at all.
@@ -278,6 +283,7 @@ impl<'a> Emitter<'a> {
         nth: i32,
         cb: u8,
         cq: i32,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ConsensusError> {
         if !self.wants_column(pos, nth) {
             return Ok(());
@@ -302,7 +308,7 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 let name = self.name(self.last_tid).to_vec();
-                self.dump(&name);
+                self.dump(&name, sink)?;
             }
             self.update_ref(tid)?;
             self.seq.clear();
@@ -371,7 +377,7 @@ impl<'a> Emitter<'a> {
 
     /// The end of the input or region in FASTA/FASTQ: the last sequence written, with `-a`'s
     /// tail, then with `-aa` every reference no read reached.
-    pub fn finish_fasta(&mut self) -> Result<(), ConsensusError> {
+    pub fn finish_fasta(&mut self, sink: &mut Sink<'_>) -> Result<(), ConsensusError> {
         loop {
             if self.o.all_bases > 0 {
                 let tid = self.iter.map_or(self.last_tid, |it| it.tid);
@@ -396,7 +402,7 @@ impl<'a> Emitter<'a> {
                         format!(":{}-{}", it.beg + 1, it.end.min(len)).as_bytes(),
                     );
                 }
-                self.dump(&name);
+                self.dump(&name, sink)?;
             }
             if self.iter.is_some() || self.o.all_bases < 2 {
                 return Ok(());
@@ -411,9 +417,14 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// `dump_fastq`: the sequence built, wrapped at `-l`'s length.
-    fn dump(&mut self, name: &[u8]) {
-        dump_fastq(&mut self.out, self.o, name, &self.seq, &self.qual);
+    /// `dump_fastq`: the sequence built, wrapped at `-l`'s length, to `sink` after the text
+    /// `out` holds.
+    fn dump(&mut self, name: &[u8], sink: &mut Sink<'_>) -> Result<(), ConsensusError> {
+        if !self.out.is_empty() {
+            sink(&self.out).map_err(ConsensusError::Write)?;
+            self.out.clear();
+        }
+        dump_fastq_to(self.o, name, &self.seq, &self.qual, sink).map_err(ConsensusError::Write)
     }
 
     /// The threaded block this emitter walked alone (its `iter` the block).
@@ -433,20 +444,12 @@ pub fn with_room_for_insertions(len: usize) -> usize {
     len + len / 4
 }
 
-/// `dump_fastq`: `seq` (and for FASTQ `qual`) named `name`, wrapped at `-l`'s length.
-pub fn dump_fastq(out: &mut Vec<u8>, o: &Options, name: &[u8], seq: &[u8], qual: &[u8]) {
-    let mut append = |text: &[u8]| -> Result<(), std::convert::Infallible> {
-        out.extend_from_slice(text);
-        Ok(())
-    };
-    let Ok(()) = dump_fastq_to(o, name, seq, qual, &mut append);
-}
-
 /// Text handed to [`dump_fastq_to`]'s sink at a time.
 const DUMP_PIECE: usize = 64 << 10;
 
-/// [`dump_fastq`] handed to `sink` a piece of about [`DUMP_PIECE`] bytes at a time, so a
-/// whole reference's sequence is never formatted at once.
+/// `dump_fastq`: `seq` (and for FASTQ `qual`) named `name`, wrapped at `-l`'s length, handed
+/// to `sink` a piece of about [`DUMP_PIECE`] bytes at a time, so a whole reference's sequence
+/// is never formatted at once.
 pub fn dump_fastq_to<E>(
     o: &Options,
     name: &[u8],
