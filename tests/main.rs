@@ -145,6 +145,8 @@ mod mpileup;
 mod parallel_write;
 /// targetcut and phase, natively, against the oracle (issue 42).
 mod phase_targetcut;
+/// mpileup and consensus failure messages (bed_read, fai_load, regions) against the oracle.
+mod pileup_memory;
 /// Threaded consensus blocks and the mpileup column sweep against the oracle.
 mod pileup_parallel;
 /// http(s)://, s3:// and gs:// inputs against nginx, moto and a fault-injecting proxy (issue 40).

@@ -16,6 +16,9 @@ pub struct BackgroundWriter {
     inner: Option<Box<dyn Write + Send>>,
     buf: Vec<u8>,
     worker: Option<Worker>,
+    /// Bytes gathered before a hand-over, and buffers in flight at most.
+    buffer_bytes: usize,
+    depth: usize,
 }
 
 struct Worker {
@@ -26,15 +29,29 @@ struct Worker {
 
 impl BackgroundWriter {
     pub fn new(inner: Box<dyn Write + Send>) -> Self {
-        BackgroundWriter { inner: Some(inner), buf: Vec::with_capacity(BUFFER_BYTES), worker: None }
+        Self::with_buffers(inner, BUFFER_BYTES, QUEUE_DEPTH)
+    }
+
+    /// Hands over `buffer_bytes` at a time, `depth` buffers in flight at most: smaller for
+    /// text written a line at a time beside little other memory (mpileup, consensus), whose
+    /// resident set the default 4 × 4 MiB would dominate.
+    pub fn with_buffers(inner: Box<dyn Write + Send>, buffer_bytes: usize, depth: usize) -> Self {
+        let buffer_bytes = buffer_bytes.max(1);
+        BackgroundWriter {
+            inner: Some(inner),
+            buf: Vec::with_capacity(buffer_bytes),
+            worker: None,
+            buffer_bytes,
+            depth: depth.max(1),
+        }
     }
 
     fn start(&mut self) -> std::io::Result<()> {
         if self.worker.is_none() {
             let mut inner =
                 self.inner.take().ok_or_else(|| std::io::Error::other("writer already failed"))?;
-            let (full, full_rx) = sync_channel::<Vec<u8>>(QUEUE_DEPTH);
-            let (empty_tx, empty) = sync_channel::<Vec<u8>>(QUEUE_DEPTH + 1);
+            let (full, full_rx) = sync_channel::<Vec<u8>>(self.depth);
+            let (empty_tx, empty) = sync_channel::<Vec<u8>>(self.depth + 1);
             let handle =
                 std::thread::Builder::new().name("mdsam-writer".into()).spawn(move || {
                     for mut b in full_rx {
@@ -60,7 +77,8 @@ impl BackgroundWriter {
         }
         self.start()?;
         let Some(worker) = self.worker.as_ref() else { return Ok(()) };
-        let spare = worker.empty.try_recv().unwrap_or_else(|_| Vec::with_capacity(BUFFER_BYTES));
+        let spare =
+            worker.empty.try_recv().unwrap_or_else(|_| Vec::with_capacity(self.buffer_bytes));
         let full = std::mem::replace(&mut self.buf, spare);
         if worker.full.send(full).is_err() {
             // The I/O thread stopped on an error: collect it.
@@ -85,7 +103,7 @@ impl BackgroundWriter {
     /// handed to the I/O thread, which recycles it (`io::recycle`) once written. Small pieces
     /// are copied as by `write`.
     pub fn write_owned(&mut self, data: Vec<u8>) -> std::io::Result<()> {
-        if data.len() < BUFFER_BYTES / 4 {
+        if data.len() < self.buffer_bytes / 4 {
             self.write_all(&data)?;
             crate::io::recycle::give(data);
             return Ok(());
@@ -102,8 +120,22 @@ impl BackgroundWriter {
 
 impl Write for BackgroundWriter {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= BUFFER_BYTES {
+        // What is gathered goes first when `data` would grow the buffer past its size: grown,
+        // every buffer in flight would grow with it (mpileup's 64 KiB writes doubled 256 KiB
+        // buffers to 512 KiB).
+        if !self.buf.is_empty() && self.buf.len() + data.len() > self.buf.capacity() {
+            self.hand_over()?;
+        }
+        // A write larger than a buffer goes a buffer at a time, for the same reason.
+        let mut rest = data;
+        while rest.len() > self.buffer_bytes {
+            let (piece, after) = rest.split_at(self.buffer_bytes);
+            self.buf.extend_from_slice(piece);
+            self.hand_over()?;
+            rest = after;
+        }
+        self.buf.extend_from_slice(rest);
+        if self.buf.len() >= self.buffer_bytes {
             self.hand_over()?;
         }
         Ok(data.len())

@@ -3,8 +3,6 @@
 //! `ampliconstats` take (samtools' `sscanf` columns), from the same file reading and line
 //! skipping.
 
-use crate::error::Error;
-
 /// One BED interval: reference name, 0-based start, end (exclusive).
 pub type BedInterval = (Vec<u8>, i64, i64);
 
@@ -40,33 +38,86 @@ pub fn data_lines<'a>(
         .filter(|(_, line)| !line.is_empty() && !headers.iter().any(|h| line.starts_with(h)))
 }
 
-/// The intervals of the BED file at `path`, in file order (htslib's `bed_read`, for `view -L`,
-/// `depth -b`, `merge -L`). `#`, `track` and `browser` lines are skipped; a line with only a
-/// name and a position is the one base there.
-pub fn read_bed(path: &str) -> Result<Vec<BedInterval>, Error> {
-    let text =
-        read_bed_text(path).map_err(|e| Error::file(path, format!("could not read: {e}")))?;
+/// The intervals of the BED file at `path`, in file order, as htslib's `bed_read` reads them
+/// (`view -L`, `depth -b`, `merge -L`, `mpileup -l`, `consensus --regions-file`): blank and
+/// `#` lines skipped, `%lu %lu` after the name (one number: the one base there, counted from
+/// 1), a `browser` or `track` line skipped only where it does not parse. The error holds
+/// `bed_read`'s own line, or the C reason when the file does not open.
+pub fn read_bed(path: &str) -> Result<Vec<BedInterval>, BedFailure> {
+    let text = read_bed_text(path)
+        .map_err(|reason| BedFailure { lines: String::new(), reason: Some(reason) })?;
     let mut t = Vec::new();
-    for (n, line) in data_lines(&text, &[b"#", b"track", b"browser"]) {
-        let f: Vec<&[u8]> =
-            line.split(|b| *b == b'\t' || *b == b' ').filter(|x| !x.is_empty()).collect();
-        let num = |s: &[u8]| std::str::from_utf8(s).ok().and_then(|s| s.parse::<i64>().ok());
-        let bad = || Error::file(path, format!("could not parse BED line {n}"));
-        let (beg, end) = match f.len() {
-            0 => continue,
-            1 => return Err(bad()),
-            2 => {
-                let p = num(f[1]).ok_or_else(bad)?;
-                (p - 1, p)
-            }
-            _ => (num(f[1]).ok_or_else(bad)?, num(f[2]).ok_or_else(bad)?),
-        };
-        if end < beg {
-            return Err(bad());
+    // bed_read counts the lines ks_getuntil returns non-empty, blank ones after a `\r` too.
+    let mut counted = 0u32;
+    for line in text.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            continue;
         }
-        t.push((f[0].to_vec(), beg, end));
+        counted += 1;
+        let line = line.trim_ascii_start();
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        let name_len = line.iter().position(|b| b.is_ascii_whitespace()).unwrap_or(line.len());
+        let name = &line[..name_len];
+        let (num, beg, end) = match line.get(name_len + 1..) {
+            None => (0, 0, 0),
+            Some(rest) => scan_two_u64(rest),
+        };
+        // `end = beg--`: a VCF-style position (wraps below 0 as the C unsigned does).
+        let (beg, end) = if num == 1 { (beg.wrapping_sub(1), beg) } else { (beg, end) };
+        if num < 1 || end < beg {
+            if name == b"browser" || name == b"track" {
+                continue;
+            }
+            let lines = if num < 1 {
+                format!("[bed_read] Parse error reading \"{path}\" at line {counted}")
+            } else {
+                format!(
+                    "[bed_read] Parse error reading \"{path}\" at line {counted} : end ({end}) \
+                     must not be less than start ({beg})"
+                )
+            };
+            return Err(BedFailure { lines, reason: None });
+        }
+        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        t.push((name.to_vec(), clamp(beg), clamp(end)));
     }
     Ok(t)
+}
+
+/// `sscanf(s, "%lu %lu")`: how many numbers it filled, and them.
+fn scan_two_u64(s: &[u8]) -> (u8, u64, u64) {
+    let Some((beg, rest)) = scan_u64(s) else { return (0, 0, 0) };
+    match scan_u64(rest) {
+        Some((end, _)) => (2, beg, end),
+        None => (1, beg, 0),
+    }
+}
+
+/// `%lu` (`strtoull`): blanks, a sign, digits; a minus wraps, an overflow saturates.
+fn scan_u64(s: &[u8]) -> Option<(u64, &[u8])> {
+    let t = s.trim_ascii_start();
+    let sign_len = usize::from(matches!(t.first(), Some(b'+' | b'-')));
+    let digits = t[sign_len..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in &t[sign_len..sign_len + digits] {
+        v = match v.checked_mul(10).and_then(|v| v.checked_add(u64::from(d - b'0'))) {
+            Some(v) => v,
+            None => {
+                v = u64::MAX;
+                break;
+            }
+        };
+    }
+    if t[0] == b'-' && v != u64::MAX {
+        v = v.wrapping_neg();
+    }
+    Some((v, &t[sign_len + digits..]))
 }
 
 /// `sscanf`'s `%ld`: optional blanks, sign and digits at the start of `s`; the rest.
@@ -141,6 +192,25 @@ pub fn scan_primer_line(line: &[u8]) -> PrimerLine<'_> {
 pub struct BedFailure {
     pub lines: String,
     pub reason: Option<String>,
+}
+
+impl BedFailure {
+    /// samtools' report of a failed `bed_read`: its own line when it printed one, then
+    /// `what`, with `: REASON` where samtools prints `errno` (`print_error_errno`) and the file
+    /// did not open.
+    pub fn report(&self, what: &str, with_errno: bool) -> crate::error::Error {
+        let mut text = String::new();
+        if !self.lines.is_empty() {
+            text.push_str(&self.lines);
+            text.push('\n');
+        }
+        text.push_str(what);
+        if let (true, Some(reason)) = (with_errno, &self.reason) {
+            text.push_str(": ");
+            text.push_str(reason);
+        }
+        crate::error::Error::Bare(text)
+    }
 }
 
 #[cfg(test)]

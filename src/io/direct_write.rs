@@ -100,6 +100,13 @@ impl DirectWriter {
         Self::with_chunk(file, threshold, CHUNK)
     }
 
+    /// [`Self::new`] gathering `chunk` bytes (whole blocks) a write instead of 8 MiB: for
+    /// outputs whose command holds little else in memory.
+    pub fn with_chunk_size(file: File, chunk: usize) -> Self {
+        let chunk = chunk.max(ALIGN).next_multiple_of(ALIGN);
+        Self::with_chunk(file, configured_threshold(), chunk)
+    }
+
     /// Writes a temporary file that this process reads back once (spilled records): direct from
     /// the first byte unless `MDSAM_DIRECT_IO` turns it off, gathering `chunk` bytes (rounded to
     /// whole blocks, at least 64 KiB) a write. Through the page cache, the kernel copies every

@@ -25,6 +25,28 @@ pub fn open_sequence_input(
     open_sequence_worded(path, spec, |e| open_failure(path, e, wording), &no_header)
 }
 
+/// The piece a reader with a small working set inflates at a time (mpileup, consensus): a MiB
+/// a read, with the one read ahead and the batch in hand, was a third of mpileup's memory.
+pub const LEAN_PIECE: usize = 256 << 10;
+
+/// [`open_sequence_input`] inflating about `piece` bytes a read instead of a MiB per thread:
+/// for the many small readers one command has open at once (consensus' blocks).
+///
+/// `streamed`: a BAM or SAM file read front to back only (never queried) is read with `read`
+/// instead of mapped: the mapped pages it had read stayed resident (2 to 3 MB at a time),
+/// a read buffer is one piece.
+pub fn open_sequence_input_in_pieces(
+    path: &str,
+    spec: impl Into<InputSpec>,
+    wording: &Wording,
+    piece: usize,
+    streamed: bool,
+) -> Result<Opened, Error> {
+    let no_header = format!("{} \"{path}\"", wording.no_header);
+    let lean = Some((piece, streamed));
+    open_worded(path, spec.into(), |e| open_failure(path, e, wording), &no_header, lean)
+}
+
 /// [`open_sequence_input`] for commands that word both failures their own way: `cannot_open`
 /// given the open error, `no_header` the whole line.
 pub fn open_sequence_worded(
@@ -33,7 +55,16 @@ pub fn open_sequence_worded(
     cannot_open: impl FnOnce(&std::io::Error) -> Error,
     no_header: &str,
 ) -> Result<Opened, Error> {
-    let spec = spec.into();
+    open_worded(path, spec.into(), cannot_open, no_header, None)
+}
+
+fn open_worded(
+    path: &str,
+    spec: InputSpec,
+    cannot_open: impl FnOnce(&std::io::Error) -> Error,
+    no_header: &str,
+    lean: Option<(usize, bool)>,
+) -> Result<Opened, Error> {
     let header_failure = || Error::Bare(no_header.to_string());
     let mut input = Input::open(path).map_err(|e| cannot_open(&e))?;
     let head = input.peek(detect::PEEK_COMPRESSED).map_err(|_| header_failure())?;
@@ -41,7 +72,19 @@ pub fn open_sequence_worded(
     if !detected.is_sequence_data() {
         return Err(header_failure());
     }
-    let piece = PIECE_BYTES_PER_THREAD * spec.threads.max(1);
+    let (piece, streamed) = match lean {
+        Some((piece, streamed)) => (piece, streamed),
+        None => (PIECE_BYTES_PER_THREAD * spec.threads.max(1), false),
+    };
+    // A mapped file is opened again to be read (a pipe or URL is a stream already; should the
+    // second open fail, the map is read).
+    if streamed
+        && input.mapped().is_some()
+        && matches!(detected.format, detect::Format::Sam | detect::Format::Bam)
+        && let Ok(unmapped) = Input::open_unmapped(path)
+    {
+        input = unmapped;
+    }
     open::open_input(path, input, spec, piece).map_err(|_| header_failure())
 }
 

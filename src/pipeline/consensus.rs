@@ -8,6 +8,7 @@
 
 use crate::io::input_spec::InputSpec;
 use std::io::Write;
+use std::sync::Arc;
 
 use crate::error::Error;
 use crate::io::fasta::Fasta;
@@ -19,7 +20,7 @@ use crate::ops::consensus::pileup::{Pileup, PileupRead};
 use crate::ops::consensus::{
     ConsensusError, Format, Mode, Options, SimpleCaller, bed_order, read_scores,
 };
-use crate::pipeline::checked_open::{Wording, open_sequence_input};
+use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
 use crate::pipeline::consensus_chunks::Blocks;
 use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
 use crate::record::Header;
@@ -56,30 +57,34 @@ pub fn run(run: &ConsensusRun) -> Result<(), Error> {
     pool.install(|| consensus(run))
 }
 
-/// `-T`: the FASTA's sequences by the header's reference ids.
-struct ByTid<'a> {
-    fasta: Fasta,
-    header: &'a Header,
+/// `-T`: the FASTA's sequences by the header's reference ids, read at their offsets through
+/// the `.fai` (samtools' `fai_load`, which builds and writes a missing `.fai`). The blocks of
+/// the threaded path share the one reader.
+struct ByTid {
+    fasta: Arc<Fasta>,
+    names: Arc<Vec<Vec<u8>>>,
 }
 
-impl ReferenceSequences for ByTid<'_> {
-    fn fetch(&mut self, tid: i32) -> Option<Vec<u8>> {
-        let name = self.header.ref_name(tid)?;
-        self.fasta.sequence(name).filter(|s| !s.is_empty())
-    }
-}
-
-/// `-T` for a block on another thread: its own FASTA reader and the references' names.
-struct OwnedFasta {
-    fasta: Fasta,
-    names: Vec<Vec<u8>>,
-}
-
-impl ReferenceSequences for OwnedFasta {
+impl ReferenceSequences for ByTid {
     fn fetch(&mut self, tid: i32) -> Option<Vec<u8>> {
         let name = self.names.get(usize::try_from(tid).ok()?)?;
+        // `fai_fetch64`: an unknown name is htslib's warning and no sequence.
+        if !self.fasta.has(name) {
+            eprintln!(
+                "[W::fai_get_val] Reference {} not found in FASTA file, returning empty sequence",
+                String::from_utf8_lossy(name)
+            );
+            return None;
+        }
         self.fasta.sequence(name).filter(|s| !s.is_empty())
     }
+}
+
+/// `-T` opened as samtools' `fai_load` opens it; htslib's lines and samtools' own on failure
+/// (`optarg` is NULL by then, hence "(null)").
+fn load_reference(path: &str) -> Result<Fasta, Error> {
+    Fasta::load(path, None, None, crate::io::fasta::Format::Fasta)
+        .map_err(|lines| Error::Bare(format!("{lines}\nFailed to load fai for (null)")))
 }
 
 /// `-t FILE`'s table (samtools reads it while parsing options).
@@ -105,18 +110,8 @@ fn load_calibration(source: &Source) -> Result<Calibration, Error> {
 
 /// `--regions-file`, read before the input is opened as samtools reads it while parsing options.
 fn read_bed(path: &str) -> Result<Vec<crate::io::bed::BedInterval>, Error> {
-    crate::io::bed::read_bed(path).map_err(|e| {
-        // read_bed's error ends with the line it could not parse, as samtools' bed_read says.
-        let text = e.to_string();
-        if let Some(line) = text.rsplit_once("BED line ").map(|(_, n)| n) {
-            eprintln!("[bed_read] Parse error reading \"{path}\" at line {line}");
-        }
-        let reason = std::fs::File::open(path)
-            .err()
-            .map(|e| format!(": {}", crate::error::c_message(&e)))
-            .unwrap_or_default();
-        Error::Bare(format!("samtools consensus: Could not read file \"{path}\"{reason}"))
-    })
+    crate::io::bed::read_bed(path)
+        .map_err(|e| e.report(&format!("samtools consensus: Could not read file \"{path}\""), true))
 }
 
 /// The BED intervals in samtools' order, on the header's references.
@@ -165,28 +160,25 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     let calibration = load_calibration(&run.calibration)?;
     let bed = run.bed.as_deref().map(read_bed).transpose()?;
     let out_path = run.output.as_deref().unwrap_or("-");
-    let (mut out, file) = crate::io::output::create(out_path)
+    let (mut out, file) = crate::io::output::create_lean(out_path)
         .map_err(|e| Error::Bare(format!("{out_path}: {}", crate::error::c_message(&e))))?;
-    let opened = open_sequence_input(
+    let opened = open_sequence_input_in_pieces(
         &run.input,
         InputSpec::new(run.threads, run.cram_reference.as_deref()),
         &WORDING,
+        LEAN_PIECE * run.threads.max(1),
+        // Regions are read through the index; the whole file front to back.
+        run.region.is_none() && run.bed.is_none(),
     )
     .map_err(|e| match e {
         Error::Bare(m) => failed(m),
         e => e,
     })?;
-    // htslib has printed why the FASTA cannot be used.
-    let fasta = match &run.reference {
-        Some(path) => Some(
-            Fasta::read_whole(path)
-                .map_err(|_| Error::Bare("Failed to load fai for (null)".into()))?,
-        ),
-        None => None,
-    };
+    let fasta = run.reference.as_deref().map(load_reference).transpose()?.map(Arc::new);
     let header = opened.header.clone();
     let spans = bed.map(|intervals| bed_spans(&intervals, &header)).transpose()?;
     let names: Vec<Vec<u8>> = header.refs().iter().map(|r| r.name.clone()).collect();
+    let shared_names = Arc::new(names.clone());
     let lens: Vec<i64> = header.refs().iter().map(|r| r.len as i64).collect();
     let index = if run.region.is_some() || run.bed.is_some() {
         let no_index = || {
@@ -208,11 +200,10 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     // samtools' threaded path: blocks called on the pool (an indexed BAM).
     let in_blocks =
         run.threads > 1 && matches!(opened.reader, crate::io::open::RecordReader::Bam(_));
-    // A block's own `-T` reader (pileup lines): the FASTA opened again.
+    // A block's own `-T` reader (pileup lines), on the shared FASTA.
     let new_reference = || -> Option<Box<dyn ReferenceSequences>> {
-        let path = run.reference.as_deref()?;
-        let fasta = Fasta::read_whole(path).ok()?;
-        Some(Box::new(OwnedFasta { fasta, names: names.clone() }))
+        let fasta = Arc::clone(fasta.as_ref()?);
+        Some(Box::new(ByTid { fasta, names: Arc::clone(&shared_names) }))
     };
     let new_caller = || -> Box<dyn BaseCaller> {
         match o.mode {
@@ -232,7 +223,8 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         lens: &lens,
         new_reference: &new_reference,
     });
-    let mut reference = fasta.map(|fasta| ByTid { fasta, header: &header });
+    let mut reference =
+        fasta.clone().map(|fasta| ByTid { fasta, names: Arc::clone(&shared_names) });
     let mut caller = new_caller();
     let mut emitter = Emitter::new(
         o,
@@ -248,6 +240,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
             failed("BAM/SAM file is not sorted by position. Aborting".into())
         }
         WalkError::Consensus(ConsensusError::Reference) => failed(String::new()).trim_start(),
+        WalkError::Consensus(ConsensusError::Write(e)) => write_failed(e),
         WalkError::Io(e) => write_failed(e),
         WalkError::Other(e) => e,
     };
@@ -269,9 +262,12 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
         .map_err(walk_failed)?;
         match o.format {
             Format::Pileup => emitter.finish_pileup(),
-            _ => emitter.finish_fasta(),
+            _ => emitter.finish_fasta(&mut |piece| out.write_all(piece)),
         }
-        .map_err(|_| failed(String::new()).trim_start())?;
+        .map_err(|e| match e {
+            ConsensusError::Write(e) => write_failed(e),
+            _ => failed(String::new()).trim_start(),
+        })?;
         out.write_all(&emitter.out).map_err(write_failed)?;
         emitter.out.clear();
         Ok(())
@@ -390,7 +386,8 @@ fn walk_input(
         if pileup_format {
             emitter.pileup_column(caller, reads, tid, pos, nth)?;
         } else {
-            emitter.fasta_column(caller, reads, tid, pos, nth)?;
+            emitter
+                .fasta_column(caller, reads, tid, pos, nth, &mut |piece| out.write_all(piece))?;
         }
         if emitter.out.len() >= 1 << 16 {
             out.write_all(&emitter.out).map_err(WalkError::Io)?;

@@ -62,12 +62,8 @@ pub fn run(options: &DepthOptions) -> Result<(), Error> {
 
 /// `-b`: the BED file's intervals on the header's references.
 fn read_bed_mask(path: &str, header: &Header, command: &str) -> Result<BedMask, Error> {
-    let intervals = crate::io::bed::read_bed(path).map_err(|_| {
-        let reason = std::fs::File::open(path)
-            .err()
-            .map(|e| format!(": {}", crate::error::c_message(&e)))
-            .unwrap_or_default();
-        Error::Bare(format!("samtools {command}: Could not read file \"{path}\"{reason}"))
+    let intervals = crate::io::bed::read_bed(path).map_err(|e| {
+        e.report(&format!("samtools {command}: Could not read file \"{path}\""), true)
     })?;
     let tids = intervals.into_iter().filter_map(|(name, b, e)| Some((header.tid(&name)?, b, e)));
     Ok(BedMask::new(header.refs().len(), tids))

@@ -225,8 +225,8 @@ enum Wanted {
 
 fn wanted(opts: &MergeOptions, header: &Header) -> Result<Wanted, Error> {
     if let Some(bed) = &opts.bed {
-        let intervals = crate::io::bed::read_bed(bed).map_err(|_| {
-            Error::Bare(format!("[bam_merge_core2] Could not read BED file: \"{bed}\""))
+        let intervals = crate::io::bed::read_bed(bed).map_err(|e| {
+            e.report(&format!("[bam_merge_core2] Could not read BED file: \"{bed}\""), false)
         })?;
         if intervals.is_empty() {
             return Err(Error::Bare("[bam_merge_core2] Null or empty region list".into()));

@@ -9,14 +9,15 @@ use std::io::Write;
 use std::rc::Rc;
 
 use crate::error::Error;
+use crate::io::bed::BedInterval;
 use crate::io::fasta::Fasta;
 use crate::io::index::Region;
 use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::depth::BedMask;
 use crate::ops::mpileup::format::{self, FormatOptions, LineContext};
 use crate::ops::mpileup::pileup::Pileup;
-use crate::pipeline::checked_open::{Wording, open_sequence_input};
-use crate::pipeline::sorted_input::{SortedInput, create_text_output, load_index_logged};
+use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
+use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
 use crate::record::layout::flags;
 use crate::record::{Header, RecordRef, edit};
 
@@ -77,10 +78,12 @@ impl References {
             return hit.1;
         }
         let name = header.ref_name(tid)?;
-        let seq = fasta.fetch(name, 0, i64::MAX - 1).map(Rc::new);
-        self.cache.insert(0, (tid, seq.clone()));
+        // A failed fetch is not kept (`mplp_get_ref`): it is tried, and htslib's line
+        // printed, again at the next read.
+        let seq = Rc::new(fasta.fetch(name, 0, i64::MAX - 1)?);
+        self.cache.insert(0, (tid, Some(seq.clone())));
         self.cache.truncate(3);
-        seq
+        Some(seq)
     }
 }
 
@@ -175,6 +178,8 @@ fn count_samples(names_and_texts: &[(String, Option<Vec<u8>>)]) -> usize {
 
 pub fn run(options: &MpileupOptions) -> Result<(), Error> {
     let mut options = options.clone();
+    // samtools reads `-l` while parsing its options: its failure comes before any input opens.
+    let positions = options.positions.as_deref().map(read_positions).transpose()?;
     // The list files named on the command line are read here: cli opens no files.
     if let Some(list) = options.input_list.take() {
         options.inputs = crate::io::lists::read_mpileup_file_list(&list)?;
@@ -185,7 +190,7 @@ pub fn run(options: &MpileupOptions) -> Result<(), Error> {
     // samtools mpileup has no -@; a second worker inflates and parses the input ahead of the
     // pileup (ReadAhead), which otherwise waits on every batch (decoding is ~10% of the work).
     let pool = crate::pipeline::threads::pool(options.threads.max(2));
-    pool.install(|| mpileup(&options))
+    pool.install(|| mpileup(&options, positions))
 }
 
 const WORDING: Wording = Wording {
@@ -209,8 +214,13 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
             let reason = crate::error::c_message(&e);
             return Err(Error::Bare(format!("[mpileup] failed to open {name}: {reason}")));
         }
-        let opened =
-            open_sequence_input(path, InputSpec::new(o.threads, o.cram_reference()), &WORDING)?;
+        let opened = open_sequence_input_in_pieces(
+            path,
+            InputSpec::new(o.threads, o.cram_reference()),
+            &WORDING,
+            LEAN_PIECE * o.threads.max(1),
+            o.region.is_none(),
+        )?;
         let h = opened.header.clone();
         texts.push((name.clone(), (!o.ignore_rg).then(|| h.text().to_vec())));
         let input = match &o.region {
@@ -218,11 +228,7 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
             Some(text) => {
                 let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
                 if let crate::io::open::RecordReader::Cram(mut reader) = opened.reader {
-                    let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
-                        Error::Bare(format!(
-                            "[E::mpileup] fail to parse region '{text}' with {path}"
-                        ))
-                    })?;
+                    let r = parse_mpileup_region(text, &h, path)?;
                     region.get_or_insert(r);
                     sources.push(load_cram_region(path, &mut reader, explicit, r)?);
                     header.get_or_insert(h);
@@ -230,9 +236,7 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
                 }
                 let no_index = || Error::Bare(format!("[mpileup] fail to load index for {path}"));
                 let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
-                let r = crate::io::index::parse_region(text, h.refs()).ok_or_else(|| {
-                    Error::Bare(format!("[E::mpileup] fail to parse region '{text}' with {path}"))
-                })?;
+                let r = parse_mpileup_region(text, &h, path)?;
                 region.get_or_insert(r);
                 Source::Sorted(SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?)
             }
@@ -243,6 +247,20 @@ fn open_inputs(o: &MpileupOptions) -> Result<(Vec<Source>, Header, Option<Region
     eprintln!("[mpileup] {} samples in {} input files", count_samples(&texts), o.inputs.len());
     let header = header.ok_or_else(|| Error::Bare("[mpileup] no input file/data given".into()))?;
     Ok((sources, header, region))
+}
+
+/// `-r` as `sam_itr_querys` parses it, with htslib's line where it logs one.
+fn parse_mpileup_region(text: &str, h: &Header, path: &str) -> Result<Region, Error> {
+    if let Some(r) = crate::io::index::parse_region(text, h.refs()) {
+        return Ok(r);
+    }
+    let mut msg = String::new();
+    if let Err(e) = crate::io::index::parse_region_detailed(text, |name| h.tid(name))
+        && e.is_logged()
+    {
+        msg = format!("[E::hts_parse_region] {e}\n");
+    }
+    Err(Error::Bare(format!("{msg}[E::mpileup] fail to parse region '{text}' with {path}")))
 }
 
 /// The per-read state `mplp_func` keeps across calls.
@@ -362,32 +380,33 @@ fn next_column(
     plp.next_column().map_err(failed)
 }
 
-/// `-l`: the BED file's intervals.
-fn read_positions(path: &str, header: &Header) -> Result<BedMask, Error> {
-    let intervals = crate::io::bed::read_bed(path).map_err(|_| {
-        let reason = std::fs::File::open(path)
-            .err()
-            .map(|e| format!(": {}", crate::error::c_message(&e)))
-            .unwrap_or_default();
-        Error::Bare(format!("samtools mpileup: Could not read file \"{path}\"{reason}"))
-    })?;
-    let tids = intervals.into_iter().filter_map(|(name, b, e)| Some((header.tid(&name)?, b, e)));
-    Ok(BedMask::new(header.refs().len(), tids))
+/// `-l`: the BED file's intervals (`bed_read`, with samtools' messages).
+fn read_positions(path: &str) -> Result<Vec<BedInterval>, Error> {
+    crate::io::bed::read_bed(path)
+        .map_err(|e| e.report(&format!("samtools mpileup: Could not read file \"{path}\""), true))
 }
 
-fn mpileup(o: &MpileupOptions) -> Result<(), Error> {
+/// The intervals on the header's references.
+fn positions_mask(intervals: Vec<BedInterval>, header: &Header) -> BedMask {
+    let tids = intervals.into_iter().filter_map(|(name, b, e)| Some((header.tid(&name)?, b, e)));
+    BedMask::new(header.refs().len(), tids)
+}
+
+fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<(), Error> {
     let fasta = match &o.reference {
         // samtools prints htslib's line only.
         Some(path) => Some(
-            Fasta::read_whole(path)
-                .map_err(|m| Error::Bare(m.lines().next().unwrap_or_default().to_string()))?,
+            Fasta::load(path, None, None, crate::io::fasta::Format::Fasta).map_err(Error::Bare)?,
         ),
         None => None,
     };
     let (mut sources, header, region) = open_inputs(o)?;
-    let bed = o.positions.as_deref().map(|p| read_positions(p, &header)).transpose()?;
+    let bed = positions.map(|p| positions_mask(p, &header));
     let out_path = o.output.as_deref().unwrap_or("-");
-    let (mut out, file) = create_text_output(out_path, "mpileup")?;
+    let (mut out, file) = crate::io::output::create_lean(out_path).map_err(|e| {
+        let reason = crate::error::c_message(&e);
+        Error::Bare(format!("[mpileup] failed to write to {out_path}: {reason}"))
+    })?;
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
     let max_depth = if o.max_depth == 0 {
         eprintln!("[mpileup] Max depth set to maximum value ({})", i32::MAX);

@@ -200,6 +200,8 @@ fn gap5(reads: &[PileupRead], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Co
     let mut s = [0f64; 15];
     let mut counts = [0i32; 6];
     let td = reads.len() as i32;
+    // The depth's weight on every read's mapping quality (samtools computes it per read).
+    let depth_weight = 1.0 + 2.0 * (0.5 - f64::from(td.min(30)) / 60.0);
     let mut depth = 0;
     for p in reads {
         if p.qual < o.min_qual || p.ref_skip {
@@ -215,7 +217,7 @@ fn gap5(reads: &[PileupRead], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Co
             let mut mqual = f64::from(r.mapq());
             if o.nm_adjust {
                 mqual /= nm_local(p, p.seq_offset + 1) + 1.0;
-                mqual *= 1.0 + 2.0 * (0.5 - f64::from(td.min(30)) / 60.0);
+                mqual *= depth_weight;
             }
             mqual *= o.scale_mqual;
             if mqual < f64::from(o.low_mqual) {

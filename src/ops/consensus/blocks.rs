@@ -3,7 +3,7 @@
 //! first called base to its last column; the gaps before and after are the reference's bases or
 //! Ns, kept in the output only where `-a` asks or more sequence follows.
 
-use super::emit::{BlockSequence, Span, dump_fastq};
+use super::emit::{BlockSequence, Span, dump_fastq_to, with_room_for_insertions};
 use super::{Format, Options};
 
 pub struct Joined {
@@ -24,15 +24,21 @@ impl Joined {
     /// `ref_or_Ns`: `n` positions from `pos` (0-based): the reference's bases at `-T`'s quality,
     /// else Ns of quality 0.
     fn ref_or_ns(&mut self, o: &Options, reference: Option<&[u8]>, pos: i64, n: i64) {
+        // FASTA writes no qualities: none are kept.
+        let fastq = o.format == Format::Fastq;
         for i in pos..pos + n.max(0) {
             match reference {
                 Some(r) => {
                     self.seq.push(r.get(i as usize).copied().unwrap_or(b'N'));
-                    self.qual.push((o.ref_qual + 33) as u8);
+                    if fastq {
+                        self.qual.push((o.ref_qual + 33) as u8);
+                    }
                 }
                 None => {
                     self.seq.push(b'N');
-                    self.qual.push(b'!');
+                    if fastq {
+                        self.qual.push(b'!');
+                    }
                 }
             }
         }
@@ -87,10 +93,27 @@ impl Joined {
         joined
     }
 
-    /// `dump_fastq` of what is kept, named `name`.
-    pub fn dump(&self, out: &mut Vec<u8>, o: &Options, name: &[u8]) {
+    /// Room for `n` bases at once (a reference's length from its first block), and for
+    /// insertions: grown by doubling, the joined sequence peaked at four times its length.
+    pub fn reserve(&mut self, o: &Options, n: usize) {
+        let n = with_room_for_insertions(n);
+        if self.seq.capacity() == 0 {
+            self.seq.reserve_exact(n);
+            if o.format == Format::Fastq {
+                self.qual.reserve_exact(n);
+            }
+        }
+    }
+
+    /// `dump_fastq` of what is kept, named `name`, handed to `sink` a piece at a time.
+    pub fn dump_to<E>(
+        &self,
+        o: &Options,
+        name: &[u8],
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let n = self.used_end.min(self.seq.len());
         let q = if o.format == Format::Fastq { &self.qual[..n.min(self.qual.len())] } else { &[] };
-        dump_fastq(out, o, name, &self.seq[..n], q);
+        dump_fastq_to(o, name, &self.seq[..n], q, sink)
     }
 }

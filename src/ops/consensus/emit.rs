@@ -10,6 +10,10 @@ pub trait ReferenceSequences {
     fn fetch(&mut self, tid: i32) -> Option<Vec<u8>>;
 }
 
+/// Where a finished FASTA/FASTQ sequence goes, a piece at a time (the output, past the
+/// emitter's `out`: a whole reference formatted at once was 2 MB more of a serial walk's peak).
+pub type Sink<'s> = dyn FnMut(&[u8]) -> std::io::Result<()> + 's;
+
 /// What calls one column's base: the simple or the bayesian mode.
 pub trait BaseCaller {
     /// The base and its quality.
@@ -212,19 +216,38 @@ impl<'a> Emitter<'a> {
         self.empty_pileup(tid, 0, self.len(tid))
     }
 
+    /// One base of the sequence and (FASTQ only: FASTA never writes them) its quality.
+    #[inline]
+    fn push(&mut self, base: u8, qual: u8) {
+        self.seq.push(base);
+        if self.o.format == Format::Fastq {
+            self.qual.push(qual);
+        }
+    }
+
+    /// Room for the sequence of `tid` (or of the region walked) at once, a quarter more for
+    /// insertions: grown by doubling, a 2 Mb reference's sequence peaked at 8 MiB (the old and
+    /// new buffers both live at the last move). Pages never written stay unmapped, so room a
+    /// sparse sequence does not use costs no memory.
+    fn reserve_for(&mut self, tid: i32) {
+        let len = match self.iter {
+            Some(it) => it.end.min(self.len(tid)) - it.beg,
+            None => self.len(tid),
+        };
+        let len = with_room_for_insertions(usize::try_from(len).unwrap_or(0));
+        self.seq.reserve_exact(len);
+        if self.o.format == Format::Fastq {
+            self.qual.reserve_exact(len);
+        }
+    }
+
     /// Appends `n` uncovered positions from `from` (0-based): the reference's bases at `-T`'s
     /// quality, else Ns of quality 0.
     fn fill(&mut self, from: i64, n: i64) {
         for i in 0..n.max(0) {
             match self.ref_base(from + i) {
-                Some(b) => {
-                    self.seq.push(b);
-                    self.qual.push((self.o.ref_qual + 33) as u8);
-                }
-                None => {
-                    self.seq.push(b'N');
-                    self.qual.push(b'!');
-                }
+                Some(b) => self.push(b, (self.o.ref_qual + 33) as u8),
+                None => self.push(b'N', b'!'),
             }
         }
     }
@@ -237,12 +260,13 @@ impl<'a> Emitter<'a> {
         tid: i32,
         pos: i64,
         nth: i32,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ConsensusError> {
         if !self.wants_column(pos, nth) {
             return Ok(());
         }
         let (cb, cq) = caller.call(reads, pos);
-        self.fasta_call(tid, pos, nth, cb, cq)
+        self.fasta_call(tid, pos, nth, cb, cq, sink)
     }
 
     /// Whether the column at `pos` (1-based), its `nth` inserted base, is output at all.
@@ -259,6 +283,7 @@ impl<'a> Emitter<'a> {
         nth: i32,
         cb: u8,
         cq: i32,
+        sink: &mut Sink<'_>,
     ) -> Result<(), ConsensusError> {
         if !self.wants_column(pos, nth) {
             return Ok(());
@@ -283,11 +308,12 @@ impl<'a> Emitter<'a> {
                     }
                 }
                 let name = self.name(self.last_tid).to_vec();
-                self.dump(&name);
+                self.dump(&name, sink)?;
             }
             self.update_ref(tid)?;
             self.seq.clear();
             self.qual.clear();
+            self.reserve_for(tid);
             if self.iter.is_none() && self.o.all_bases > 1 {
                 self.last_tid += 1;
                 if self.last_tid < tid {
@@ -308,8 +334,7 @@ impl<'a> Emitter<'a> {
             return Ok(());
         }
         if self.o.mark_ins && nth != 0 && cb != b'*' {
-            self.seq.push(b'_');
-            self.qual.push(b'_');
+            self.push(b'_', b'_');
         }
         if pos > self.last_pos && (self.last_pos > 0 || self.o.all_bases > 0) {
             self.update_ref(tid)?;
@@ -318,8 +343,7 @@ impl<'a> Emitter<'a> {
         // samtools also names inserted bases here; `cb != '*'` already covers them.
         if cb != b'*' || (pos > self.last_pos && self.o.show_del) {
             self.first_base.get_or_insert(self.seq.len());
-            self.seq.push(cb);
-            self.qual.push((cq.min(93) + 33) as u8);
+            self.push(cb, (cq.min(93) + 33) as u8);
         }
         self.last_pos = pos;
         self.last_tid = tid;
@@ -353,7 +377,7 @@ impl<'a> Emitter<'a> {
 
     /// The end of the input or region in FASTA/FASTQ: the last sequence written, with `-a`'s
     /// tail, then with `-aa` every reference no read reached.
-    pub fn finish_fasta(&mut self) -> Result<(), ConsensusError> {
+    pub fn finish_fasta(&mut self, sink: &mut Sink<'_>) -> Result<(), ConsensusError> {
         loop {
             if self.o.all_bases > 0 {
                 let tid = self.iter.map_or(self.last_tid, |it| it.tid);
@@ -378,7 +402,7 @@ impl<'a> Emitter<'a> {
                         format!(":{}-{}", it.beg + 1, it.end.min(len)).as_bytes(),
                     );
                 }
-                self.dump(&name);
+                self.dump(&name, sink)?;
             }
             if self.iter.is_some() || self.o.all_bases < 2 {
                 return Ok(());
@@ -393,9 +417,14 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// `dump_fastq`: the sequence built, wrapped at `-l`'s length.
-    fn dump(&mut self, name: &[u8]) {
-        dump_fastq(&mut self.out, self.o, name, &self.seq, &self.qual);
+    /// `dump_fastq`: the sequence built, wrapped at `-l`'s length, to `sink` after the text
+    /// `out` holds.
+    fn dump(&mut self, name: &[u8], sink: &mut Sink<'_>) -> Result<(), ConsensusError> {
+        if !self.out.is_empty() {
+            sink(&self.out).map_err(ConsensusError::Write)?;
+            self.out.clear();
+        }
+        dump_fastq_to(self.o, name, &self.seq, &self.qual, sink).map_err(ConsensusError::Write)
     }
 
     /// The threaded block this emitter walked alone (its `iter` the block).
@@ -410,25 +439,48 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// `dump_fastq`: `seq` (and for FASTQ `qual`) named `name`, wrapped at `-l`'s length.
-pub fn dump_fastq(out: &mut Vec<u8>, o: &Options, name: &[u8], seq: &[u8], qual: &[u8]) {
+/// `len` bases and a quarter more (`--show-ins` columns): what a sequence buffer reserves.
+pub fn with_room_for_insertions(len: usize) -> usize {
+    len + len / 4
+}
+
+/// Text handed to [`dump_fastq_to`]'s sink at a time.
+const DUMP_PIECE: usize = 64 << 10;
+
+/// `dump_fastq`: `seq` (and for FASTQ `qual`) named `name`, wrapped at `-l`'s length, handed
+/// to `sink` a piece of about [`DUMP_PIECE`] bytes at a time, so a whole reference's sequence
+/// is never formatted at once.
+pub fn dump_fastq_to<E>(
+    o: &Options,
+    name: &[u8],
+    seq: &[u8],
+    qual: &[u8],
+    sink: &mut dyn FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
     if seq.is_empty() {
-        return;
+        return Ok(());
     }
     let fastq = o.format == Format::Fastq;
+    let mut out = Vec::with_capacity(DUMP_PIECE + o.line_len.clamp(1, DUMP_PIECE) + 1);
     out.push(if fastq { b'@' } else { b'>' });
     out.extend_from_slice(name);
     out.push(b'\n');
     let width = o.line_len.max(1);
-    for line in seq.chunks(width) {
-        out.extend_from_slice(line);
-        out.push(b'\n');
-    }
-    if fastq {
-        out.extend_from_slice(b"+\n");
-        for line in qual.chunks(width) {
+    let mut lines = |text: &[u8], out: &mut Vec<u8>| -> Result<(), E> {
+        for line in text.chunks(width) {
             out.extend_from_slice(line);
             out.push(b'\n');
+            if out.len() >= DUMP_PIECE {
+                sink(out)?;
+                out.clear();
+            }
         }
+        Ok(())
+    };
+    lines(seq, &mut out)?;
+    if fastq {
+        out.extend_from_slice(b"+\n");
+        lines(qual, &mut out)?;
     }
+    if out.is_empty() { Ok(()) } else { sink(&out) }
 }

@@ -133,6 +133,8 @@ pub enum ConsensusError {
     NotSorted,
     /// A `-T` reference lacks a sequence the alignments name.
     Reference,
+    /// The output refused a sequence written straight to it.
+    Write(std::io::Error),
 }
 
 impl From<pileup::NotSorted> for ConsensusError {

@@ -45,7 +45,7 @@ pub struct PileupRead {
     cigar_len: i64,
     pub first_del: bool,
     /// The bayesian mode's per-read data (`nm_init`).
-    pub extra: Option<Box<super::read_scores::ReadScores>>,
+    pub extra: Option<super::read_scores::ReadScores>,
 }
 
 impl PileupRead {
@@ -56,6 +56,11 @@ impl PileupRead {
     #[inline]
     pub fn qual_at(&self, i: i64) -> i32 {
         i32::from(self.bytes[self.qual_start + i as usize])
+    }
+
+    /// The read's CIGAR operations.
+    pub fn cigar(&self) -> &[u32] {
+        &self.cigar
     }
 
     /// The read's qualities, for the bayesian mode's homopolymer fix.

@@ -58,6 +58,14 @@ pub fn resolve(request: ViewRequest) -> Result<ViewOptions, Error> {
         values.extend(tag_values);
     }
     opts.fai_refs = request.fai.as_deref().map(read_fai_or_fasta).transpose()?;
-    opts.bed = request.bed.as_deref().map(bed::read_bed).transpose()?;
+    opts.bed = request
+        .bed
+        .as_deref()
+        .map(|path| {
+            bed::read_bed(path).map_err(|e| {
+                e.report(&format!("samtools view: Could not read file \"{path}\""), true)
+            })
+        })
+        .transpose()?;
     Ok(opts)
 }
