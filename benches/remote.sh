@@ -12,6 +12,8 @@ SAMTOOLS=$(command -v "${SAMTOOLS:-samtools}")
 PAIRS=${PAIRS:-250000}
 LATENCY_MS=${LATENCY_MS:-20}
 QUERIES=${QUERIES:-100}
+# JOBS: which of "view -c", "view BAM->SAM" and "regions" to run (comma-separated; default all).
+IFS=, read -r -a JOBS <<<"${JOBS:-view -c,view BAM->SAM,regions}"
 REPEATS=${REPEATS:-1}
 NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 tmp=$(mktemp -d)
@@ -49,7 +51,7 @@ awk -v n="$QUERIES" 'BEGIN {srand(7)} {name[NR]=$1; len[NR]=$2}
 sent() { awk '{s += $10} END {print s + 0}' "$tmp/nginx/access.log"; }
 echo "file: $size bytes, $PAIRS pairs; latency ${LATENCY_MS} ms per request"
 echo "tool job wall_s cpu_s rss_mb bytes_sent (REPEATS=$REPEATS rounds, tools alternating)"
-for job in "view -c" "view BAM->SAM" "regions"; do
+for job in "${JOBS[@]}"; do
   for round in $(seq "$REPEATS"); do
     for tool in mdsam samtools; do
       bin=$MDSAM; [ $tool = samtools ] && bin=$SAMTOOLS
@@ -71,7 +73,7 @@ for job in "view -c" "view BAM->SAM" "regions"; do
 done
 # Ratios of the medians (samtools / mdsam): above 1, mdsam is faster or sends less.
 echo "job wall_ratio bytes_ratio"
-for job in "view -c" "view BAM->SAM" "regions"; do
+for job in "${JOBS[@]}"; do
   col() { grep -F "$1 \"$job\"" "$tmp/rows" | awk -v c="$2" '{print $c}' | median; }
   m=$(col mdsam 4); s=$(col samtools 4)
   mb=$(col mdsam 7); sb=$(col samtools 7)

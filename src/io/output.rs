@@ -261,9 +261,18 @@ pub fn write_with(
     }
 }
 
-/// Writes a small whole file (counts, JSON) atomically.
+/// Writes a whole file already in memory (counts, JSON, an index) atomically, through the page
+/// cache in one call: [`create`]'s writer thread and 8 MiB direct-write chunk would cost 12 MB
+/// of buffers to write it (a URL region query's index copy raised its peak RSS from 15 to 23 MB).
 pub fn write_file(path: &str, bytes: &[u8]) -> std::io::Result<()> {
-    write_with(path, |w| w.write_all(bytes))
+    let (mut w, file) = create_with_cache(Path::new(path), PageCache::Keep)?;
+    w.write_all(bytes)?;
+    w.flush()?;
+    drop(w);
+    match file {
+        Some(f) => f.commit(),
+        None => Ok(()),
+    }
 }
 
 impl OutputFile {
