@@ -50,17 +50,23 @@ impl Read for StreamReader {
 impl Input {
     /// Opens `path`, or stdin for `-`; a regular file is memory-mapped.
     pub fn open(path: &str) -> std::io::Result<Input> {
-        Input::open_as(path, true)
+        Input::open_as(path, true, STREAM_READ_BYTES)
     }
 
     /// As [`Input::open`], but a regular file too is read with `read`: for bytes that are only
     /// written out again, where `write` from a mapped file spent its time faulting the map in.
     pub fn open_unmapped(path: &str) -> std::io::Result<Input> {
-        Input::open_as(path, false)
+        Input::open_as(path, false, STREAM_READ_BYTES)
+    }
+
+    /// As [`Input::open_unmapped`], reading `read_size` bytes at a time (a command with a
+    /// small working set: the buffer holds about two reads).
+    pub fn open_unmapped_in_reads_of(path: &str, read_size: usize) -> std::io::Result<Input> {
+        Input::open_as(path, false, read_size)
     }
 
     #[allow(unsafe_code)] // memory-maps the file
-    fn open_as(path: &str, map_files: bool) -> std::io::Result<Input> {
+    fn open_as(path: &str, map_files: bool, read_size: usize) -> std::io::Result<Input> {
         // `DATA##idx##INDEX` names an index beside the data, as htslib reads it.
         let path = path.split_once("##idx##").map_or(path, |(data, _)| data);
         if path == "-" {
@@ -97,7 +103,7 @@ impl Input {
         if meta.is_dir() {
             return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "is a directory"));
         }
-        Ok(Input::from_reader(path, Box::new(file)))
+        Ok(Input::from_reader_in_reads_of(path, Box::new(file), read_size))
     }
 
     /// An input over any reader (pipes, stdin, tests).

@@ -27,7 +27,7 @@ pub fn create(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option<Outp
     Ok((Box::new(BackgroundWriter::new(w)), guard))
 }
 
-/// [`create`] with small buffers (a 1 MiB direct-write chunk, two 256 KiB hand-overs in
+/// [`create`] with small buffers (a 256 KiB direct-write chunk, two 256 KiB hand-overs in
 /// flight): for text that a command with a small working set writes as it goes (`mpileup`,
 /// `consensus`), where [`create`]'s 8 MiB chunk and 4 × 4 MiB queue were most of its memory.
 /// Writes of 256 KiB cost the kernel no more per byte than larger ones (see
@@ -40,7 +40,7 @@ pub fn create_lean(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option
 /// A lean output's hand-over size.
 const LEAN_BUFFER: usize = 256 << 10;
 /// A lean output's direct-write chunk.
-const LEAN_CHUNK: usize = 1 << 20;
+const LEAN_CHUNK: usize = 256 << 10;
 
 /// How a regular output file uses the page cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

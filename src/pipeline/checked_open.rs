@@ -81,7 +81,7 @@ fn open_worded(
     if streamed
         && input.mapped().is_some()
         && matches!(detected.format, detect::Format::Sam | detect::Format::Bam)
-        && let Ok(unmapped) = Input::open_unmapped(path)
+        && let Ok(unmapped) = Input::open_unmapped_in_reads_of(path, piece)
     {
         input = unmapped;
     }
