@@ -16,13 +16,7 @@ fn same(oracle: &Path, dir: &Path, args: &[&str]) {
     let ours = run(&mdsam_bin(), args);
     let theirs = run(oracle, args);
     let context = format!("mpileup {} (in {})", args.join(" "), dir.display());
-    assert_eq!(
-        String::from_utf8_lossy(&ours.stderr),
-        String::from_utf8_lossy(&theirs.stderr),
-        "stderr of {context}"
-    );
-    assert!(ours.stdout == theirs.stdout, "stdout of {context} differs");
-    assert_eq!(ours.status.code(), theirs.status.code(), "exit status of {context}");
+    crate::support::assert_same_outcome(&ours, &theirs, &context);
 }
 
 /// A simulated coordinate-sorted, indexed BAM, a high-MAPQ subset of it, and their reference.

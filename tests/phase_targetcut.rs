@@ -24,13 +24,7 @@ fn same(oracle: &Path, dir: &Path, args: &[&str]) {
     let ours = native(args);
     let theirs = run(oracle, args);
     let context = format!("{} (in {})", args.join(" "), dir.display());
-    assert_eq!(
-        String::from_utf8_lossy(&ours.stderr),
-        String::from_utf8_lossy(&theirs.stderr),
-        "stderr of {context}"
-    );
-    assert!(ours.stdout == theirs.stdout, "stdout of {context} differs");
-    assert_eq!(ours.status.code(), theirs.status.code(), "exit status of {context}");
+    crate::support::assert_same_outcome(&ours, &theirs, &context);
 }
 
 /// A small deterministic generator (64-bit LCG) for the hand-written reads.

@@ -45,13 +45,7 @@ fn same(dir: &Path, oracle: &Path, args: &[&str]) {
     let ours = run_in(dir, &mdsam_bin(), args);
     let theirs = run_in(dir, oracle, args);
     let context = args.join(" ");
-    assert_eq!(
-        String::from_utf8_lossy(&ours.stderr),
-        String::from_utf8_lossy(&theirs.stderr),
-        "stderr of {context}"
-    );
-    assert!(ours.stdout == theirs.stdout, "stdout of {context} differs");
-    assert_eq!(ours.status.code(), theirs.status.code(), "exit status of {context}");
+    crate::support::assert_same_outcome(&ours, &theirs, &context);
 }
 
 /// As [`same`], stderr's lines compared in any order: the oracle replays htslib's lines apart

@@ -151,6 +151,18 @@ pub fn to_sam(oracle: &Path, path: &Path) -> Vec<u8> {
     oracle_ok(oracle, &["view", "-h", "--no-PG", path.to_str().expect("UTF-8 path")]).stdout
 }
 
+/// Panics unless mdsam's run (`ours`) and samtools' (`theirs`) printed the same stderr and
+/// stdout and exited alike.
+pub fn assert_same_outcome(ours: &Output, theirs: &Output, context: &str) {
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stderr),
+        String::from_utf8_lossy(&theirs.stderr),
+        "stderr of {context}"
+    );
+    assert!(ours.stdout == theirs.stdout, "stdout of {context} differs");
+    assert_eq!(ours.status.code(), theirs.status.code(), "exit status of {context}");
+}
+
 /// Panics with the first differing line (numbered from 1) unless `a` and `b` are the same SAM text.
 pub fn assert_same_sam(a: &[u8], b: &[u8], context: &str) {
     if a == b {
