@@ -251,22 +251,23 @@ pub fn write_with(
     path: &str,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let (mut w, file) = create(path)?;
-    fill(&mut w)?;
-    w.flush()?;
-    drop(w);
-    match file {
-        Some(f) => f.commit(),
-        None => Ok(()),
-    }
+    finish_whole(create(path)?, fill)
 }
 
 /// Writes a whole file already in memory (counts, JSON, an index) atomically, through the page
 /// cache in one call: [`create`]'s writer thread and 8 MiB direct-write chunk would cost 12 MB
 /// of buffers to write it (a URL region query's index copy raised its peak RSS from 15 to 23 MB).
 pub fn write_file(path: &str, bytes: &[u8]) -> std::io::Result<()> {
-    let (mut w, file) = create_with_cache(Path::new(path), PageCache::Keep)?;
-    w.write_all(bytes)?;
+    let opened = create_with_cache(Path::new(path), PageCache::Keep)?;
+    finish_whole(opened, |w| w.write_all(bytes))
+}
+
+/// Fills an opened output with `fill`, flushes it and moves it into place.
+fn finish_whole(
+    (mut w, file): (Box<dyn Write + Send>, Option<OutputFile>),
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    fill(&mut w)?;
     w.flush()?;
     drop(w);
     match file {

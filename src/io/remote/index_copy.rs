@@ -22,28 +22,32 @@ pub fn local_name(url: &str) -> Option<&str> {
 /// all of them before any request (htslib's `hts_idx_check_local`); a fetched index is kept
 /// there for the next run.
 pub fn first_readable(candidates: &[String]) -> Option<(String, Vec<u8>)> {
-    let local_copy = |c: &String| {
-        let name = local_name(c).filter(|_| super::is_url(c))?;
-        std::fs::read(name).ok().map(|bytes| (c.clone(), bytes))
-    };
-    if let Some(found) = candidates.iter().find_map(local_copy) {
+    let copied = |c: &String| local_copy(c).map(|bytes| (c.clone(), bytes));
+    if let Some(found) = candidates.iter().find_map(copied) {
         return Some(found);
     }
-    candidates.iter().find_map(|c| read(c).ok().map(|bytes| (c.clone(), bytes)))
+    candidates.iter().find_map(|c| fetch_or_read(c).ok().map(|bytes| (c.clone(), bytes)))
 }
 
 /// The index at `path`: a local file read as it is; a URL from its copy in the current
 /// directory, else fetched and copied there.
 pub fn read(path: &str) -> std::io::Result<Vec<u8>> {
+    local_copy(path).map_or_else(|| fetch_or_read(path), Ok)
+}
+
+/// The copy of the index at URL `path` in the current directory, if there is one.
+fn local_copy(path: &str) -> Option<Vec<u8>> {
+    let name = local_name(path).filter(|_| super::is_url(path))?;
+    std::fs::read(name).ok()
+}
+
+/// A local file as it is; a URL fetched, with a copy kept in the current directory.
+fn fetch_or_read(path: &str) -> std::io::Result<Vec<u8>> {
     if !super::is_url(path) {
         return std::fs::read(path);
     }
-    let name = local_name(path);
-    if let Some(bytes) = name.and_then(|n| std::fs::read(n).ok()) {
-        return Ok(bytes);
-    }
     let bytes = super::read_all(path)?;
-    if let Some(name) = name {
+    if let Some(name) = local_name(path) {
         // Written to a temporary name and renamed, so that a run beside this one never reads
         // half a copy; a directory that cannot take it only costs the next run a fetch.
         let _ = crate::io::output::write_file(name, &bytes);
