@@ -168,25 +168,52 @@ pub struct Cons {
 
 const MASK24: i32 = (1 << 24) - 1;
 
-/// `nm_local` at query index `i` (samtools looks one past the base: `seq_offset + 1`).
-fn nm_local(p: &PileupRead, i: i64) -> f64 {
-    let Some(nm) = p.extra.as_deref() else { return 0.0 };
-    if i < 0 {
-        return f64::from(nm[0] & MASK24);
-    }
-    if i >= p.l_qseq {
-        return f64::from(nm[p.l_qseq as usize - 1] & MASK24);
-    }
-    f64::from(nm[i as usize] & MASK24) / 10.0
+/// A read's scores at query index `i` (samtools looks one past the base: `seq_offset + 1`).
+#[derive(Clone, Copy)]
+enum ScoresAt {
+    /// No scores (the simple preparation), or past the read's ends for the homopolymer length.
+    None,
+    /// Before the read's first base: its first score, undivided.
+    Before(i32),
+    Inside(i32),
+    /// At or past the read's end: its last score, undivided.
+    After(i32),
 }
 
-fn poly_len(p: &PileupRead, i: i64) -> i32 {
-    match p.extra.as_deref() {
-        Some(nm) if i >= 0 && i < p.l_qseq => nm[i as usize] >> 24,
+#[inline]
+fn scores_at(p: &PileupRead, i: i64) -> ScoresAt {
+    let Some(nm) = p.extra.as_deref() else { return ScoresAt::None };
+    if i < 0 {
+        ScoresAt::Before(nm[0])
+    } else if i >= p.l_qseq {
+        ScoresAt::After(nm[p.l_qseq as usize - 1])
+    } else {
+        ScoresAt::Inside(nm[i as usize])
+    }
+}
+
+/// `nm_local`.
+#[inline]
+fn nm_local(at: ScoresAt) -> f64 {
+    match at {
+        ScoresAt::None => 0.0,
+        ScoresAt::Before(v) | ScoresAt::After(v) => f64::from(v & MASK24),
+        ScoresAt::Inside(v) => f64::from(v & MASK24) / 10.0,
+    }
+}
+
+/// The homopolymer length (0 outside the read).
+#[inline]
+fn poly_len(at: ScoresAt) -> i32 {
+    match at {
+        ScoresAt::Inside(v) => v >> 24,
         _ => 0,
     }
 }
 
+/// The pure hypotheses (AA, CC, GG, TT, **) and the heterozygous ones, by index.
+const PURE: [usize; 5] = [0, 5, 9, 12, 14];
+const HET: [usize; 10] = [1, 2, 3, 4, 6, 7, 8, 10, 11, 13];
 const MAP_SING: [i32; 15] = [0, 5, 5, 5, 5, 1, 5, 5, 5, 2, 5, 5, 3, 5, 4];
 const MAP_HET: [i32; 15] = [0, 1, 2, 3, 4, 6, 7, 8, 9, 12, 13, 14, 18, 19, 24];
 /// BAM base code (and 16 = gap) to A C G T * N.
@@ -213,10 +240,12 @@ fn gap5(reads: &[PileupRead], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Co
             qual = o.default_qual as u8;
         }
         let base = L[p.base4 as usize];
+        // The read's score one past the base, loaded once for both of its fields.
+        let scores = scores_at(p, p.seq_offset + 1);
         if o.use_mqual {
             let mut mqual = f64::from(r.mapq());
             if o.nm_adjust {
-                mqual /= nm_local(p, p.seq_offset + 1) + 1.0;
+                mqual /= nm_local(scores) + 1.0;
                 mqual *= depth_weight;
             }
             mqual *= o.scale_mqual;
@@ -233,7 +262,7 @@ fn gap5(reads: &[PileupRead], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Co
         if qual < 1 {
             qual = 1;
         }
-        let poly = f64::from(poly_len(p, p.seq_offset + 1));
+        let poly = f64::from(poly_len(scores));
         let q2 = f64::from(qual) - (poly - 2.0) * cp.poly_mul;
         let qual2 = (if 1.0 > q2 { 1.0 } else { q2 }) as i32 as usize;
         let qual = qual as usize;
@@ -315,22 +344,24 @@ fn gap5(reads: &[PileupRead], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Co
     }
     let (mut shift, mut max, mut max_het) = (-f64::MAX, -f64::MAX, -f64::MAX);
     let (mut call, mut het_call) = (0usize, 0usize);
-    for (j, v) in s.iter_mut().enumerate() {
-        *v += cp.lprior15[j];
+    for (v, prior) in s.iter_mut().zip(&cp.lprior15) {
+        *v += prior;
         if shift < *v {
             shift = *v;
         }
-        // Only the pure AA, CC, GG, TT and ** are calls; the rest are het calls.
-        if ![0, 5, 9, 12, 14].contains(&j) {
-            if max_het < *v {
-                max_het = *v;
-                het_call = j;
-            }
-            continue;
-        }
-        if max < *v {
-            max = *v;
+    }
+    // Only the pure AA, CC, GG, TT and ** are calls; the rest are het calls. Each kind is
+    // scanned in samtools' order, so ties go to the same hypothesis.
+    for j in PURE {
+        if max < s[j] {
+            max = s[j];
             call = j;
+        }
+    }
+    for j in HET {
+        if max_het < s[j] {
+            max_het = s[j];
+            het_call = j;
         }
     }
     let mut norm = [0f64; 15];

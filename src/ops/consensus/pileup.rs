@@ -46,6 +46,8 @@ pub struct PileupRead {
     pub first_del: bool,
     /// The bayesian mode's per-read data (`nm_init`).
     pub extra: Option<super::read_scores::ReadScores>,
+    /// A buffer for `extra` from a read that left the pileup (empty for a new one).
+    pub spare_scores: super::read_scores::ReadScores,
 }
 
 impl PileupRead {
@@ -246,7 +248,13 @@ pub struct Pileup {
     /// minimum with that stale value.
     free_quals: Vec<i32>,
     next_qual: i32,
+    /// The buffers of reads that left, for the next reads: three allocations a read were
+    /// most of the threaded path's page churn.
+    spare: Vec<Buffers>,
 }
+
+/// A read's own buffers: its record, CIGAR and scores.
+type Buffers = (Vec<u8>, Vec<u32>, super::read_scores::ReadScores);
 
 /// The input is not sorted by position.
 #[derive(Debug)]
@@ -287,6 +295,7 @@ impl Pileup {
             self.reads.push(p);
         } else {
             self.free_quals.push(p.qual);
+            self.recycle(p);
         }
         self.next_qual = self.free_quals.pop().unwrap_or(0);
         Ok(())
@@ -297,9 +306,12 @@ impl Pileup {
         self.columns_before(i64::MAX, column)
     }
 
-    fn new_read(&self, r: RecordRef<'_>) -> PileupRead {
-        let bytes = r.bytes().to_vec();
-        let cigar: Vec<u32> = r.cigar().collect();
+    fn new_read(&mut self, r: RecordRef<'_>) -> PileupRead {
+        let (mut bytes, mut cigar, spare_scores) = self.spare.pop().unwrap_or_default();
+        bytes.clear();
+        bytes.extend_from_slice(r.bytes());
+        cigar.clear();
+        cigar.extend(r.cigar());
         let l_qseq = r.l_seq();
         let seq_start = r.seq_packed().as_ptr() as usize - r.bytes().as_ptr() as usize;
         let qual_start = seq_start + l_qseq.div_ceil(2);
@@ -325,7 +337,14 @@ impl Pileup {
             cigar_len: 0,
             first_del: false,
             extra: None,
+            spare_scores,
         }
+    }
+
+    /// Keeps a read's buffers for a later read.
+    fn recycle(&mut self, p: PileupRead) {
+        let scores = p.extra.unwrap_or(p.spare_scores);
+        self.spare.push((p.bytes, p.cigar, scores));
     }
 
     fn columns_before<E>(&mut self, pos: i64, column: &mut Column<'_, E>) -> Result<(), E> {
@@ -343,7 +362,20 @@ impl Pileup {
             for p in self.reads.iter().filter(|p| p.eof == 1) {
                 self.free_quals.push(p.qual);
             }
-            self.reads.retain(|p| p.eof != 1);
+            // The living reads keep their order; the dead ones' buffers are kept.
+            if let Some(first_dead) = self.reads.iter().position(|p| p.eof == 1) {
+                let mut alive = first_dead;
+                for i in first_dead + 1..self.reads.len() {
+                    if self.reads[i].eof != 1 {
+                        self.reads.swap(alive, i);
+                        alive += 1;
+                    }
+                }
+                while self.reads.len() > alive {
+                    let p = self.reads.pop().expect("more reads than living ones");
+                    self.recycle(p);
+                }
+            }
             if is_insert > 0 {
                 self.nth += 1;
             } else {

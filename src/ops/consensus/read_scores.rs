@@ -23,7 +23,9 @@ pub fn init_read(o: &Options, p: &mut PileupRead) -> bool {
     if qlen == 0 {
         return false;
     }
-    let mut nm: ReadScores = vec![0; qlen];
+    let mut nm: ReadScores = std::mem::take(&mut p.spare_scores);
+    nm.clear();
+    nm.resize(qlen, 0);
     // The read's own bytes, borrowed (copying seq and qual per read was a third of this
     // function's time); the qualities are rewritten in place after the dips read them.
     if o.adj_qual {
