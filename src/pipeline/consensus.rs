@@ -3,8 +3,10 @@
 //! filtered, piled up and called by [`crate::ops::consensus`]. Command line:
 //! [`crate::cli::consensus`].
 //!
-//! `-@` decodes on that many threads; the consensus itself is one walk, so its output is the
-//! one samtools' serial and threaded paths both give.
+//! `-@` (1 and up) on an indexed BAM takes samtools' threaded path instead
+//! ([`crate::pipeline::consensus_chunks`]); elsewhere (no index, SAM, CRAM) the one walk
+//! decodes on that many threads.
+//! A failure (a reference `-T` lacks) still writes what came before it, as samtools does.
 
 use crate::io::input_spec::InputSpec;
 use std::io::Write;
