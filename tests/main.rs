@@ -131,6 +131,8 @@ mod resource_limits;
 mod command_table;
 /// `consensus` natively (both modes, every output format and option) against the samtools oracle.
 mod consensus;
+/// consensus -T with a FASTA lacking one of the header's references, at every -@, against the oracle.
+mod consensus_missing_ref;
 /// CRAM 3.1's rANS Nx16 and name tokeniser encoders against htscodecs and the oracle.
 mod cram_nx16_encode;
 /// `cram-size` natively (issue 42): reports on oracle- and mdsam-written CRAMs against the oracle.

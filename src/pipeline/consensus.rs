@@ -3,8 +3,10 @@
 //! filtered, piled up and called by [`crate::ops::consensus`]. Command line:
 //! [`crate::cli::consensus`].
 //!
-//! `-@` decodes on that many threads; the consensus itself is one walk, so its output is the
-//! one samtools' serial and threaded paths both give.
+//! `-@` (1 and up) on an indexed BAM takes samtools' threaded path instead
+//! ([`crate::pipeline::consensus_chunks`]); elsewhere (no index, SAM, CRAM) the one walk
+//! decodes on that many threads.
+//! A failure (a reference `-T` lacks) still writes what came before it, as samtools does.
 
 use crate::io::input_spec::InputSpec;
 use std::io::Write;
@@ -156,12 +158,31 @@ impl TrimStart for Error {
 }
 
 fn consensus(run: &ConsensusRun) -> Result<(), Error> {
-    let o = &run.options;
     let calibration = load_calibration(&run.calibration)?;
     let bed = run.bed.as_deref().map(read_bed).transpose()?;
     let out_path = run.output.as_deref().unwrap_or("-");
     let (mut out, file) = crate::io::output::create_lean(out_path)
         .map_err(|e| Error::Bare(format!("{out_path}: {}", crate::error::c_message(&e))))?;
+    if let Err(e) = write_consensus(run, &calibration, bed, out_path, &mut out) {
+        // samtools writes each line as it makes it, so what came before a failure (a reference
+        // `-T` lacks) is still on standard output; an `-o` file is dropped uncommitted.
+        let _ = out.flush();
+        return Err(e);
+    }
+    out.flush().map_err(|e| Error::io(out_path, e))?;
+    drop(out);
+    file.map_or(Ok(()), |f| f.commit().map_err(|e| Error::io(out_path, e)))
+}
+
+/// The consensus of `run` written to `out` (named `out_path` in messages).
+fn write_consensus(
+    run: &ConsensusRun,
+    calibration: &Calibration,
+    bed: Option<Vec<crate::io::bed::BedInterval>>,
+    out_path: &str,
+    out: &mut Box<dyn Write + Send>,
+) -> Result<(), Error> {
+    let o = &run.options;
     let opened = open_sequence_input_in_pieces(
         &run.input,
         InputSpec::new(run.threads, run.cram_reference.as_deref()),
@@ -208,7 +229,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
     let new_caller = || -> Box<dyn BaseCaller> {
         match o.mode {
             Mode::Simple => Box::new(SimpleCaller::new(o)),
-            _ => Box::new(BayesCaller::new(o, &calibration)),
+            _ => Box::new(BayesCaller::new(o, calibration)),
         }
     };
     let blocks = index.as_ref().filter(|_| in_blocks).map(|index| Blocks {
@@ -250,7 +271,7 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
                     emitter: &mut Emitter<'_>,
                     out: &mut Box<dyn Write + Send>|
      -> Result<(), Error> {
-        match (input, &blocks) {
+        let walked = match (input, &blocks) {
             (Some(input), _) => walk_input(input, o, caller.as_mut(), emitter, out),
             (None, Some(blocks)) => {
                 let jobs = blocks.jobs(spans, run.block_size);
@@ -259,18 +280,22 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
             }
             (None, None) => unreachable!("a walk has an input or blocks"),
         }
-        .map_err(walk_failed)?;
-        match o.format {
-            Format::Pileup => emitter.finish_pileup(),
-            _ => emitter.finish_fasta(&mut |piece| out.write_all(piece)),
-        }
-        .map_err(|e| match e {
-            ConsensusError::Write(e) => write_failed(e),
-            _ => failed(String::new()).trim_start(),
-        })?;
-        out.write_all(&emitter.out).map_err(write_failed)?;
+        .map_err(walk_failed)
+        .and_then(|()| {
+            match o.format {
+                Format::Pileup => emitter.finish_pileup(),
+                _ => emitter.finish_fasta(&mut |piece| out.write_all(piece)),
+            }
+            .map_err(|e| match e {
+                ConsensusError::Write(e) => write_failed(e),
+                _ => failed(String::new()).trim_start(),
+            })
+        });
+        // The lines made before a failure are written too, as samtools writes them.
+        let wrote = out.write_all(&emitter.out);
         emitter.out.clear();
-        Ok(())
+        walked?;
+        wrote.map_err(write_failed)
     };
     match (&spans, &run.region) {
         (Some(spans), _) => {
@@ -295,10 +320,10 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
                 let region = Region { tid: span.tid, beg: span.beg, end: span.end };
                 let input = query(&mut source, &mut opened, &run.input, index, region)?;
                 emitter.start_region(span);
-                walk(Some(input), None, &mut emitter, &mut out)?;
+                walk(Some(input), None, &mut emitter, out)?;
             }
             if blocks.is_some() {
-                walk(None, Some(&valid), &mut emitter, &mut out)?;
+                walk(None, Some(&valid), &mut emitter, out)?;
             }
         }
         (None, Some(text)) => {
@@ -313,22 +338,20 @@ fn consensus(run: &ConsensusRun) -> Result<(), Error> {
             emitter.iter = Some(span);
             if blocks.is_some() {
                 let end = end.min(lens[region.tid as usize]);
-                walk(None, Some(&[Span { end, ..span }]), &mut emitter, &mut out)?;
+                walk(None, Some(&[Span { end, ..span }]), &mut emitter, out)?;
             } else {
                 let input = query(&mut source, &mut opened, &run.input, index, region)?;
-                walk(Some(input), None, &mut emitter, &mut out)?;
+                walk(Some(input), None, &mut emitter, out)?;
             }
         }
-        (None, None) if blocks.is_some() => walk(None, None, &mut emitter, &mut out)?,
+        (None, None) if blocks.is_some() => walk(None, None, &mut emitter, out)?,
         (None, None) => {
             let opened = opened.take().expect("input opened once");
             let mut input = SortedInput::whole(&run.input, opened, run.threads);
-            walk(Some(&mut input), None, &mut emitter, &mut out)?;
+            walk(Some(&mut input), None, &mut emitter, out)?;
         }
     }
-    out.flush().map_err(write_failed)?;
-    drop(out);
-    file.map_or(Ok(()), |f| f.commit().map_err(write_failed))
+    Ok(())
 }
 
 /// The input queried for `region`: opened on the first call, re-pointed after.

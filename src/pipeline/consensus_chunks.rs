@@ -18,7 +18,7 @@ use std::sync::mpsc::sync_channel;
 use crate::error::Error;
 use crate::io::index::{Index, Region};
 use crate::io::input_spec::InputSpec;
-use crate::ops::consensus::blocks::Joined;
+use crate::ops::consensus::blocks::{GapReference, Joined};
 use crate::ops::consensus::emit::{BaseCaller, BlockSequence, Emitter, ReferenceSequences, Span};
 use crate::ops::consensus::pileup::Column;
 use crate::ops::consensus::pileup::{Pileup, PileupRead};
@@ -52,22 +52,6 @@ pub enum Job {
     End(Span),
     /// `-aa`: a reference without reads.
     Empty(i32),
-}
-
-/// `-T`'s sequence for the gaps between blocks, fetched once a reference.
-struct GapReference {
-    reader: Option<Box<dyn ReferenceSequences>>,
-    cached: Option<(i32, Vec<u8>)>,
-}
-
-impl GapReference {
-    fn get(&mut self, tid: i32) -> Result<Option<&[u8]>, ConsensusError> {
-        let Some(reader) = self.reader.as_deref_mut() else { return Ok(None) };
-        if self.cached.as_ref().is_none_or(|c| c.0 != tid) {
-            self.cached = Some((tid, reader.fetch(tid).ok_or(ConsensusError::Reference)?));
-        }
-        Ok(self.cached.as_ref().map(|c| &c.1[..]))
-    }
 }
 
 /// A block's result: its sequence, or (`-f pileup`) its text.
@@ -130,7 +114,7 @@ impl Blocks<'_> {
         let mut emitter = Emitter::new(o, self.names, self.lens, reference);
         emitter.iter = Some(block);
         let pileup = o.format == Format::Pileup;
-        self.walk(block, &mut |reads, pos, nth| {
+        let walked = self.walk(block, &mut |reads, pos, nth| {
             let caller = caller.as_mut();
             if pileup {
                 emitter.pileup_column(caller, reads, block.tid, pos, nth)?;
@@ -139,11 +123,12 @@ impl Blocks<'_> {
                 emitter.fasta_column(caller, reads, block.tid, pos, nth, &mut |_| Ok(()))?;
             }
             Ok(())
-        })?;
+        });
+        past_missing_reference(walked)?;
         if !pileup {
             return Ok(Done::Sequence(emitter.take_block()));
         }
-        emitter.finish_block_pileup(block)?;
+        past_missing_reference(emitter.finish_block_pileup(block).map_err(WalkError::from))?;
         Ok(Done::Text(std::mem::take(&mut emitter.out)))
     }
 
@@ -190,7 +175,7 @@ impl Blocks<'_> {
         // more system time and no more user time.
         crate::alloc::purge_freed_memory();
         let mut joined = Joined::default();
-        let mut reference = GapReference { reader: (self.new_reference)(), cached: None };
+        let mut reference = GapReference::new((self.new_reference)());
         // Two blocks a worker: a worker that ends its block while the oldest is still being
         // called starts another instead of waiting for it; more would only hold more calls in
         // memory.
@@ -222,8 +207,11 @@ impl Blocks<'_> {
                             let reference =
                                 reference.as_deref_mut().map(|r| r as &mut dyn ReferenceSequences);
                             let mut e = Emitter::new(o, self.names, self.lens, reference);
-                            e.empty_reference_pileup(tid)?;
+                            // A reference `-T` lacks: its lines (Ns) are written, then
+                            // samtools fails.
+                            let made = e.empty_reference_pileup(tid);
                             out.write_all(&e.out).map_err(WalkError::Io)?;
+                            made?;
                         } else {
                             let seq = reference.get(tid)?;
                             Joined::uncovered(o, len, seq).dump_to(
@@ -257,10 +245,19 @@ impl Blocks<'_> {
                     Done::Sequence(b) => {
                         let rest = self.lens[block.tid as usize] - block.beg;
                         joined.reserve(o, usize::try_from(rest).unwrap_or(0));
-                        joined.append(o, block, &b, reference.get(block.tid)?);
+                        joined.append(o, block, &b, &mut reference);
                     }
                 }
             }
         })
+    }
+}
+
+/// samtools' `pileup_job` ignores its block's failures: a reference `-T` lacks ends the block's
+/// walk at the column that asked for it, and the block keeps what it made so far.
+fn past_missing_reference(walked: Result<(), WalkError>) -> Result<(), WalkError> {
+    match walked {
+        Err(WalkError::Consensus(ConsensusError::Reference)) => Ok(()),
+        walked => walked,
     }
 }

@@ -3,8 +3,33 @@
 //! first called base to its last column; the gaps before and after are the reference's bases or
 //! Ns, kept in the output only where `-a` asks or more sequence follows.
 
-use super::emit::{BlockSequence, Span, dump_fastq_to, with_room_for_insertions};
-use super::{Format, Options};
+use super::emit::{
+    BlockSequence, ReferenceSequences, Span, dump_fastq_to, with_room_for_insertions,
+};
+use super::{ConsensusError, Format, Options};
+
+/// `-T`'s sequence for the gaps between blocks (`update_ref` on samtools' main thread): fetched
+/// when a gap is filled, kept until another reference is asked for.
+pub struct GapReference {
+    reader: Option<Box<dyn ReferenceSequences>>,
+    cached: Option<(i32, Vec<u8>)>,
+}
+
+impl GapReference {
+    pub fn new(reader: Option<Box<dyn ReferenceSequences>>) -> Self {
+        GapReference { reader, cached: None }
+    }
+
+    /// The bases of `tid` (`None`: no `-T`). A reference `-T` lacks is asked for (and warned
+    /// about) again each time, as samtools keeps no failed fetch.
+    pub fn get(&mut self, tid: i32) -> Result<Option<&[u8]>, ConsensusError> {
+        let Some(reader) = self.reader.as_deref_mut() else { return Ok(None) };
+        if self.cached.as_ref().is_none_or(|c| c.0 != tid) {
+            self.cached = Some((tid, reader.fetch(tid).ok_or(ConsensusError::Reference)?));
+        }
+        Ok(self.cached.as_ref().map(|c| &c.1[..]))
+    }
+}
 
 pub struct Joined {
     seq: Vec<u8>,
@@ -44,14 +69,10 @@ impl Joined {
         }
     }
 
-    /// `append_cons`: the sequence of `block` (the span it was walked on) appended.
-    pub fn append(
-        &mut self,
-        o: &Options,
-        block: Span,
-        b: &BlockSequence,
-        reference: Option<&[u8]>,
-    ) {
+    /// `append_cons`: the sequence of `block` (the span it was walked on) appended. A gap of a
+    /// reference `-T` lacks ends the append there (samtools' failed `ref_or_Ns`, whose failure
+    /// goes unchecked).
+    pub fn append(&mut self, o: &Options, block: Span, b: &BlockSequence, gaps: &mut GapReference) {
         let all = o.all_bases > 0;
         if all || self.used_start >= 0 {
             let n = match b.first_base {
@@ -59,6 +80,7 @@ impl Joined {
                 Some(_) => b.first_pos - block.beg - 1,
             };
             if n != 0 {
+                let Ok(reference) = gaps.get(block.tid) else { return };
                 self.ref_or_ns(o, reference, block.beg, n);
                 if self.used_start == -1 {
                     self.used_start = 0;
@@ -77,6 +99,7 @@ impl Joined {
             self.used_start = 0;
             let n = block.end - b.last_pos;
             if n != 0 {
+                let Ok(reference) = gaps.get(block.tid) else { return };
                 self.ref_or_ns(o, reference, b.last_pos, n);
                 if all {
                     self.used_end = self.seq.len();

@@ -119,12 +119,11 @@ impl<'a> Emitter<'a> {
         self.refseq.as_ref().map(|r| r.get(i as usize).copied().unwrap_or(b'N'))
     }
 
-    /// `empty_pileup2`: pileup lines for the uncovered positions `[start, end)`.
+    /// `empty_pileup2`: pileup lines for the uncovered positions `[start, end)`. A reference
+    /// `-T` lacks still gets its lines (Ns) before the failure, as samtools writes them.
     fn empty_pileup(&mut self, tid: i32, start: i64, end: i64) -> Result<(), ConsensusError> {
         let with_ref = self.reference.is_some();
-        if with_ref {
-            self.update_ref(tid)?;
-        }
+        let fetched = if with_ref { self.update_ref(tid) } else { Ok(()) };
         for i in start..end {
             let base = if with_ref { self.ref_base(i).unwrap_or(b'N') } else { b'N' };
             self.out.extend_from_slice(self.names.get(tid as usize).map_or(&[][..], |n| &n[..]));
@@ -132,7 +131,7 @@ impl<'a> Emitter<'a> {
             self.out.push(base);
             self.out.extend_from_slice(b"\t0\t*\t*\n");
         }
-        Ok(())
+        fetched
     }
 
     /// Whether `pos` (1-based) lies outside the region walked.
