@@ -243,6 +243,7 @@ fn write_consensus(
         names: &names,
         lens: &lens,
         new_reference: &new_reference,
+        readers: Default::default(),
     });
     let mut reference =
         fasta.clone().map(|fasta| ByTid { fasta, names: Arc::clone(&shared_names) });

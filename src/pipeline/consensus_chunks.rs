@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::Mutex;
 use std::sync::mpsc::sync_channel;
 
 use crate::error::Error;
@@ -42,6 +43,8 @@ pub struct Blocks<'a> {
     pub names: &'a [Vec<u8>],
     pub lens: &'a [i64],
     pub new_reference: &'a (dyn Fn() -> Option<Box<dyn ReferenceSequences>> + Sync),
+    /// Readers whose blocks are done, for the next blocks.
+    pub readers: Mutex<Vec<SortedInput>>,
 }
 
 /// What the main thread does next, in output order.
@@ -76,24 +79,35 @@ impl Blocks<'_> {
         !self.index.query(tid, 0, len.max(1)).is_empty()
     }
 
-    /// Every column of the reads that overlap `block`, from a fresh pileup.
-    fn walk(&self, block: Span, column: &mut Column<'_, WalkError>) -> Result<(), WalkError> {
-        let o = self.options;
+    /// The input queried for `region`: a reader an earlier block handed back, else a new one.
+    /// Each new reader's buffers would be freed at its block's end and faulted in again by the
+    /// next; reused, the block readers are not rebuilt per block.
+    fn block_input(&self, region: Region) -> Result<SortedInput, WalkError> {
+        let reused = self.readers.lock().ok().and_then(|mut readers| readers.pop());
+        if let Some(mut input) = reused {
+            input.requery(self.index, region);
+            return Ok(input);
+        }
         let spec = InputSpec::new(1, self.cram_reference);
         // Blocks are read a small piece at a time: `threads + 1` of them are open at once (a
         // MiB a read per block in flight was most of the threaded path's memory).
         let opened =
             open_sequence_input_in_pieces(self.path, spec, self.wording, LEAN_PIECE, false)
                 .map_err(WalkError::Other)?;
-        let region = Region { tid: block.tid, beg: block.beg, end: block.end };
         let no_index = || {
             WalkError::Other(Error::Bare(format!(
                 "samtools consensus: Cannot load index for input file \"{}\"",
                 self.path
             )))
         };
-        let mut input =
-            SortedInput::region(self.path, opened, self.index, region).ok_or_else(no_index)?;
+        SortedInput::region(self.path, opened, self.index, region).ok_or_else(no_index)
+    }
+
+    /// Every column of the reads that overlap `block`, from a fresh pileup.
+    fn walk(&self, block: Span, column: &mut Column<'_, WalkError>) -> Result<(), WalkError> {
+        let o = self.options;
+        let region = Region { tid: block.tid, beg: block.beg, end: block.end };
+        let mut input = self.block_input(region)?;
         let mut keep = |p: &mut PileupRead| Ok(read_scores::init_read(o, p));
         let mut pileup = Pileup::new();
         while let Some(r) = input.current().map_err(WalkError::Other)? {
@@ -101,6 +115,9 @@ impl Blocks<'_> {
                 pileup.add(r, &mut keep, column)?;
             }
             input.advance();
+        }
+        if let Ok(mut readers) = self.readers.lock() {
+            readers.push(input);
         }
         pileup.finish(column)
     }

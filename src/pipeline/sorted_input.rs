@@ -134,17 +134,23 @@ impl SortedInput {
                     *chunk_end = None;
                     return Ok(());
                 };
-                let mut kept = Batch::default();
-                for (i, r) in batch.iter().enumerate() {
-                    if located[i] >= end {
-                        *chunk_end = None;
-                        break;
-                    }
-                    if overlaps(&r, region) {
+                // The records before the chunk's end; the first one past it ends the chunk.
+                let n = located[..batch.len()].iter().position(|&v| v >= end);
+                if n.is_some() {
+                    *chunk_end = None;
+                }
+                let n = n.unwrap_or(batch.len());
+                if n == batch.len() && batch.iter().all(|r| overlaps(&r, region)) {
+                    // Every record is kept (a block's reads mostly are): the batch as read,
+                    // not a copy grown record by record (most of consensus -@'s page faults).
+                    self.batches.push_back(batch);
+                } else {
+                    let mut kept = Batch::with_capacity(batch.bytes_of(0..n), n);
+                    for r in batch.iter().take(n).filter(|r| overlaps(r, region)) {
                         kept.push(r.bytes());
                     }
+                    self.batches.push_back(kept);
                 }
-                self.batches.push_back(kept);
             }
         }
         Ok(())
