@@ -92,6 +92,23 @@ impl PileupRead {
     /// else the length of an insertion that follows (0 when none).
     fn next_base(&mut self, pos: i64, nth: i32) -> Option<i64> {
         let mut op = self.cigar_op;
+        // Most steps move one base along a match that goes on past it: the walk below reduced
+        // to what it does then (no insertion, deletion, clip or read end to look at).
+        if nth == 0
+            && self.nth == 0
+            && self.pos + 1 == pos
+            && self.cigar_len >= 2
+            && is_match(op)
+            && self.start == 0
+            && self.eof == 0
+            && !self.first_del
+        {
+            self.seq_offset += 1;
+            self.pos = pos;
+            self.cigar_len -= 1;
+            self.fill_base(op, nth);
+            return Some(0);
+        }
         self.start -= i8::from(self.start > 0);
         if self.first_del && op != PAD {
             self.first_del = false;
