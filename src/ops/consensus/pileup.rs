@@ -381,15 +381,9 @@ impl Pileup {
             }
             // The living reads keep their order; the dead ones' buffers are kept.
             if let Some(first_dead) = self.reads.iter().position(|p| p.eof == 1) {
-                let mut alive = first_dead;
-                for i in first_dead + 1..self.reads.len() {
-                    if self.reads[i].eof != 1 {
-                        self.reads.swap(alive, i);
-                        alive += 1;
-                    }
-                }
-                while self.reads.len() > alive {
-                    let p = self.reads.pop().expect("more reads than living ones");
+                let dead: Vec<PileupRead> =
+                    self.reads.extract_if(first_dead.., |p| p.eof == 1).collect();
+                for p in dead {
                     self.recycle(p);
                 }
             }
