@@ -208,9 +208,9 @@ fn write_consensus(
                 run.input
             ))
         };
-        Some(RegionIndex::load_logged(&run.input, &opened).ok_or_else(no_index)?)
+        Some(RegionIndex::load_logged(&run.input, None, &opened).ok_or_else(no_index)?)
     } else if run.threads > 1 {
-        let index = RegionIndex::load_logged(&run.input, &opened);
+        let index = RegionIndex::load_logged(&run.input, None, &opened);
         if index.is_none() {
             eprintln!("No index: multi-threading is limited to decompression only");
         }

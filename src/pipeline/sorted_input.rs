@@ -214,14 +214,19 @@ pub enum RegionIndex {
 }
 
 impl RegionIndex {
-    /// The index of `opened` (a CRAM's `.crai`, else a BAM's), printing htslib's line when
-    /// there is none; the caller adds its own.
-    pub fn load_logged(path: &str, opened: &Opened) -> Option<RegionIndex> {
+    /// The index of `opened` (a CRAM's `.crai`, else a BAM's; `explicit`: the `-X` one),
+    /// printing htslib's line when there is none; the caller adds its own.
+    pub fn load_logged(path: &str, explicit: Option<&str>, opened: &Opened) -> Option<Self> {
         if !matches!(opened.reader, RecordReader::Cram(_)) {
-            return load_index_logged(path, None).map(RegionIndex::Bam);
+            return load_index_logged(path, explicit).map(RegionIndex::Bam);
         }
-        match crate::pipeline::cram_region::load_crai(path, None) {
+        match crate::pipeline::cram_region::load_crai(path, explicit) {
             Ok(crai) => Some(RegionIndex::Cram(crai)),
+            Err(_) if explicit.is_some() => {
+                // The missing `-X` file's line, as for a BAM.
+                load_index_logged(path, explicit);
+                None
+            }
             Err(_) => {
                 eprintln!("[E::cram_index_load] Could not retrieve index file for '{path}'");
                 None
@@ -333,11 +338,12 @@ pub fn open_sorted_inputs(
             Some(text) => {
                 let explicit = index_files.map(|x| x[i].as_str());
                 let no_index = || Error::Bare((messages.no_index)(path));
-                let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
+                let index =
+                    RegionIndex::load_logged(path, explicit, &opened).ok_or_else(no_index)?;
                 let r = crate::io::index::parse_region(text, h.refs())
                     .ok_or_else(|| Error::Bare((messages.bad_region)(text, path)))?;
                 opened_all.region.get_or_insert(r);
-                SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?
+                index.query(path, opened, r).ok_or_else(no_index)?
             }
         };
         opened_all.inputs.push(input);
