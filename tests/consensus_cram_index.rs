@@ -158,3 +158,33 @@ fn consensus_cram_without_index_matches_samtools() {
     compare(&oracle, &i.fasta, &ALL_THREADS, &["-r", "chr1:1-500", b]);
     compare(&oracle, &i.fasta, &[Some("2")], &["-f", "fasta", "-a", b]);
 }
+
+/// `cmd args…` (any command) run by both tools; stdout, stderr and exit status must agree.
+fn compare_command(oracle: &Path, args: &[&str]) {
+    let want = run_isolated(oracle, args);
+    assert_same_outcome(&run_isolated(&mdsam_bin(), args), &want, &args.join(" "));
+}
+
+/// `depth -r`, `coverage -r` and `bedcov` share consensus' region input, so they read an
+/// indexed CRAM through its `.crai` too; without one, htslib's CRAM line and their failure.
+/// (`coverage` is run with `-Q 1`: without it samtools decodes no CRAM qualities and reports a
+/// mean base quality of 255.)
+#[test]
+fn depth_coverage_and_bedcov_regions_of_an_indexed_cram_match_samtools() {
+    let Some(oracle) = oracle() else { return };
+    let i = inputs(&oracle, "consensus_cram_index_depth");
+    let bed = i.dir.join("regions.bed");
+    std::fs::write(&bed, "chr1\t100\t3000\nchr3\t0\t9000\nchr1\t2900\t2950\n").expect("write BED");
+    let bare = i.dir.join("bare.cram");
+    std::fs::copy(&i.small, &bare).expect("copy CRAM");
+    let f = s(&i.fasta);
+    for cram in [&i.small, &i.whole, &bare] {
+        let c = s(cram);
+        compare_command(&oracle, &["depth", "--reference", f, "-a", "-r", "chr2:1001-6000", c]);
+        compare_command(&oracle, &["depth", "--reference", f, "-r", "chr3", c]);
+        for region in ["chr1:100-4000", "chr3"] {
+            compare_command(&oracle, &["coverage", "--reference", f, "-Q", "1", "-r", region, c]);
+        }
+        compare_command(&oracle, &["bedcov", "--reference", f, "-c", "-j", s(&bed), c]);
+    }
+}

@@ -131,7 +131,7 @@ mod resource_limits;
 mod command_table;
 /// `consensus` natively (both modes, every output format and option) against the samtools oracle.
 mod consensus;
-/// consensus -r, --regions-file and -@ on a CRAM through its .crai, against samtools 1.24.
+/// consensus -r/--regions-file/-@, depth/coverage/bedcov regions on a CRAM via its .crai.
 mod consensus_cram_index;
 /// consensus -T with a FASTA lacking one of the header's references, at every -@, against the oracle.
 mod consensus_missing_ref;
