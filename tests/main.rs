@@ -131,6 +131,8 @@ mod resource_limits;
 mod command_table;
 /// `consensus` natively (both modes, every output format and option) against the samtools oracle.
 mod consensus;
+/// consensus -r/--regions-file/-@, depth/coverage/bedcov regions on a CRAM via its .crai.
+mod consensus_cram_index;
 /// consensus -T with a FASTA lacking one of the header's references, at every -@, against the oracle.
 mod consensus_missing_ref;
 /// CRAM 3.1's rANS Nx16 and name tokeniser encoders against htscodecs and the oracle.

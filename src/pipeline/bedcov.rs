@@ -8,12 +8,10 @@ use crate::io::input_spec::InputSpec;
 use std::io::Write;
 
 use crate::error::Error;
-use crate::io::index::{Index, Region};
+use crate::io::index::Region;
 use crate::ops::depth::bedcov::{BedcovOptions, IntervalCounts, IntervalSweep};
 use crate::ops::depth::pileup_cap::PileupCap;
-use crate::pipeline::sorted_input::{
-    SortedInput, first_in_order, load_index_logged, log_open_failure,
-};
+use crate::pipeline::sorted_input::{RegionIndex, SortedInput, first_in_order, log_open_failure};
 use crate::record::Header;
 use crate::record::layout::flags;
 
@@ -45,7 +43,7 @@ fn fail(message: String) -> Error {
     Error::Status(2)
 }
 
-fn open(o: &BedcovRunOptions, i: usize) -> Result<(SortedInput, Index, Header), Error> {
+fn open(o: &BedcovRunOptions, i: usize) -> Result<(SortedInput, RegionIndex, Header), Error> {
     let path = &o.inputs[i];
     let failed = || fail(format!("ERROR: fail to open index BAM file '{path}'"));
     let opened =
@@ -54,10 +52,10 @@ fn open(o: &BedcovRunOptions, i: usize) -> Result<(SortedInput, Index, Header), 
             failed()
         })?;
     let explicit = o.index_files.as_ref().map(|x| x[i].as_str());
-    let index = load_index_logged(path, explicit).ok_or_else(failed)?;
+    let index = RegionIndex::load_logged(path, explicit, &opened).ok_or_else(failed)?;
     let header = opened.header.clone();
     let empty = Region { tid: -1, beg: 0, end: 0 };
-    let records = SortedInput::region(path, opened, &index, empty).ok_or_else(failed)?;
+    let records = index.query(path, opened, empty).ok_or_else(failed)?;
     Ok((records, index, header))
 }
 
@@ -226,13 +224,13 @@ fn scan_long(text: &mut &[u8]) -> Option<i64> {
 
 fn count_interval(
     inputs: &mut [SortedInput],
-    indexes: &[Index],
+    indexes: &[RegionIndex],
     interval: Region,
     o: &BedcovRunOptions,
     options: BedcovOptions,
 ) -> Result<Option<Vec<IntervalCounts>>, Error> {
     for (input, index) in inputs.iter_mut().zip(indexes) {
-        input.requery(index, interval);
+        index.requery(input, interval);
     }
     let mut sweep = IntervalSweep::new(interval.beg, interval.end, inputs.len(), options);
     // A new pileup for every interval, as `bam_mplp_init` there.

@@ -3,9 +3,9 @@
 //! filtered, piled up and called by [`crate::ops::consensus`]. Command line:
 //! [`crate::cli::consensus`].
 //!
-//! `-@` (1 and up) on an indexed BAM takes samtools' threaded path instead
-//! ([`crate::pipeline::consensus_chunks`]); elsewhere (no index, SAM, CRAM) the one walk
-//! decodes on that many threads.
+//! `-@` (1 and up) on an indexed BAM or CRAM takes samtools' threaded path instead
+//! ([`crate::pipeline::consensus_chunks`]); elsewhere (no index, SAM) the one walk decodes on
+//! that many threads.
 //! A failure (a reference `-T` lacks) still writes what came before it, as samtools does.
 
 use crate::io::input_spec::InputSpec;
@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::io::fasta::Fasta;
-use crate::io::index::{Index, Region};
+use crate::io::index::Region;
 use crate::ops::consensus::bayes::BayesCaller;
 use crate::ops::consensus::calibration::{self, Calibration, Source};
 use crate::ops::consensus::emit::{BaseCaller, Emitter, ReferenceSequences, Span};
@@ -24,7 +24,7 @@ use crate::ops::consensus::{
 };
 use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
 use crate::pipeline::consensus_chunks::Blocks;
-use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
+use crate::pipeline::sorted_input::{RegionIndex, SortedInput};
 use crate::record::Header;
 
 pub struct ConsensusRun {
@@ -208,9 +208,9 @@ fn write_consensus(
                 run.input
             ))
         };
-        Some(load_index_logged(&run.input, None).ok_or_else(no_index)?)
+        Some(RegionIndex::load_logged(&run.input, None, &opened).ok_or_else(no_index)?)
     } else if run.threads > 1 {
-        let index = load_index_logged(&run.input, None);
+        let index = RegionIndex::load_logged(&run.input, None, &opened);
         if index.is_none() {
             eprintln!("No index: multi-threading is limited to decompression only");
         }
@@ -218,9 +218,12 @@ fn write_consensus(
     } else {
         None
     };
-    // samtools' threaded path: blocks called on the pool (an indexed BAM).
-    let in_blocks =
-        run.threads > 1 && matches!(opened.reader, crate::io::open::RecordReader::Bam(_));
+    // samtools' threaded path: blocks called on the pool (an indexed BAM or CRAM).
+    let in_blocks = run.threads > 1
+        && matches!(
+            opened.reader,
+            crate::io::open::RecordReader::Bam(_) | crate::io::open::RecordReader::Cram(_)
+        );
     // A block's own `-T` reader (pileup lines), on the shared FASTA.
     let new_reference = || -> Option<Box<dyn ReferenceSequences>> {
         let fasta = Arc::clone(fasta.as_ref()?);
@@ -360,14 +363,14 @@ fn query<'s>(
     source: &'s mut Option<SortedInput>,
     opened: &mut Option<crate::io::open::Opened>,
     path: &str,
-    index: &Index,
+    index: &RegionIndex,
     region: Region,
 ) -> Result<&'s mut SortedInput, Error> {
     match source {
-        Some(input) => input.requery(index, region),
+        Some(input) => index.requery(input, region),
         None => {
             let o = opened.take().expect("input opened once");
-            let input = SortedInput::region(path, o, index, region).ok_or_else(|| {
+            let input = index.query(path, o, region).ok_or_else(|| {
                 failed(format!("samtools consensus: Cannot load index for input file \"{path}\""))
             })?;
             *source = Some(input);

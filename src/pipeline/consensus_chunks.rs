@@ -1,4 +1,4 @@
-//! `samtools consensus -@` on an indexed BAM (samtools 1.24 `pileup_loop_parallel`): each
+//! `samtools consensus -@` on an indexed BAM or CRAM (samtools 1.24 `pileup_loop_parallel`): each
 //! reference (or the `-r` region) is cut into `-Z` blocks, each block's reads are fetched through
 //! the index and piled up afresh on a pool worker, which turns the block's columns into its
 //! sequence (FASTA/FASTQ, joined in block order by [`Joined`] as `append_cons` joins them) or
@@ -17,7 +17,7 @@ use std::sync::Mutex;
 use std::sync::mpsc::sync_channel;
 
 use crate::error::Error;
-use crate::io::index::{Index, Region};
+use crate::io::index::Region;
 use crate::io::input_spec::InputSpec;
 use crate::ops::consensus::blocks::{GapReference, Joined};
 use crate::ops::consensus::emit::{BaseCaller, BlockSequence, Emitter, ReferenceSequences, Span};
@@ -26,14 +26,14 @@ use crate::ops::consensus::pileup::{Pileup, PileupRead};
 use crate::ops::consensus::{ConsensusError, Format, Options, read_scores};
 use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
 use crate::pipeline::consensus::WalkError;
-use crate::pipeline::sorted_input::SortedInput;
+use crate::pipeline::sorted_input::{RegionIndex, SortedInput};
 
 /// What every block's job needs.
 pub struct Blocks<'a> {
     pub options: &'a Options,
     pub path: &'a str,
     pub cram_reference: Option<&'a str>,
-    pub index: &'a Index,
+    pub index: &'a RegionIndex,
     /// `-@`: the blocks called at once.
     pub threads: usize,
     pub wording: &'a Wording,
@@ -76,16 +76,15 @@ impl Blocks<'_> {
     /// Whether the index lists any reads on `tid` (a block of a reference without reads
     /// would only open the file to find nothing).
     pub fn has_reads(&self, tid: i32, len: i64) -> bool {
-        !self.index.query(tid, 0, len.max(1)).is_empty()
+        self.index.has_reads(tid, 0, len.max(1))
     }
 
-    /// The input queried for `region`: a reader an earlier block handed back, else a new one.
-    /// Each new reader's buffers would be freed at its block's end and faulted in again by the
-    /// next; reused, the block readers are not rebuilt per block.
+    /// The input queried for `region`: a reader an earlier block handed back, else a new one
+    /// (whose buffers would be freed at its block's end and faulted in again by the next).
     fn block_input(&self, region: Region) -> Result<SortedInput, WalkError> {
         let reused = self.readers.lock().ok().and_then(|mut readers| readers.pop());
         if let Some(mut input) = reused {
-            input.requery(self.index, region);
+            self.index.requery(&mut input, region);
             return Ok(input);
         }
         let spec = InputSpec::new(1, self.cram_reference);
@@ -100,7 +99,7 @@ impl Blocks<'_> {
                 self.path
             )))
         };
-        SortedInput::region(self.path, opened, self.index, region).ok_or_else(no_index)
+        self.index.query(self.path, opened, region).ok_or_else(no_index)
     }
 
     /// Every column of the reads that overlap `block`, from a fresh pileup.

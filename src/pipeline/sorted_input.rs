@@ -1,13 +1,15 @@
 //! The inputs of `depth`, `coverage` and `bedcov`, read one record at a time so that several
 //! sorted inputs can be walked together: a whole file, or one region through its BAM index
-//! (htslib's `sam_itr_queryi`: the reads on the region's reference that start before its end
-//! and end after its start).
+//! or CRAM index (htslib's `sam_itr_queryi`: the reads on the region's reference that start
+//! before its end and end after its start).
 
 use crate::io::input_spec::InputSpec;
 use std::collections::VecDeque;
 
 use crate::error::Error;
 use crate::io::bam;
+use crate::io::cram;
+use crate::io::cram::index::{CraiEntry, containers_for};
 use crate::io::index::{Index, Region};
 use crate::io::open::{Opened, RecordReader};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
@@ -23,6 +25,12 @@ enum Source {
         region: Region,
         /// Where the chunk being read ends, while one is.
         chunk_end: Option<u64>,
+    },
+    /// A CRAM region: the containers the `.crai` names for it, decoded one at a time.
+    CramRegion {
+        reader: Box<cram::Reader>,
+        containers: VecDeque<u64>,
+        region: Region,
     },
 }
 
@@ -69,6 +77,19 @@ impl SortedInput {
         }
     }
 
+    /// The records of `region` in a CRAM, found through its `.crai`; `None` when the input is
+    /// not a CRAM.
+    pub fn cram_region(
+        path: &str,
+        opened: Opened,
+        crai: &[CraiEntry],
+        region: Region,
+    ) -> Option<Self> {
+        let RecordReader::Cram(reader) = opened.reader else { return None };
+        let containers = cram_containers(crai, region);
+        Some(SortedInput::new(path, Source::CramRegion { reader, containers, region }))
+    }
+
     /// Points `region` at a new interval of the same file (bedcov's next BED line).
     pub fn requery(&mut self, index: &Index, region: Region) {
         if let Source::Region { chunks, region: r, chunk_end, .. } = &mut self.source {
@@ -79,10 +100,23 @@ impl SortedInput {
                 .map(|c| (c.start, c.end))
                 .collect();
             *r = region;
-            self.batches.clear();
-            self.next = 0;
-            self.done = false;
+            self.restart();
         }
+    }
+
+    /// [`SortedInput::requery`] for a CRAM region.
+    pub fn requery_cram(&mut self, crai: &[CraiEntry], region: Region) {
+        if let Source::CramRegion { containers, region: r, .. } = &mut self.source {
+            *containers = cram_containers(crai, region);
+            *r = region;
+            self.restart();
+        }
+    }
+
+    fn restart(&mut self) {
+        self.batches.clear();
+        self.next = 0;
+        self.done = false;
     }
 
     /// The current record, reading on when the batch in hand is used up; `None` at the end.
@@ -152,8 +186,82 @@ impl SortedInput {
                     self.batches.push_back(kept);
                 }
             }
+            Source::CramRegion { reader, containers, region } => {
+                let Some(offset) = containers.pop_front() else {
+                    self.done = true;
+                    return Ok(());
+                };
+                let batch =
+                    reader.read_container_at(offset).map_err(|e| Error::file(&self.path, e))?;
+                let mut kept = Batch::default();
+                for r in batch.iter().flat_map(|b| b.iter()).filter(|r| overlaps(r, region)) {
+                    kept.push(r.bytes());
+                }
+                self.batches.push_back(kept);
+            }
         }
         Ok(())
+    }
+}
+
+/// The containers of `crai` that hold reads of `region`, in file order.
+fn cram_containers(crai: &[CraiEntry], region: Region) -> VecDeque<u64> {
+    if region.tid < 0 {
+        return VecDeque::new();
+    }
+    containers_for(crai, region.tid, region.beg, region.end).into()
+}
+
+/// A BAM's `.bai`/`.csi` or a CRAM's `.crai`: what a region of a [`SortedInput`] is found
+/// through.
+pub enum RegionIndex {
+    Bam(Index),
+    Cram(Vec<CraiEntry>),
+}
+
+impl RegionIndex {
+    /// The index of `opened` (a CRAM's `.crai`, else a BAM's; `explicit`: the `-X` one),
+    /// printing htslib's line when there is none; the caller adds its own.
+    pub fn load_logged(path: &str, explicit: Option<&str>, opened: &Opened) -> Option<Self> {
+        if !matches!(opened.reader, RecordReader::Cram(_)) {
+            return load_index_logged(path, explicit).map(RegionIndex::Bam);
+        }
+        match crate::pipeline::cram_region::load_crai(path, explicit) {
+            Ok(crai) => Some(RegionIndex::Cram(crai)),
+            Err(_) if explicit.is_some() => {
+                // The missing `-X` file's line, as for a BAM.
+                load_index_logged(path, explicit);
+                None
+            }
+            Err(_) => {
+                eprintln!("[E::cram_index_load] Could not retrieve index file for '{path}'");
+                None
+            }
+        }
+    }
+
+    /// Whether the index lists any reads on `[beg, end)` of `tid`.
+    pub fn has_reads(&self, tid: i32, beg: i64, end: i64) -> bool {
+        match self {
+            RegionIndex::Bam(index) => !index.query(tid, beg, end).is_empty(),
+            RegionIndex::Cram(crai) => !containers_for(crai, tid, beg, end).is_empty(),
+        }
+    }
+
+    /// The records of `region` in `opened`; `None` when the input is not of this index's kind.
+    pub fn query(&self, path: &str, opened: Opened, region: Region) -> Option<SortedInput> {
+        match self {
+            RegionIndex::Bam(index) => SortedInput::region(path, opened, index, region),
+            RegionIndex::Cram(crai) => SortedInput::cram_region(path, opened, crai, region),
+        }
+    }
+
+    /// Points `input` (from [`RegionIndex::query`]) at `region`.
+    pub fn requery(&self, input: &mut SortedInput, region: Region) {
+        match self {
+            RegionIndex::Bam(index) => input.requery(index, region),
+            RegionIndex::Cram(crai) => input.requery_cram(crai, region),
+        }
     }
 }
 
@@ -236,11 +344,12 @@ pub fn open_sorted_inputs(
             Some(text) => {
                 let explicit = index_files.map(|x| x[i].as_str());
                 let no_index = || Error::Bare((messages.no_index)(path));
-                let index = load_index_logged(path, explicit).ok_or_else(no_index)?;
+                let index =
+                    RegionIndex::load_logged(path, explicit, &opened).ok_or_else(no_index)?;
                 let r = crate::io::index::parse_region(text, h.refs())
                     .ok_or_else(|| Error::Bare((messages.bad_region)(text, path)))?;
                 opened_all.region.get_or_insert(r);
-                SortedInput::region(path, opened, &index, r).ok_or_else(no_index)?
+                index.query(path, opened, r).ok_or_else(no_index)?
             }
         };
         opened_all.inputs.push(input);
