@@ -110,6 +110,10 @@ fn local_quality_dips(o: &Options, seq: &[u8], qual: &[u8], nm: &mut [i32]) {
         let pl = polyr - polyl;
         let t = if bayes116 {
             (q(i) + 5 * qmin) / 4
+        } else if poly_adj == 1.0 {
+            // Without the homopolymer fix the product is exact, and so is the sum of two
+            // small integers: the same value without the conversions.
+            q(i) / 3 + (qminp - pl as i32 * 2)
         } else {
             (f64::from(q(i) / 3) + f64::from(qminp - pl as i32 * 2) * poly_adj) as i32
         };
