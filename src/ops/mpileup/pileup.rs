@@ -348,18 +348,30 @@ impl Pileup {
             let Pileup { reads, freed, overlaps, column, first_gone, .. } = self;
             if *first_gone <= (tid, pos) {
                 *first_gone = (i32::MAX, i64::MAX);
-                reads.retain(|r| {
-                    let gone = r.tid < tid || (r.tid == tid && r.end <= pos);
-                    if gone {
-                        freed.push((r.tid, r.beg));
-                        if let Some(h) = overlaps.as_mut() {
-                            h.remove(RecordRef::new(&r.rec).read_name());
-                        }
-                    } else {
-                        *first_gone = (*first_gone).min((r.tid, r.end));
+                let is_gone = |r: &Read| r.tid < tid || (r.tid == tid && r.end <= pos);
+                let mut leave = |r: &Read| {
+                    freed.push((r.tid, r.beg));
+                    if let Some(h) = overlaps.as_mut() {
+                        h.remove(RecordRef::new(&r.rec).read_name());
                     }
-                    !gone
-                });
+                };
+                // Reads mostly end in the order they start: those at the front are popped,
+                // where `retain` moved every read behind them (a sixth of deep pileups' time).
+                while let Some(r) = reads.pop_front_if(|r| is_gone(r)) {
+                    leave(&r);
+                }
+                if reads.iter().any(is_gone) {
+                    reads.retain(|r| {
+                        let gone = is_gone(r);
+                        if gone {
+                            leave(r);
+                        }
+                        !gone
+                    });
+                }
+                for r in reads.iter() {
+                    *first_gone = (*first_gone).min((r.tid, r.end));
+                }
             }
             for (i, r) in reads.iter_mut().enumerate() {
                 // The list is in coordinate order: the rest start later.
