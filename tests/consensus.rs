@@ -8,23 +8,15 @@
 //! compared as a sorted list of lines.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use mdsam::simulate::{Order, SimulateOptions};
 
-use crate::support::{mdsam_bin, oracle, run, run_ok, scratch_dir, simulated_fasta, simulated_sam};
+use crate::support::{
+    mdsam_native, oracle, run, run_ok, scratch_dir, simulated_fasta, simulated_sam,
+};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
-}
-
-/// mdsam with delegation to samtools impossible.
-fn mdsam(args: &[&str]) -> Output {
-    Command::new(mdsam_bin())
-        .args(args)
-        .env("MDSAM_SAMTOOLS", "/bin/false")
-        .output()
-        .expect("run mdsam")
 }
 
 fn sorted_lines(text: &[u8]) -> Vec<String> {
@@ -38,7 +30,7 @@ fn compare(oracle: &Path, args: &[&str]) {
     let mut full = vec!["consensus"];
     full.extend_from_slice(args);
     let want = run(oracle, &full);
-    let got = mdsam(&full);
+    let got = mdsam_native(&full);
     let context = args.join(" ");
     assert_eq!(got.status.code(), want.status.code(), "exit status of consensus {context}");
     assert!(
@@ -165,7 +157,7 @@ fn consensus_calls_heterozygous_sites_in_deep_data_as_samtools_does() {
     run_ok(&oracle, &["sort", "-o", s(&bam), s(&sam)]);
     run_ok(&oracle, &["index", s(&bam)]);
     let b = s(&bam);
-    let called = mdsam(&["consensus", "-A", b]);
+    let called = mdsam_native(&["consensus", "-A", b]);
     assert!(
         called.stdout.iter().skip_while(|&&c| c != b'\n').any(|c| b"RYKMSW".contains(c)),
         "the het sites give IUPAC codes"

@@ -8,26 +8,19 @@
 //! is compared as the number of warning pieces and the sorted remaining lines.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use mdsam::simulate::{Order, SimulateOptions};
 
-use crate::support::{mdsam_bin, oracle, run, run_ok, scratch_dir, simulated_fasta, simulated_sam};
+use crate::support::{
+    mdsam_native, oracle, run, run_ok, scratch_dir, simulated_fasta, simulated_sam,
+};
 
 const PREFIX: &str = "[W::fai_get_val] ";
 const WARNING: &str = "Reference chr2 not found in FASTA file, returning empty sequence";
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
-}
-
-/// mdsam with delegation to samtools impossible.
-fn mdsam(args: &[&str]) -> Output {
-    Command::new(mdsam_bin())
-        .args(args)
-        .env("MDSAM_SAMTOOLS", "/bin/false")
-        .output()
-        .expect("run mdsam")
 }
 
 /// The warning's pieces counted, and the other lines sorted.
@@ -60,7 +53,7 @@ fn compare(oracle: &Path, args: &[&str]) {
         }
         full.extend_from_slice(args);
         let context = full.join(" ");
-        assert_same(&mdsam(&full), &run(oracle, &full), &context);
+        assert_same(&mdsam_native(&full), &run(oracle, &full), &context);
     }
 }
 
@@ -170,7 +163,7 @@ fn consensus_aa_fasta_of_a_readless_reference_the_fasta_lacks_fails_as_samtools_
         for threads in ["0", "1", "2"] {
             let mut full = vec!["consensus", "-@", threads];
             full.extend_from_slice(&args);
-            assert_same(&mdsam(&full), &want, &full.join(" "));
+            assert_same(&mdsam_native(&full), &want, &full.join(" "));
         }
     }
 }
@@ -199,7 +192,7 @@ fn consensus_output_file_with_a_reference_the_fasta_lacks() {
         };
         let want = run(&oracle, &args(&theirs).each_ref().map(String::as_str));
         let before = listing();
-        let got = mdsam(&args(&ours).each_ref().map(String::as_str));
+        let got = mdsam_native(&args(&ours).each_ref().map(String::as_str));
         let context = format!("consensus -@ {threads} -a -o FILE");
         // samtools' serial walk fails on chr2's first gap, its threads carry on.
         assert_eq!(want.status.success(), threads == "1", "samtools {context}");

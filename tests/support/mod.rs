@@ -66,6 +66,15 @@ pub fn mdsam_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mdsam"))
 }
 
+/// `mdsam args…` with delegation to a real samtools impossible (`MDSAM_SAMTOOLS=/bin/false`).
+pub fn mdsam_native(args: &[&str]) -> Output {
+    Command::new(mdsam_bin())
+        .args(args)
+        .env("MDSAM_SAMTOOLS", "/bin/false")
+        .output()
+        .expect("run mdsam")
+}
+
 /// A fresh, empty directory for one test under cargo's target tmpdir.
 pub fn scratch_dir(test_name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(test_name);
