@@ -106,7 +106,10 @@ impl PileupRead {
             self.seq_offset += 1;
             self.pos = pos;
             self.cigar_len -= 1;
-            self.fill_base(op, nth);
+            // `fill_base` of a match, inline.
+            self.ref_skip = false;
+            self.padding = false;
+            self.fill_match_base();
             return Some(0);
         }
         self.start -= i8::from(self.start > 0);
@@ -234,17 +237,21 @@ impl PileupRead {
                 self.eof = if self.eof != 0 { 2 } else { 3 };
                 self.ref_skip = true;
             }
-            _ => {
-                if self.seq_offset < self.l_qseq {
-                    self.qual = self.qual_at(self.seq_offset);
-                    self.base4 = self.base_code(self.seq_offset);
-                    self.base = b"NACMGRSVTWYHKDBN"[self.base4 as usize];
-                } else {
-                    self.base = b'N';
-                    self.base4 = 15;
-                    self.qual = 0xff;
-                }
-            }
+            _ => self.fill_match_base(),
+        }
+    }
+
+    /// A match's base, code and quality (past the read's bases: N of quality 255).
+    #[inline(always)]
+    fn fill_match_base(&mut self) {
+        if self.seq_offset < self.l_qseq {
+            self.qual = self.qual_at(self.seq_offset);
+            self.base4 = self.base_code(self.seq_offset);
+            self.base = b"NACMGRSVTWYHKDBN"[self.base4 as usize];
+        } else {
+            self.base = b'N';
+            self.base4 = 15;
+            self.qual = 0xff;
         }
     }
 }
