@@ -60,6 +60,12 @@ impl PileupRead {
         i32::from(self.bytes[self.qual_start + i as usize])
     }
 
+    /// The read's buffers (record, CIGAR, scores), for a later read.
+    fn into_buffers(self) -> Buffers {
+        let scores = self.extra.unwrap_or(self.spare_scores);
+        (self.bytes, self.cigar, scores)
+    }
+
     /// The read's CIGAR operations.
     pub fn cigar(&self) -> &[u32] {
         &self.cigar
@@ -319,7 +325,7 @@ impl Pileup {
             self.reads.push(p);
         } else {
             self.free_quals.push(p.qual);
-            self.recycle(p);
+            self.spare.push(p.into_buffers());
         }
         self.next_qual = self.free_quals.pop().unwrap_or(0);
         Ok(())
@@ -365,12 +371,6 @@ impl Pileup {
         }
     }
 
-    /// Keeps a read's buffers for a later read.
-    fn recycle(&mut self, p: PileupRead) {
-        let scores = p.extra.unwrap_or(p.spare_scores);
-        self.spare.push((p.bytes, p.cigar, scores));
-    }
-
     fn columns_before<E>(&mut self, pos: i64, column: &mut Column<'_, E>) -> Result<(), E> {
         while self.col < pos && !self.reads.is_empty() {
             let mut is_insert = 0;
@@ -382,16 +382,13 @@ impl Pileup {
                 }
             }
             column(&mut self.reads, col, nth)?;
-            // Dead reads leave in list order; samtools pushes each on its free list.
-            for p in self.reads.iter().filter(|p| p.eof == 1) {
-                self.free_quals.push(p.qual);
-            }
-            // The living reads keep their order; the dead ones' buffers are kept.
+            // Dead reads leave in list order (samtools pushes each on its free list), the living
+            // keep theirs, and the dead ones' buffers are kept for the next reads.
             if let Some(first_dead) = self.reads.iter().position(|p| p.eof == 1) {
-                let dead: Vec<PileupRead> =
-                    self.reads.extract_if(first_dead.., |p| p.eof == 1).collect();
-                for p in dead {
-                    self.recycle(p);
+                let Pileup { reads, free_quals, spare, .. } = self;
+                for p in reads.extract_if(first_dead.., |p| p.eof == 1) {
+                    free_quals.push(p.qual);
+                    spare.push(p.into_buffers());
                 }
             }
             if is_insert > 0 {
