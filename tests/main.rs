@@ -145,6 +145,8 @@ mod front_hall_fasta;
 mod front_hall_reference;
 /// `mpileup` against the oracle: simulated pairs, depth caps, hand-written indels, pads and skips.
 mod mpileup;
+/// mpileup's blocks on an indexed input against its serial walk and the oracle.
+mod mpileup_blocks;
 /// The parallel BAM write (issue 44): block layout as samtools' at every thread count and level, and `--write-index`.
 mod parallel_write;
 /// targetcut and phase, natively, against the oracle (issue 42).

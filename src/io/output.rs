@@ -37,6 +37,14 @@ pub fn create_lean(path: &str) -> std::io::Result<(Box<dyn Write + Send>, Option
     Ok((Box::new(BackgroundWriter::with_buffers(w, LEAN_BUFFER, 2)), guard))
 }
 
+/// [`create_lean`] without the background thread: for a caller whose own thread only writes
+/// (mpileup's blocks), where handing megabytes over to another thread would only copy them.
+pub fn create_lean_unbuffered(
+    path: &str,
+) -> std::io::Result<(Box<dyn Write + Send>, Option<OutputFile>)> {
+    create_with_cache(Path::new(path), PageCache::BypassLargeLean)
+}
+
 /// A lean output's hand-over size.
 const LEAN_BUFFER: usize = 256 << 10;
 /// A lean output's direct-write chunk.

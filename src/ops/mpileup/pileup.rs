@@ -32,6 +32,8 @@ pub struct Read {
     /// Exclusive end from the raw CIGAR length.
     end: i64,
     id: u64,
+    /// The start of the read pushed before this one (-1 on another reference).
+    prev_beg: i64,
     k: i64,
     x: i64,
     y: i64,
@@ -203,6 +205,14 @@ pub struct Pileup {
     /// The lowest (reference id, end) of the reads in the list: no read leaves it before the
     /// pileup reaches that point, so the sweep over the list is skipped until then.
     first_gone: (i32, i64),
+    /// A block's start ([`Pileup::guard`]), and the id of the first read that came after the
+    /// pileup reached it (`u64::MAX` before).
+    guard: Option<Guard>,
+    guard_passed_at: u64,
+    /// Whether this pileup may differ from one fed every read of the input from the start.
+    pub unsure: bool,
+    /// The most reads the list held.
+    pub max_reads: usize,
 }
 
 impl Pileup {
@@ -222,7 +232,28 @@ impl Pileup {
             spare: (0, 0),
             freed: Vec::new(),
             first_gone: (i32::MAX, i64::MAX),
+            guard: None,
+            guard_passed_at: u64::MAX,
+            unsure: false,
+            max_reads: 0,
         }
+    }
+
+    /// Marks this pileup as a block's, fed only the reads that overlap the block (from `beg`
+    /// on): its columns from `beg` on equal the whole input's unless [`Pileup::unsure`] is
+    /// set, or [`Pileup::max_reads`] comes near the depth cap.
+    ///
+    /// The reads before the block matter in one way the block cannot see: in the whole input a
+    /// read may have been paired in the mate-overlap hash with an earlier alignment of its
+    /// name that the block lacks, and then not left waiting for a later one. Only reads that
+    /// arrive before the pileup reaches `beg` can be (an earlier read still in the list by
+    /// then overlaps `beg`, and the block has it). When such a read pairs in the block, the
+    /// pair's other alignments are looked up: the two must be each other's primary mates, with
+    /// every part their `SA` tags name (on `name`, the block's reference) in the block's view
+    /// or gone from the list before the read came; else `unsure` is set. `first_on_reference`: reads of the reference
+    /// before may still be in the list (a block at a reference's start, whole-file walk).
+    pub fn guard(&mut self, tid: i32, beg: i64, name: &[u8], first_on_reference: bool) {
+        self.guard = Some(Guard { at: (tid, beg), name: name.to_vec(), first_on_reference });
     }
 
     fn forget_mate(&mut self, name: &[u8]) {
@@ -250,7 +281,9 @@ impl Pileup {
             self.forget_mate(&name);
             return Ok(());
         }
+        self.max_reads = self.max_reads.max(self.reads.len() + 1);
         if self.tid == tid && self.pos == pos && self.reads.len() as i64 + 1 > self.max_count {
+            self.unsure = true;
             let name = r.read_name().to_vec();
             self.forget_mate(&name);
             return Ok(());
@@ -265,6 +298,7 @@ impl Pileup {
         if tid == self.max_tid && pos < self.max_pos {
             return Err("[E::bam_plp_push] The input is not sorted (reads out of order)".into());
         }
+        let prev_beg = if self.max_tid == tid { self.max_pos } else { -1 };
         (self.max_tid, self.max_pos) = (tid, pos);
         if end > self.pos || tid > self.tid {
             self.spare = self.freed.pop().unwrap_or((0, 0));
@@ -285,6 +319,7 @@ impl Pileup {
                 beg: pos,
                 end,
                 id: self.next_id,
+                prev_beg,
                 k: -1,
                 x: 0,
                 y: 0,
@@ -323,6 +358,12 @@ impl Pileup {
             }
             Some(id) => {
                 let Ok(i) = self.reads.binary_search_by_key(&id, |r| r.id) else { return Ok(()) };
+                if let Some(guard) = &self.guard
+                    && id < self.guard_passed_at
+                    && !guard.no_namesake_missed(&self.reads[i], &read.rec)
+                {
+                    self.unsure = true;
+                }
                 tweak_overlap_quality(&mut self.reads[i].rec, &mut read.rec)
                     .map_err(|_| "[E::tweak_overlap_quality] overlap failed".to_string())
             }
@@ -394,6 +435,11 @@ impl Pileup {
                 self.pos += 1;
             }
             if !self.column.is_empty() {
+                if self.guard.as_ref().is_some_and(|g| (tid, pos) >= g.at)
+                    && self.guard_passed_at == u64::MAX
+                {
+                    self.guard_passed_at = self.next_id;
+                }
                 return Ok(Some((tid, pos)));
             }
             if self.eof && self.reads.is_empty() {
@@ -402,4 +448,62 @@ impl Pileup {
         }
         Ok(None)
     }
+}
+
+/// A block's start, for [`Pileup::guard`].
+struct Guard {
+    /// The block's reference and start.
+    at: (i32, i64),
+    name: Vec<u8>,
+    first_on_reference: bool,
+}
+
+impl Guard {
+    /// Whether the read `waiting` in the overlap hash and its mate `b` have no other alignment
+    /// the block lacks that was still in the whole input's list when `waiting` came: they are
+    /// each other's primary mates, and each part their `SA` tags list either reaches the
+    /// block (`beg`), or ends before the read that came before `waiting` started.
+    fn no_namesake_missed(&self, waiting: &Read, b: &[u8]) -> bool {
+        let (a, b) = (RecordRef::new(&waiting.rec), RecordRef::new(b));
+        let mates = flags::READ1 | flags::READ2;
+        let primary = |f: u16| f & (flags::SECONDARY | flags::SUPPLEMENTARY) == 0;
+        if !primary(a.flag()) || !primary(b.flag()) || (a.flag() ^ b.flag()) & mates != mates {
+            return false;
+        }
+        [a, b].iter().all(|r| match r.aux_get(*b"SA") {
+            None => true,
+            Some(sa) if sa.ty != b'Z' => false,
+            Some(sa) => sa.value.split(|&c| c == b';').filter(|e| !e.is_empty()).all(|entry| {
+                let mut fields = entry.split(|&c| c == b',');
+                let (Some(rname), Some(pos), _, Some(cigar)) =
+                    (fields.next(), fields.next(), fields.next(), fields.next())
+                else {
+                    return false;
+                };
+                let pos = std::str::from_utf8(pos).ok().and_then(|p| p.parse::<i64>().ok());
+                match (pos, text_ref_len(cigar)) {
+                    (Some(pos), Some(len)) if rname == self.name.as_slice() => {
+                        let end = pos - 1 + len;
+                        end > self.at.1 || end < waiting.prev_beg
+                    }
+                    (Some(_), Some(_)) => !self.first_on_reference,
+                    _ => false,
+                }
+            }),
+        })
+    }
+}
+
+/// The reference bases a text CIGAR (`SA`'s) covers; `None` when it does not parse.
+fn text_ref_len(cigar: &[u8]) -> Option<i64> {
+    let (mut len, mut n) = (0i64, 0i64);
+    for &c in cigar {
+        match c {
+            b'0'..=b'9' => n = n.checked_mul(10)?.checked_add(i64::from(c - b'0'))?,
+            b'M' | b'D' | b'N' | b'=' | b'X' => (len, n) = (len + n, 0),
+            b'I' | b'S' | b'H' | b'P' => n = 0,
+            _ => return None,
+        }
+    }
+    Some(len)
 }

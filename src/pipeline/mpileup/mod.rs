@@ -3,23 +3,25 @@
 //! ([`crate::ops::mpileup::pileup`]) and merged by position as `bam_mplp64_auto` merges, one
 //! text line a position ([`crate::ops::mpileup::format`]). Command line: [`crate::cli::mpileup`].
 
+mod blocks;
+mod reads;
+
 use crate::io::input_spec::InputSpec;
 use std::collections::HashSet;
 use std::io::Write;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::error::Error;
 use crate::io::bed::BedInterval;
 use crate::io::fasta::Fasta;
 use crate::io::index::Region;
-use crate::ops::baq::{BaqFlags, cap_mapq::cap_mapq, prob_realn};
 use crate::ops::depth::BedMask;
 use crate::ops::mpileup::format::{self, FormatOptions, LineContext};
 use crate::ops::mpileup::pileup::Pileup;
 use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
 use crate::pipeline::sorted_input::{SortedInput, load_index_logged};
-use crate::record::layout::flags;
-use crate::record::{Header, RecordRef, edit};
+use crate::record::Header;
+use reads::{Reader, References, Source, next_column};
 
 #[derive(Clone, Debug)]
 pub struct MpileupOptions {
@@ -60,50 +62,6 @@ impl MpileupOptions {
     /// The FASTA a CRAM input is decoded against: `-f`, else `reference=`.
     fn cram_reference(&self) -> Option<&str> {
         self.reference.as_deref().or(self.input_reference.as_deref())
-    }
-}
-
-/// The reference sequences by id, the last three kept (`mplp_get_ref`).
-struct References {
-    fasta: Option<Fasta>,
-    cache: Vec<(i32, Option<Rc<Vec<u8>>>)>,
-}
-
-impl References {
-    fn get(&mut self, tid: i32, header: &Header) -> Option<Rc<Vec<u8>>> {
-        let fasta = self.fasta.as_ref()?;
-        if let Some(i) = self.cache.iter().position(|c| c.0 == tid) {
-            let hit = self.cache.remove(i);
-            self.cache.insert(0, hit.clone());
-            return hit.1;
-        }
-        let name = header.ref_name(tid)?;
-        // A failed fetch is not kept (`mplp_get_ref`): it is tried, and htslib's line
-        // printed, again at the next read.
-        let seq = Rc::new(fasta.fetch(name, 0, i64::MAX - 1)?);
-        self.cache.insert(0, (tid, Some(seq.clone())));
-        self.cache.truncate(3);
-        Some(seq)
-    }
-}
-
-/// One input: read as it goes, or (a CRAM region) the region's reads decoded up front.
-enum Source {
-    Sorted(SortedInput),
-    Loaded(std::collections::VecDeque<Vec<u8>>),
-}
-
-impl Source {
-    fn next_record(&mut self) -> Result<Option<Vec<u8>>, Error> {
-        match self {
-            Source::Sorted(input) => {
-                let Some(r) = input.current()? else { return Ok(None) };
-                let rec = r.bytes().to_vec();
-                input.advance();
-                Ok(Some(rec))
-            }
-            Source::Loaded(records) => Ok(records.pop_front()),
-        }
     }
 }
 
@@ -189,8 +147,11 @@ pub fn run(options: &MpileupOptions) -> Result<(), Error> {
     }
     // samtools mpileup has no -@; a second worker inflates and parses the input ahead of the
     // pileup (ReadAhead), which otherwise waits on every batch (decoding is ~10% of the work).
-    let pool = crate::pipeline::threads::pool(options.threads.max(2));
-    pool.install(|| mpileup(&options, positions))
+    // On an indexed input the blocks ([`blocks`]) take two workers, and this thread only joins
+    // them and writes: it waits on a pool thread of its own.
+    let workers = options.threads.max(2);
+    let pool = crate::pipeline::threads::pool(workers + 1);
+    pool.install(|| mpileup(&options, positions, workers))
 }
 
 const WORDING: Wording = Wording {
@@ -263,123 +224,6 @@ fn parse_mpileup_region(text: &str, h: &Header, path: &str) -> Result<Region, Er
     Err(Error::Bare(format!("{msg}[E::mpileup] fail to parse region '{text}' with {path}")))
 }
 
-/// The per-read state `mplp_func` keeps across calls.
-struct Reader<'a> {
-    o: &'a MpileupOptions,
-    header: &'a Header,
-    bed: Option<&'a BedMask>,
-}
-
-impl Reader<'_> {
-    /// `mplp_func`: the next read that passes the filters, BAQ and `-C` applied.
-    fn next(&self, src: &mut Source, refs: &mut References) -> Result<Option<Vec<u8>>, Error> {
-        let o = self.o;
-        loop {
-            let Some(mut rec) = src.next_record()? else { return Ok(None) };
-            let r = RecordRef::new(&rec);
-            let (tid, flag) = (r.ref_id(), r.flag());
-            if tid < 0 || flag & flags::UNMAP != 0 {
-                continue;
-            }
-            if o.require_flags != 0 && o.require_flags & flag == 0 {
-                continue;
-            }
-            if o.filter_flags & flag != 0 {
-                continue;
-            }
-            if let Some(bed) = self.bed
-                && o.all == 0
-                && !bed.overlaps(tid, r.pos(), r.end_pos())
-            {
-                continue;
-            }
-            if let Some(rgs) = &o.exclude_rg
-                && let Some(rg) = r.aux_get(*b"RG")
-                && matches!(rg.ty, b'Z' | b'H')
-                && rgs.contains(rg.value)
-            {
-                continue;
-            }
-            if o.illumina13 {
-                let at = r.aux_offset() - r.l_seq();
-                let n = r.l_seq();
-                for q in &mut rec[at..at + n] {
-                    *q = q.saturating_sub(31);
-                }
-            }
-            let reference = refs.get(tid, self.header);
-            let r = RecordRef::new(&rec);
-            if let Some(seq) = &reference
-                && (seq.len() as i64) <= r.pos()
-            {
-                eprintln!(
-                    "[mplp_func] Skipping because {} is outside of {} [ref:{tid}]",
-                    r.pos(),
-                    seq.len()
-                );
-                continue;
-            }
-            if let Some(seq) = &reference {
-                if o.baq {
-                    if o.redo_baq {
-                        edit::delete_tag(&mut rec, *b"BQ");
-                    }
-                    let mut warnings = Vec::new();
-                    let baq = BaqFlags { apply: true, extend: true };
-                    let _ = prob_realn(&mut rec, seq, baq, &mut warnings);
-                    for w in warnings {
-                        eprintln!("{w}");
-                    }
-                }
-                if o.cap_q > 10 {
-                    let q = cap_mapq(&rec, seq, o.cap_q);
-                    if q < 0 {
-                        continue;
-                    }
-                    let mapq = &mut rec[crate::record::layout::MAPQ];
-                    if i32::from(*mapq) > q {
-                        *mapq = q as u8;
-                    }
-                }
-            }
-            let r = RecordRef::new(&rec);
-            if i32::from(r.mapq()) < o.min_mapq {
-                continue;
-            }
-            let flag = r.flag();
-            if !o.count_orphans && flag & flags::PAIRED != 0 && flag & flags::PROPER_PAIR == 0 {
-                continue;
-            }
-            return Ok(Some(rec));
-        }
-    }
-}
-
-/// `bam_plp64_auto` for input `i`: its next column, reading as many reads as it needs.
-fn next_column(
-    reader: &Reader<'_>,
-    src: &mut Source,
-    plp: &mut Pileup,
-    refs: &mut References,
-) -> Result<Option<(i32, i64)>, Error> {
-    let failed =
-        |m: String| Error::Bare(format!("{m}\nsamtools mpileup: error reading from input file"));
-    if let Some(p) = plp.next_column().map_err(failed)? {
-        return Ok(Some(p));
-    }
-    if plp.is_finished() {
-        return Ok(None);
-    }
-    while let Some(rec) = reader.next(src, refs)? {
-        plp.push(rec).map_err(failed)?;
-        if let Some(p) = plp.next_column().map_err(failed)? {
-            return Ok(Some(p));
-        }
-    }
-    plp.finish();
-    plp.next_column().map_err(failed)
-}
-
 /// `-l`: the BED file's intervals (`bed_read`, with samtools' messages).
 fn read_positions(path: &str) -> Result<Vec<BedInterval>, Error> {
     crate::io::bed::read_bed(path)
@@ -392,7 +236,55 @@ fn positions_mask(intervals: Vec<BedInterval>, header: &Header) -> BedMask {
     BedMask::new(header.refs().len(), tids)
 }
 
-fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<(), Error> {
+/// What the serial walk and the blocks share.
+pub(crate) struct Walk<'a> {
+    o: &'a MpileupOptions,
+    header: &'a Header,
+    bed: Option<&'a BedMask>,
+    region: Option<Region>,
+    max_depth: i64,
+}
+
+impl Walk<'_> {
+    fn name_of(&self, tid: i64) -> &[u8] {
+        self.header.ref_name(tid as i32).unwrap_or(b"")
+    }
+
+    fn len_of(&self, tid: i64) -> i64 {
+        self.header.refs().get(tid as usize).map_or(0, |r| r.len as i64)
+    }
+
+    fn in_bed(&self, tid: i64, pos: i64) -> bool {
+        self.bed.is_none_or(|b| b.contains(tid as i32, pos))
+    }
+
+    /// `-a`: the lines of the positions `from..to` of `tid` that no read covers.
+    fn empty_lines(&self, buf: &mut Vec<u8>, tid: i64, (from, to): (i64, i64), r: Option<&[u8]>) {
+        for pos in from..to {
+            if self.in_bed(tid, pos) {
+                format::empty_line(buf, self.name_of(tid), pos, 1, r, &self.o.format);
+            }
+        }
+    }
+}
+
+/// Where the serial walk takes over from the blocks: it writes no line before `lines` and no
+/// read's message before `messages` (the blocks wrote those).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Gate {
+    lines: (i64, i64),
+    messages: (i32, i64),
+}
+
+impl Gate {
+    const OPEN: Gate = Gate { lines: (i64::MIN, i64::MIN), messages: (i32::MIN, i64::MIN) };
+}
+
+fn mpileup(
+    o: &MpileupOptions,
+    positions: Option<Vec<BedInterval>>,
+    workers: usize,
+) -> Result<(), Error> {
     let fasta = match &o.reference {
         // samtools prints htslib's line only.
         Some(path) => Some(
@@ -402,24 +294,61 @@ fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<()
     };
     let (mut sources, header, region) = open_inputs(o)?;
     let bed = positions.map(|p| positions_mask(p, &header));
+    let max_depth = if o.max_depth == 0 { i64::from(i32::MAX) } else { i64::from(o.max_depth) };
+    let walk = Walk { o, header: &header, bed: bed.as_ref(), region, max_depth };
+    let plan = blocks::Plan::new(&walk, fasta.as_ref(), workers);
     let out_path = o.output.as_deref().unwrap_or("-");
-    let (mut out, file) = crate::io::output::create_lean(out_path).map_err(|e| {
+    let create = match plan {
+        Some(_) => crate::io::output::create_lean_unbuffered,
+        None => crate::io::output::create_lean,
+    };
+    let (mut out, file) = create(out_path).map_err(|e| {
         let reason = crate::error::c_message(&e);
         Error::Bare(format!("[mpileup] failed to write to {out_path}: {reason}"))
     })?;
     let write_failed = |e: std::io::Error| Error::io(out_path, e);
-    let max_depth = if o.max_depth == 0 {
+    if o.max_depth == 0 {
         eprintln!("[mpileup] Max depth set to maximum value ({})", i32::MAX);
-        i64::from(i32::MAX)
-    } else {
-        if i64::from(o.max_depth) * sources.len() as i64 > 1 << 20 {
-            eprintln!("[mpileup] Combined max depth is above 1M. Potential memory hog!");
+    } else if i64::from(o.max_depth) * sources.len() as i64 > 1 << 20 {
+        eprintln!("[mpileup] Combined max depth is above 1M. Potential memory hog!");
+    }
+    let mut gate = Gate::OPEN;
+    let mut done = false;
+    if let Some(plan) = plan {
+        match plan.run(&walk, fasta.as_ref(), &mut out).map_err(write_failed)? {
+            None => done = true,
+            Some(g) => gate = g,
         }
-        i64::from(o.max_depth)
-    };
+    }
+    if !done {
+        let mut refs = References { fasta: fasta.as_ref(), header: &header, cache: Vec::new() };
+        serial(&walk, &mut sources, &mut refs, gate, &mut out)?;
+    }
+    out.flush().map_err(write_failed)?;
+    drop(out);
+    file.map_or(Ok(()), |f| f.commit().map_err(write_failed))
+}
+
+/// `bam_mplp64_auto`'s walk over every input at once, one line a position (`-a`'s empty ones
+/// included), from `gate` on.
+fn serial(
+    walk: &Walk<'_>,
+    sources: &mut [Source],
+    refs: &mut References<'_>,
+    gate: Gate,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let Walk { o, header, bed, region, max_depth } = *walk;
+    let out_path = o.output.as_deref().unwrap_or("-");
+    let write_failed = |e: std::io::Error| Error::io(out_path, e);
     let n = sources.len();
-    let mut refs = References { fasta, cache: Vec::new() };
-    let reader = Reader { o, header: &header, bed: bed.as_ref() };
+    let reader = Reader { o, bed };
+    let mut log = |tid: i32, pos: i64, line: &str| {
+        if (tid, pos) >= gate.messages {
+            eprintln!("{line}");
+        }
+    };
+    let shown = |tid: i64, pos: i64| (tid, pos) >= gate.lines;
     let mut pileups: Vec<Pileup> =
         (0..n).map(|_| Pileup::new(max_depth, o.overlaps, o.mods)).collect();
     // `bam_mplp64_auto`'s state: each input's column position, and whether it has one.
@@ -431,16 +360,16 @@ fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<()
     let mut one_seq = false;
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 17);
     let (mut seq, mut qual) = (Vec::new(), Vec::new());
-    let name_of = |tid: i64| header.ref_name(tid as i32).unwrap_or(b"");
-    let len_of = |tid: i64| header.refs().get(tid as usize).map_or(0, |r| r.len as i64);
-    let in_bed = |tid: i64, pos: i64| bed.as_ref().is_none_or(|b| b.contains(tid as i32, pos));
-    let mut reference: Option<Rc<Vec<u8>>> = None;
+    let name_of = |tid: i64| walk.name_of(tid);
+    let len_of = |tid: i64| walk.len_of(tid);
+    let in_bed = |tid: i64, pos: i64| walk.in_bed(tid, pos) && shown(tid, pos);
+    let mut reference: Option<Arc<Vec<u8>>> = None;
     loop {
         // bam_mplp64_auto: the inputs at the last column move on; the lowest position is next.
         let mut new_min: (u32, i64) = (u32::MAX, i64::MAX);
         for i in 0..n {
             if at[i] == min {
-                let moved = next_column(&reader, &mut sources[i], &mut pileups[i], &mut refs);
+                let moved = next_column(&reader, &mut sources[i], &mut pileups[i], refs, &mut log);
                 let moved = match moved {
                     Ok(m) => m,
                     Err(e) => {
@@ -498,12 +427,12 @@ fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<()
                     break;
                 }
                 if tid > last_tid {
-                    reference = refs.get(last_tid as i32, &header);
+                    reference = reads::ReferenceSource::get(refs, last_tid as i32);
                 }
             }
         }
         if last_tid != tid || reference.is_none() {
-            reference = refs.get(tid as i32, &header);
+            reference = reads::ReferenceSource::get(refs, tid as i32);
             last_tid = tid;
         }
         let r = reference.as_deref().map(|v| &v[..]);
@@ -526,7 +455,7 @@ fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<()
             continue;
         }
         format::line_start(&mut buf, name_of(tid), pos, r);
-        let line = LineContext { pos, reference: r, header: &header, options: &o.format };
+        let line = LineContext { pos, reference: r, header, options: &o.format };
         for i in 0..n {
             let here = has[i] && at[i] == min;
             let column = if here { &pileups[i].column[..] } else { &[] };
@@ -552,7 +481,7 @@ fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<()
             last_tid = 0;
         }
         while last_tid >= 0 && last_tid < header.refs().len() as i64 {
-            reference = refs.get(last_tid as i32, &header);
+            reference = reads::ReferenceSource::get(refs, last_tid as i32);
             let r = reference.as_deref().map(|v| &v[..]);
             loop {
                 last_pos += 1;
@@ -570,7 +499,5 @@ fn mpileup(o: &MpileupOptions, positions: Option<Vec<BedInterval>>) -> Result<()
             }
         }
     }
-    out.write_all(&buf).and_then(|_| out.flush()).map_err(write_failed)?;
-    drop(out);
-    file.map_or(Ok(()), |f| f.commit().map_err(write_failed))
+    out.write_all(&buf).map_err(write_failed)
 }
