@@ -198,6 +198,14 @@ impl Input {
         }
     }
 
+    /// Says which byte ranges the next seeks will read (a region query's chunks): a remote
+    /// input asks for them all at once. Other inputs need no notice.
+    pub fn plan(&mut self, ranges: &[(u64, u64)]) {
+        if let Source::Stream { reader: StreamReader::Remote(r), .. } = &mut self.src {
+            r.plan(ranges);
+        }
+    }
+
     /// Up to `n` bytes from the current position; fewer only at end of input.
     pub fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
         match &mut self.src {

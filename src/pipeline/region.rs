@@ -21,11 +21,19 @@ use crate::record::{Batch, Header, RecordRef};
 /// `[start, end)`.
 pub trait ChunkReader {
     fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error>;
+
+    /// Told the chunks a query will read before it reads them (a remote input fetches them at
+    /// once).
+    fn plan(&mut self, _chunks: &[(u64, u64)]) {}
 }
 
 impl ChunkReader for bam::Reader {
     fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error> {
         Ok(vec![self.read_range(start, end).map_err(|e| Error::file(path, e))?])
+    }
+
+    fn plan(&mut self, chunks: &[(u64, u64)]) {
+        self.plan_chunks(chunks);
     }
 }
 
@@ -272,6 +280,7 @@ fn read_chunks(
     regions: &[Region],
     sink: &mut dyn FnMut(&Batch) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    reader.plan(chunks);
     for &(start, end) in chunks {
         // Timed as reading (and counting any bytes a remote input fetches), not as the sink.
         let batches = {

@@ -51,8 +51,8 @@ impl SortedInput {
 
     /// The records of `region`, found through `index`; `None` when the input is not a BAM.
     pub fn region(path: &str, opened: Opened, index: &Index, region: Region) -> Option<Self> {
-        let RecordReader::Bam(reader) = opened.reader else { return None };
-        let chunks = if region.tid < 0 {
+        let RecordReader::Bam(mut reader) = opened.reader else { return None };
+        let mut chunks: VecDeque<(u64, u64)> = if region.tid < 0 {
             VecDeque::new()
         } else {
             index
@@ -61,6 +61,7 @@ impl SortedInput {
                 .map(|c| (c.start, c.end))
                 .collect()
         };
+        reader.plan_chunks(chunks.make_contiguous());
         Some(SortedInput::new(
             path,
             Source::Region { reader: Box::new(reader), chunks, region, chunk_end: None },
@@ -92,13 +93,14 @@ impl SortedInput {
 
     /// Points `region` at a new interval of the same file (bedcov's next BED line).
     pub fn requery(&mut self, index: &Index, region: Region) {
-        if let Source::Region { chunks, region: r, chunk_end, .. } = &mut self.source {
+        if let Source::Region { reader, chunks, region: r, chunk_end } = &mut self.source {
             *chunk_end = None;
             *chunks = index
                 .query(region.tid, region.beg, region.end)
                 .iter()
                 .map(|c| (c.start, c.end))
                 .collect();
+            reader.plan_chunks(chunks.make_contiguous());
             *r = region;
             self.restart();
         }

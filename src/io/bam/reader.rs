@@ -272,13 +272,20 @@ impl Reader {
         }
     }
 
+    /// Says which index chunks (virtual offsets `[start, end)`) the next [`Self::seek_chunk`]s
+    /// or [`Self::read_range`]s will read: a remote input fetches them at once.
+    pub fn plan_chunks(&mut self, chunks: &[(u64, u64)]) {
+        let seeks: Vec<(u64, u64)> =
+            chunks.iter().map(|&(start, end)| (start >> 16, chunk_limit(start, end))).collect();
+        self.bgzf.plan(&seeks);
+    }
+
     /// Moves to virtual offset `start`, reading no block past the one `end` lies in: one index
     /// chunk, then read in batches by [`Self::read_batch_located`] (the caller stops at `end`).
     pub fn seek_chunk(&mut self, start: u64, end: u64) -> Result<(), ReadError> {
         let (cstart, ustart) = (start >> 16, (start & 0xffff) as usize);
-        let (cend, uend) = (end >> 16, end & 0xffff);
-        let limit = if uend == 0 { cend } else { cend + 1 };
-        self.bgzf.seek(cstart, Some(limit.max(cstart + 1))).map_err(bgzf::reader::ReadError::Io)?;
+        let limit = chunk_limit(start, end);
+        self.bgzf.seek(cstart, Some(limit)).map_err(bgzf::reader::ReadError::Io)?;
         self.carry = Vec::new();
         self.carry_spans = Spans::default();
         if let Some(piece) = self.bgzf.read_piece_of(Vec::new(), 1)? {
@@ -294,9 +301,8 @@ impl Reader {
     /// Records whose virtual offsets lie in `[start, end)`: one index chunk of a region query.
     pub fn read_range(&mut self, start: u64, end: u64) -> Result<Batch, ReadError> {
         let (cstart, ustart) = (start >> 16, (start & 0xffff) as usize);
-        let (cend, uend) = (end >> 16, (end & 0xffff) as usize);
-        let limit = if uend == 0 { cend } else { cend + 1 };
-        self.bgzf.seek(cstart, Some(limit.max(cstart + 1))).map_err(bgzf::reader::ReadError::Io)?;
+        let limit = chunk_limit(start, end);
+        self.bgzf.seek(cstart, Some(limit)).map_err(bgzf::reader::ReadError::Io)?;
         let mut data = Vec::new();
         let mut blocks = Vec::new();
         while let Some(piece) = self.bgzf.read_piece(Vec::new())? {
@@ -335,6 +341,14 @@ impl Reader {
         }
         Ok(batch)
     }
+}
+
+/// The compressed offset no block of chunk `[start, end)` starts at or after: past the block
+/// `end` lies in, unless `end` is that block's first byte.
+fn chunk_limit(start: u64, end: u64) -> u64 {
+    let (cend, uend) = (end >> 16, end & 0xffff);
+    let limit = if uend == 0 { cend } else { cend + 1 };
+    limit.max((start >> 16) + 1)
 }
 
 #[cfg(test)]

@@ -86,6 +86,16 @@ impl Reader {
         Ok(())
     }
 
+    /// Says where the next seeks will go, as `(coffset, limit)` pairs of [`Self::seek`]: a
+    /// remote input fetches their bytes at once.
+    pub fn plan(&mut self, seeks: &[(u64, u64)]) {
+        let ranges: Vec<(u64, u64)> = seeks
+            .iter()
+            .map(|&(coffset, limit)| (coffset, limit.saturating_add(block::BLOCK_MAX as u64)))
+            .collect();
+        self.input.plan(&ranges);
+    }
+
     /// [`Self::read_piece`] of about `target` inflated bytes (at least one block) this once.
     pub fn read_piece_of(
         &mut self,

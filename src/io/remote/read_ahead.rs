@@ -7,7 +7,10 @@
 //! range in flight. After a seek that names where the wanted bytes end (an index chunk), the
 //! ranges up to that end are all asked for at once, and past it only 64 KiB at a time (the rest
 //! of the last BGZF block), so a region query fetches what its index names and little more.
-//! Memory: at most the window's ranges and the one being read.
+//! A query of several chunks names their ranges first ([`RemoteReader::plan`]): they are all
+//! asked for at once, and each seek to one takes its bytes, so the query waits one round trip
+//! instead of one a chunk.
+//! Memory: at most the window's ranges, the planned ones and the one being read.
 
 use std::collections::VecDeque;
 use std::io::{Error, Read};
@@ -32,6 +35,8 @@ pub struct RemoteReader {
     until: Option<u64>,
     /// Ranges read since the last seek (the ramp's step).
     served: u32,
+    /// Ranges a query will seek to, asked for ahead ([`Self::plan`]): kept across seeks.
+    planned: Vec<(u64, Pending)>,
 }
 
 struct Pending {
@@ -52,6 +57,7 @@ impl RemoteReader {
             next_fetch,
             until: None,
             served: 1,
+            planned: Vec::new(),
         }
     }
 
@@ -92,6 +98,24 @@ impl RemoteReader {
         self.served = 0;
     }
 
+    /// Asks now for the byte ranges `[start, end)` that the next seeks (with those ends) will
+    /// read: the first `chunk` bytes of each (what such a seek asks for first), at most
+    /// `parallel` ranges (the rest are fetched at their seek, as before). Earlier plans are
+    /// dropped.
+    pub fn plan(&mut self, ranges: &[(u64, u64)]) {
+        let settings = &self.file.settings;
+        self.planned.clear();
+        for &(start, end) in ranges.iter().take(settings.parallel) {
+            let end = end.min(start.saturating_add(settings.chunk)).min(self.file.size);
+            if start >= end {
+                continue;
+            }
+            let file = Arc::clone(&self.file);
+            let fetch = std::thread::spawn(move || file.fetch(start, end));
+            self.planned.push((end, Pending { start, fetch }));
+        }
+    }
+
     /// Whether the file ends with `bytes` (one request for its tail).
     pub fn ends_with(&self, bytes: &[u8]) -> std::io::Result<bool> {
         let n = bytes.len() as u64;
@@ -123,6 +147,12 @@ impl RemoteReader {
                 break;
             }
             let (start, end) = (self.next_fetch, (self.next_fetch + len).min(self.file.size));
+            if let Some(i) = self.planned.iter().position(|(_, p)| p.start == start) {
+                let (planned_end, pending) = self.planned.swap_remove(i);
+                self.pending.push_back(pending);
+                self.next_fetch = planned_end;
+                continue;
+            }
             let file = Arc::clone(&self.file);
             let fetch = std::thread::spawn(move || file.fetch(start, end));
             self.pending.push_back(Pending { start, fetch });
