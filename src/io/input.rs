@@ -374,7 +374,7 @@ mod tests {
             libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
         }
         let mut input = Input::open(path.to_str().unwrap()).unwrap();
-        let mut read = |input: &mut Input, from: usize, len: usize| {
+        let read = |input: &mut Input, from: usize, len: usize| {
             input.seek(from as u64).unwrap();
             let mut sum = 0u64;
             while (input.position() as usize) < from + len {
