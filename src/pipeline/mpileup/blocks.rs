@@ -254,7 +254,7 @@ impl<'a> Plan<'a> {
             // last block's list size.
             let (mut filled_to, mut seen, mut previous_max) = (0, false, 0usize);
             loop {
-                while pending.len() < 2 * self.workers {
+                while pending.len() < self.workers + 1 {
                     let Some(&&span) = spans.peek() else { break };
                     if !span.has_reads {
                         break;
@@ -319,7 +319,7 @@ impl<'a> Plan<'a> {
                 text.clear();
                 // A block that ran long (the first ones, before their size is known) would keep
                 // its buffer's size in every later block.
-                text.shrink_to(2 * BLOCK_TEXT as usize);
+                text.shrink_to(BLOCK_TEXT as usize * 5 / 4);
                 if let Ok(mut spare) = self.spare_text.lock() {
                     spare.push(text);
                 }
