@@ -52,16 +52,7 @@ impl SortedInput {
     /// The records of `region`, found through `index`; `None` when the input is not a BAM.
     pub fn region(path: &str, opened: Opened, index: &Index, region: Region) -> Option<Self> {
         let RecordReader::Bam(mut reader) = opened.reader else { return None };
-        let mut chunks: VecDeque<(u64, u64)> = if region.tid < 0 {
-            VecDeque::new()
-        } else {
-            index
-                .query(region.tid, region.beg, region.end)
-                .iter()
-                .map(|c| (c.start, c.end))
-                .collect()
-        };
-        reader.plan_chunks(chunks.make_contiguous());
+        let chunks = planned_chunks(&mut reader, index, region);
         Some(SortedInput::new(
             path,
             Source::Region { reader: Box::new(reader), chunks, region, chunk_end: None },
@@ -95,12 +86,7 @@ impl SortedInput {
     pub fn requery(&mut self, index: &Index, region: Region) {
         if let Source::Region { reader, chunks, region: r, chunk_end } = &mut self.source {
             *chunk_end = None;
-            *chunks = index
-                .query(region.tid, region.beg, region.end)
-                .iter()
-                .map(|c| (c.start, c.end))
-                .collect();
-            reader.plan_chunks(chunks.make_contiguous());
+            *chunks = planned_chunks(reader, index, region);
             *r = region;
             self.restart();
         }
@@ -265,6 +251,18 @@ impl RegionIndex {
             RegionIndex::Cram(crai) => input.requery_cram(crai, region),
         }
     }
+}
+
+/// The index chunks of `region` (none for an unmapped `tid`), announced to `reader` so that a
+/// remote input fetches them at once.
+fn planned_chunks(reader: &mut bam::Reader, index: &Index, region: Region) -> VecDeque<(u64, u64)> {
+    let mut chunks: VecDeque<(u64, u64)> = if region.tid < 0 {
+        VecDeque::new()
+    } else {
+        index.query(region.tid, region.beg, region.end).iter().map(|c| (c.start, c.end)).collect()
+    };
+    reader.plan_chunks(chunks.make_contiguous());
+    chunks
 }
 
 /// The index of `path` (or the `-X` one), printing htslib's line when there is none; the

@@ -89,6 +89,10 @@ impl Reader {
     /// Says where the next seeks will go, as `(coffset, limit)` pairs of [`Self::seek`]: a
     /// remote input fetches their bytes at once.
     pub fn plan(&mut self, seeks: &[(u64, u64)]) {
+        // A local file needs no notice: no ranges to build on every query (bedcov's lines).
+        if !self.input.is_remote() {
+            return;
+        }
         let ranges: Vec<(u64, u64)> = seeks
             .iter()
             .map(|&(coffset, limit)| (coffset, limit.saturating_add(block::BLOCK_MAX as u64)))
