@@ -408,7 +408,7 @@ fn walk_input(
 ) -> Result<(), WalkError> {
     let mut pileup = Pileup::new();
     let pileup_format = o.format == Format::Pileup;
-    let mut column = |reads: &mut [PileupRead], pos: i64, nth: i32| -> Result<(), WalkError> {
+    let mut column = |reads: &mut [Box<PileupRead>], pos: i64, nth: i32| -> Result<(), WalkError> {
         let tid = reads[0].record().ref_id();
         if pileup_format {
             emitter.pileup_column(caller, reads, tid, pos, nth)?;

@@ -247,7 +247,7 @@ const L: [usize; 32] = [
 ];
 
 /// `calculate_consensus_gap5`.
-fn gap5(reads: &[PileupRead], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Cons {
+fn gap5(reads: &[Box<PileupRead>], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Cons {
     let min_e_exp = f64::from(f64::MIN_EXP) * 2f64.ln() + 1.0;
     let mut s = [0f64; 15];
     let mut counts = [0i32; 6];
@@ -492,7 +492,7 @@ impl BayesCaller {
         }
     }
 
-    fn cons(&self, reads: &[PileupRead]) -> Cons {
+    fn cons(&self, reads: &[Box<PileupRead>]) -> Cons {
         match (self.o.mode, &self.precise) {
             (Mode::Mixed, Some(p)) => mixed(
                 gap5(reads, &self.o, p, &self.ex),
@@ -505,7 +505,7 @@ impl BayesCaller {
 }
 
 impl BaseCaller for BayesCaller {
-    fn call(&mut self, reads: &mut [PileupRead], _pos: i64) -> (u8, i32) {
+    fn call(&mut self, reads: &mut [Box<PileupRead>], _pos: i64) -> (u8, i32) {
         let cons = self.cons(reads);
         let (mut cb, mut cq);
         if cons.depth < self.o.min_depth && cons.call != 4 {

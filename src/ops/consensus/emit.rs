@@ -17,7 +17,7 @@ pub type Sink<'s> = dyn FnMut(&[u8]) -> std::io::Result<()> + 's;
 /// What calls one column's base: the simple or the bayesian mode.
 pub trait BaseCaller {
     /// The base and its quality.
-    fn call(&mut self, reads: &mut [PileupRead], pos: i64) -> (u8, i32);
+    fn call(&mut self, reads: &mut [Box<PileupRead>], pos: i64) -> (u8, i32);
 }
 
 /// The region being walked (htslib's iterator: 0-based `beg`, exclusive `end`).
@@ -143,7 +143,7 @@ impl<'a> Emitter<'a> {
     pub fn pileup_column(
         &mut self,
         caller: &mut dyn BaseCaller,
-        reads: &mut [PileupRead],
+        reads: &mut [Box<PileupRead>],
         tid: i32,
         pos: i64,
         nth: i32,
@@ -255,7 +255,7 @@ impl<'a> Emitter<'a> {
     pub fn fasta_column(
         &mut self,
         caller: &mut dyn BaseCaller,
-        reads: &mut [PileupRead],
+        reads: &mut [Box<PileupRead>],
         tid: i32,
         pos: i64,
         nth: i32,

@@ -147,7 +147,7 @@ impl From<pileup::NotSorted> for ConsensusError {
 pub struct SimpleCaller(pub simple::SimpleParams);
 
 impl emit::BaseCaller for SimpleCaller {
-    fn call(&mut self, reads: &mut [pileup::PileupRead], _pos: i64) -> (u8, i32) {
+    fn call(&mut self, reads: &mut [Box<pileup::PileupRead>], _pos: i64) -> (u8, i32) {
         simple::call(reads, &self.0)
     }
 }

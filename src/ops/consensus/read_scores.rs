@@ -123,12 +123,16 @@ fn local_quality_dips(o: &Options, seq: &[u8], qual: &[u8], nm: &mut [i32]) {
         if from <= to {
             qminp = qminp.min(window_min(qual, from, to));
         }
-        if qmin > q(i + QHALO) {
-            qmin = q(i + QHALO);
-        } else if qmin <= q(i - QHALO) {
-            // The window's minimum over slices: an inclusive range's loop with a lookup
-            // each step was most of this function's time.
-            qmin = window_min(qual, i - QHALO + 1, i + QHALO).min(99);
+        // Only samtools 1.16's model reads the window's minimum: the others skip keeping it
+        // (rescanning the window each time its minimum left was a third of this function).
+        if bayes116 {
+            if qmin > q(i + QHALO) {
+                qmin = q(i + QHALO);
+            } else if qmin <= q(i - QHALO) {
+                // The window's minimum over slices: an inclusive range's loop with a lookup
+                // each step was most of this function's time.
+                qmin = window_min(qual, i - QHALO + 1, i + QHALO).min(99);
+            }
         }
         i += 1;
     }

@@ -24,7 +24,7 @@ pub struct SimpleParams {
 }
 
 /// The call and its quality (the percentage of the score it stands for).
-pub fn call(reads: &[PileupRead], o: &SimpleParams) -> (u8, i32) {
+pub fn call(reads: &[Box<PileupRead>], o: &SimpleParams) -> (u8, i32) {
     let mut score = [0u64; 17];
     let mut tot_depth = 0;
     for p in reads {
