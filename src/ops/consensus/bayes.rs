@@ -246,15 +246,42 @@ const L: [usize; 32] = [
     5, 0, 1, 5, 2, 5, 5, 5, 3, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
 ];
 
-/// `calculate_consensus_gap5`.
-fn gap5(reads: &[Box<PileupRead>], o: &Options, cp: &ConsProbs, ex: &ExpTables) -> Cons {
+/// Which of a read's terms (`mm_big, xm, om, ox, oo, uu, um, mm`, 8: none) each of the 15
+/// hypotheses adds, by the read's base (A C G T * N): samtools' per-base additions as a table.
+const TERMS_BY_BASE: [[u8; 15]; 6] = [
+    [0, 1, 1, 1, 2, 8, 8, 8, 3, 8, 8, 3, 8, 3, 4],
+    [8, 1, 8, 8, 3, 0, 1, 1, 2, 8, 8, 3, 8, 3, 4],
+    [8, 8, 1, 8, 3, 8, 1, 8, 3, 0, 1, 2, 8, 3, 4],
+    [8, 8, 8, 1, 3, 8, 8, 1, 3, 8, 1, 3, 0, 2, 4],
+    [5, 5, 5, 5, 6, 5, 5, 5, 6, 5, 5, 6, 5, 6, 7],
+    [0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 2, 0, 2, 4],
+];
+
+/// One read's part in a column: its base (as an index of `L`'s) and settled qualities.
+#[derive(Clone, Copy)]
+struct Vote {
+    base: u32,
+    qual: u32,
+    qual2: u32,
+}
+
+/// `calculate_consensus_gap5`, in two passes: each read's qualities first (a long chain of
+/// conversions and lookups, read after read with nothing between them), then the sums, which
+/// stay in read order as samtools adds them. One loop doing both stalled on each read's chain.
+fn gap5(
+    reads: &[Box<PileupRead>],
+    o: &Options,
+    cp: &ConsProbs,
+    ex: &ExpTables,
+    votes: &mut Vec<Vote>,
+) -> Cons {
     let min_e_exp = f64::from(f64::MIN_EXP) * 2f64.ln() + 1.0;
     let mut s = [0f64; 15];
     let mut counts = [0i32; 6];
     let td = reads.len() as i32;
     // The depth's weight on every read's mapping quality (samtools computes it per read).
     let depth_weight = 1.0 + 2.0 * (0.5 - f64::from(td.min(30)) / 60.0);
-    let mut depth = 0;
+    votes.clear();
     for p in reads {
         if p.qual < o.min_qual || p.ref_skip {
             continue;
@@ -287,8 +314,12 @@ fn gap5(reads: &[Box<PileupRead>], o: &Options, cp: &ConsProbs, ex: &ExpTables) 
         }
         let poly = f64::from(poly_len(scores));
         let q2 = f64::from(qual) - (poly - 2.0) * cp.poly_mul;
-        let qual2 = (if 1.0 > q2 { 1.0 } else { q2 }) as i32 as usize;
-        let qual = qual as usize;
+        let qual2 = (if 1.0 > q2 { 1.0 } else { q2 }) as i32 as u32;
+        votes.push(Vote { base: base as u32, qual: u32::from(qual), qual2 });
+    }
+    let depth = votes.len() as i32;
+    for v in votes.iter() {
+        let (base, qual, qual2) = (v.base as usize, v.qual as usize, v.qual2 as usize);
         let xx = cp.pxx[qual];
         let mm_big = cp.p_mm_big[qual] - xx;
         let xm = cp.px_m[qual] - xx;
@@ -299,71 +330,12 @@ fn gap5(reads: &[Box<PileupRead>], o: &Options, cp: &ConsProbs, ex: &ExpTables) 
         let um = cp.pum[qual2] - xx;
         let mm = cp.pmm[qual2] - xx;
         counts[base] += 1;
-        match base {
-            0 => {
-                s[0] += mm_big;
-                s[1] += xm;
-                s[2] += xm;
-                s[3] += xm;
-                s[4] += om;
-                s[8] += ox;
-                s[11] += ox;
-                s[13] += ox;
-                s[14] += oo;
-            }
-            1 => {
-                s[1] += xm;
-                s[5] += mm_big;
-                s[6] += xm;
-                s[7] += xm;
-                s[8] += om;
-                s[4] += ox;
-                s[11] += ox;
-                s[13] += ox;
-                s[14] += oo;
-            }
-            2 => {
-                s[2] += xm;
-                s[6] += xm;
-                s[9] += mm_big;
-                s[10] += xm;
-                s[11] += om;
-                s[4] += ox;
-                s[8] += ox;
-                s[13] += ox;
-                s[14] += oo;
-            }
-            3 => {
-                s[3] += xm;
-                s[7] += xm;
-                s[10] += xm;
-                s[12] += mm_big;
-                s[13] += om;
-                s[4] += ox;
-                s[8] += ox;
-                s[11] += ox;
-                s[14] += oo;
-            }
-            4 => {
-                for j in [0, 1, 2, 3, 5, 6, 7, 9, 10, 12] {
-                    s[j] += uu;
-                }
-                for j in [4, 8, 11, 13] {
-                    s[j] += um;
-                }
-                s[14] += mm;
-            }
-            _ => {
-                for j in [0, 1, 2, 3, 5, 6, 7, 9, 10, 12] {
-                    s[j] += mm_big;
-                }
-                for j in [4, 8, 11, 13] {
-                    s[j] += om;
-                }
-                s[14] += oo;
-            }
+        // Every hypothesis takes one term a read (zero where the base says nothing of it:
+        // adding 0.0 changes no sum), without a branch on the base.
+        let terms = [mm_big, xm, om, ox, oo, uu, um, mm, 0.0];
+        for (sum, &term) in s.iter_mut().zip(&TERMS_BY_BASE[base]) {
+            *sum += terms[usize::from(term)];
         }
-        depth += 1;
     }
     let (mut shift, mut max, mut max_het) = (-f64::MAX, -f64::MAX, -f64::MAX);
     let (mut call, mut het_call) = (0usize, 0usize);
@@ -465,6 +437,8 @@ pub struct BayesCaller {
     recall: ConsProbs,
     precise: Option<ConsProbs>,
     ex: ExpTables,
+    /// [`gap5`]'s per-read scratch, kept from column to column.
+    votes: Vec<Vote>,
 }
 
 impl BayesCaller {
@@ -489,17 +463,19 @@ impl BayesCaller {
             recall: init(o.p_het, o.p_indel, o.het_scale, poly, q, false),
             precise,
             ex: ExpTables::new(),
+            votes: Vec::new(),
         }
     }
 
-    fn cons(&self, reads: &[Box<PileupRead>]) -> Cons {
+    fn cons(&mut self, reads: &[Box<PileupRead>]) -> Cons {
+        let votes = &mut self.votes;
         match (self.o.mode, &self.precise) {
             (Mode::Mixed, Some(p)) => mixed(
-                gap5(reads, &self.o, p, &self.ex),
-                gap5(reads, &self.o, &self.recall, &self.ex),
+                gap5(reads, &self.o, p, &self.ex, votes),
+                gap5(reads, &self.o, &self.recall, &self.ex, votes),
             ),
-            (Mode::Precise, Some(p)) => gap5(reads, &self.o, p, &self.ex),
-            _ => gap5(reads, &self.o, &self.recall, &self.ex),
+            (Mode::Precise, Some(p)) => gap5(reads, &self.o, p, &self.ex, votes),
+            _ => gap5(reads, &self.o, &self.recall, &self.ex, votes),
         }
     }
 }
