@@ -3,7 +3,9 @@
 # tests/support/fault_proxy.py adding LATENCY_MS (default 20) to every request (tc netem would
 # slow the whole loopback of a shared machine): whole-file `view -c` and BAM→SAM, then QUERIES
 # (100) random 10 kb region queries. Prints wall seconds, CPU seconds, the largest process's peak
-# RSS and the bytes nginx sent.
+# RSS and the bytes nginx sent. LINK=1 models a link instead (the proxy's link mode): a round
+# trip of LATENCY_MS for each new connection's handshake and for each request, connections kept
+# open between requests, so a client that reuses its connections pays fewer round trips.
 #   MDSAM=target/release/mdsam SAMTOOLS=samtools PAIRS=250000 benches/remote.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +13,7 @@ MDSAM=$(realpath "${MDSAM:-target/release/mdsam}")
 SAMTOOLS=$(command -v "${SAMTOOLS:-samtools}")
 PAIRS=${PAIRS:-250000}
 LATENCY_MS=${LATENCY_MS:-20}
+PROXY_MODE=latency; [ "${LINK:-0}" = 1 ] && PROXY_MODE=link
 QUERIES=${QUERIES:-100}
 # JOBS: which of "view -c", "view BAM->SAM" and "regions" to run (comma-separated; default all).
 IFS=, read -r -a JOBS <<<"${JOBS:-view -c,view BAM->SAM,regions}"
@@ -36,7 +39,7 @@ http { access_log $tmp/nginx/access.log; client_body_temp_path $tmp/nginx/b; pro
 CONF
 "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" & pids+=($!)
 coproc PROXY { exec python3 tests/support/fault_proxy.py --upstream "127.0.0.1:$port" \
-  --mode "latency:$(echo "scale=3; $LATENCY_MS / 1000" | bc)" --lifetime 3600 2>/dev/null; }
+  --mode "$PROXY_MODE:$(echo "scale=3; $LATENCY_MS / 1000" | bc)" --lifetime 3600 2>/dev/null; }
 pids+=("$PROXY_PID")
 read -r proxy_port <&"${PROXY[0]}"
 sleep 1
@@ -49,7 +52,7 @@ awk -v n="$QUERIES" 'BEGIN {srand(7)} {name[NR]=$1; len[NR]=$2}
        print name[r] ":" b "-" b + 9999}}' <<<"$refs" > "$tmp/regions"
 
 sent() { awk '{s += $10} END {print s + 0}' "$tmp/nginx/access.log"; }
-echo "file: $size bytes, $PAIRS pairs; latency ${LATENCY_MS} ms per request"
+echo "file: $size bytes, $PAIRS pairs; proxy mode $PROXY_MODE, ${LATENCY_MS} ms"
 echo "tool job wall_s cpu_s rss_mb bytes_sent (REPEATS=$REPEATS rounds, tools alternating)"
 for job in "${JOBS[@]}"; do
   for round in $(seq "$REPEATS"); do

@@ -142,7 +142,8 @@ fn nginx_serving(root: &Path, scratch: &Path, tls: Option<&Certificates>) -> Opt
     let conf = format!(
         "{user}daemon off;\nworker_processes 1;\npid {run}/nginx.pid;\nerror_log {run}/error.log;\n\
          events {{ worker_connections 256; }}\n\
-         http {{\n access_log off;\n client_body_temp_path {run}/body;\n proxy_temp_path {run}/proxy;\n\
+         http {{\n log_format conn '$connection $status $http_range';\n\
+         access_log {run}/access.log conn;\n client_body_temp_path {run}/body;\n proxy_temp_path {run}/proxy;\n\
          fastcgi_temp_path {run}/fastcgi;\n uwsgi_temp_path {run}/uwsgi;\n scgi_temp_path {run}/scgi;\n\
          server {{\n  listen 127.0.0.1:{port}{ssl};\n  root {root};\n  location /forbidden/ {{ return 403; }}\n }}\n}}\n",
         user = if root_user { "user root;\n" } else { "" },
@@ -457,6 +458,35 @@ fn remote_index_is_kept_in_the_working_directory() {
     let unwritable =
         stdout_ok(&mdsam_in(Path::new("/proc"), &["view", &url, region], &[]), "/proc");
     assert_eq!(unwritable, expected);
+}
+
+/// A region query reads each body to its end, so its connections go back to the pool: the
+/// request for the region's bytes goes on a connection an earlier request opened (on a real
+/// link a new one costs a round trip more, two for https).
+#[test]
+fn a_query_reuses_its_connections() {
+    let dir = scratch_dir("remote_reuse");
+    let bam = indexed_bam(&dir, 2_000);
+    let Some(server) = nginx(&dir.join("data"), &dir) else { return };
+    let url = format!("http://127.0.0.1:{}/x.bam", server.port);
+    let region = "chr2:1000-50000";
+    let expected = stdout_ok(&mdsam(&["view", bam.to_str().unwrap(), region], &[]), "local");
+    let log = dir.join("nginx/access.log");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // The first query copies the index; the second reads the copy, as a script's later ones do.
+    stdout_ok(&mdsam_in(&work, &["view", &url, region], &[]), "first query");
+    std::fs::write(&log, b"").unwrap();
+    let got = stdout_ok(&mdsam_in(&work, &["view", &url, region], &[]), "second query");
+    assert_eq!(got, expected);
+    // nginx writes a line once a request is done; the last may trail the client's exit.
+    std::thread::sleep(Duration::from_millis(300));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let requests: Vec<&str> = lines.lines().collect();
+    let connections: std::collections::BTreeSet<&str> =
+        requests.iter().filter_map(|l| l.split(' ').next()).collect();
+    assert!(requests.len() >= 3, "opening, tail and the region's bytes: {lines}");
+    assert!(connections.len() < requests.len(), "a connection reused: {lines}");
 }
 
 /// 403, 404, a body cut short every time, a server too slow: one line naming the URL and the

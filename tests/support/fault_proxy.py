@@ -10,6 +10,9 @@ Forwards each GET to --upstream (host:port) and answers one request per connecti
   status:CODE     every request gets CODE
   delay:SECONDS   wait that long before answering each data request
   latency:SECONDS wait that long before answering every request (benches/remote.sh)
+  link:SECONDS    a link of that round trip: a new connection waits one (the TCP handshake),
+                  every request one more, and connections stay open for the next request
+                  (keep-alive, as servers and S3 keep them), so reusing one saves a round trip
   no-range        drop the Range header: the upstream answers 200 with the whole file
   rotate-keys:N:PATH  at the Nth request, move PATH.next over PATH (a credential helper
                   rewriting ~/.aws/credentials); from then on a request signed with the key
@@ -111,7 +114,51 @@ def send_streamed(conn, resp, headers):
         conn.sendall(chunk)
 
 
+def serve_link(conn, upstream, rtt):
+    """link mode: keep-alive requests, one round trip each, after one for the handshake."""
+    host, port = upstream.rsplit(":", 1)
+    up = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        time.sleep(rtt)
+        while True:
+            head = read_head(conn)
+            if head is None:
+                return
+            request_line, *header_lines = head.split("\r\n")
+            method, path, _ = request_line.split(" ", 2)
+            headers = [tuple(h.split(":", 1)) for h in header_lines if ":" in h]
+            headers = [(k.strip(), v.strip()) for k, v in headers]
+            close = any(k.lower() == "connection" and v.lower() == "close" for k, v in headers)
+            time.sleep(rtt)
+            keep = [(k, v) for k, v in headers if k.lower() not in ("host", "connection")]
+            up.request(method, path, headers=dict(keep))
+            resp = up.getresponse()
+            out = [(k, v) for k, v in resp.getheaders()
+                   if k.lower() not in ("connection", "transfer-encoding", "keep-alive")]
+            if resp.getheader("content-length") is None:
+                close = True
+            lines = [f"HTTP/1.1 {resp.status} {resp.reason}"] + [f"{k}: {v}" for k, v in out]
+            if close:
+                lines.append("Connection: close")
+            conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            while True:
+                chunk = resp.read(1 << 16)
+                if not chunk:
+                    break
+                conn.sendall(chunk)
+            if close:
+                return
+    except (OSError, ValueError, http.client.HTTPException):
+        pass
+    finally:
+        up.close()
+        conn.close()
+
+
 def serve(conn, upstream, state):
+    if state.mode == "link":
+        serve_link(conn, upstream, float(state.arg))
+        return
     try:
         head = read_head(conn)
         if head is None:

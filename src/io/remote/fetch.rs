@@ -176,7 +176,9 @@ impl RemoteFile {
             return None;
         }
         let mut bytes = Vec::with_capacity(TAIL_BYTES as usize);
-        answer.body.take(TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+        let mut body = answer.body;
+        (&mut body).take(TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+        finish_body(&mut body);
         profile::add(Phase::Read, Counter::BytesRead, bytes.len() as u64);
         (bytes.len() as u64 == total.min(TAIL_BYTES)).then_some((bytes, total))
     }
@@ -242,8 +244,11 @@ impl RemoteFile {
         let expected =
             if status == 206 { end.min(total.unwrap_or(end)) - start } else { length.unwrap_or(0) };
         let mut bytes = Vec::with_capacity(expected as usize);
-        let got = body.take(expected).read_to_end(&mut bytes);
+        let got = (&mut body).take(expected).read_to_end(&mut bytes);
         profile::add(Phase::Read, Counter::BytesRead, bytes.len() as u64);
+        if got.is_ok() {
+            finish_body(&mut body);
+        }
         if let Err(e) = got {
             return Err(Failure {
                 transient: true,
@@ -259,6 +264,12 @@ impl RemoteFile {
         }
         Ok((bytes, if status == 206 { total } else { length }))
     }
+}
+
+/// Reads a body that gave all it announced to its end: only a body read to its end hands its
+/// connection back for the next request (a new connection costs a round trip, two for https).
+fn finish_body(body: &mut impl Read) {
+    let _ = body.read(&mut [0u8; 1]);
 }
 
 /// The certificates https servers are checked against: Mozilla's roots, or, as libcurl (and so
