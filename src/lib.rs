@@ -46,6 +46,9 @@
 //   `RLIMIT_NOFILE`.
 // - `io::cram::rans_nx16_simd`: rANS Nx16's AVX2 decoding loop (the intrinsics and the call of
 //   the `target_feature` function, made only after the CPU was found to have AVX2).
+// - `ops::consensus::vote_sums`: the bayesian consensus' per-read sums with AVX-512 (the
+//   intrinsics and the call of the `target_feature` function, made only after the CPU was found
+//   to have AVX-512F).
 // - `ops::errmod` (`lgamma`): the C library's log-gamma, which htslib's error-model tables are
 //   built from (Rust's standard library has no stable one; another may differ in the last bit).
 // The binary (`bin/mdsam.rs`) has its own: `reset_sigpipe`.

@@ -7,6 +7,7 @@ use super::calibration::Calibration;
 use super::emit::BaseCaller;
 use super::pileup::PileupRead;
 use super::tables::{MQUAL_POW_1M, Q2P};
+use super::vote_sums::{self, TermRows, Vote};
 use super::{Mode, Options};
 
 const TENLOG2OVERLOG10: f64 = 3.0103;
@@ -24,6 +25,8 @@ pub struct ConsProbs {
     pum: [f64; 101],
     pmm: [f64; 101],
     poly_mul: f64,
+    /// The tables above by quality, in [`vote_sums`]' term order.
+    rows: TermRows,
 }
 
 /// `consensus_init`.
@@ -59,6 +62,7 @@ pub fn init(
         pum: [0.0; 101],
         pmm: [0.0; 101],
         poly_mul,
+        rows: [[0.0; 8]; 101],
     };
     for i in 1..101 {
         let prob = 1.0 - 10f64.powf(-f64::from(q.smap[i]) / 10.0);
@@ -105,6 +109,10 @@ pub fn init(
         &mut c.pum,
     ] {
         t[0] = t[1];
+    }
+    for (q, row) in c.rows.iter_mut().enumerate() {
+        *row =
+            [c.p_mm_big[q], c.px_m[q], c.po_m[q], c.pox[q], c.poo[q], c.puu[q], c.pum[q], c.pmm[q]];
     }
     c
 }
@@ -246,25 +254,6 @@ const L: [usize; 32] = [
     5, 0, 1, 5, 2, 5, 5, 5, 3, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
 ];
 
-/// Which of a read's terms (`mm_big, xm, om, ox, oo, uu, um, mm`, 8: none) each of the 15
-/// hypotheses adds, by the read's base (A C G T * N): samtools' per-base additions as a table.
-const TERMS_BY_BASE: [[u8; 15]; 6] = [
-    [0, 1, 1, 1, 2, 8, 8, 8, 3, 8, 8, 3, 8, 3, 4],
-    [8, 1, 8, 8, 3, 0, 1, 1, 2, 8, 8, 3, 8, 3, 4],
-    [8, 8, 1, 8, 3, 8, 1, 8, 3, 0, 1, 2, 8, 3, 4],
-    [8, 8, 8, 1, 3, 8, 8, 1, 3, 8, 1, 3, 0, 2, 4],
-    [5, 5, 5, 5, 6, 5, 5, 5, 6, 5, 5, 6, 5, 6, 7],
-    [0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 2, 0, 2, 4],
-];
-
-/// One read's part in a column: its base (as an index of `L`'s) and settled qualities.
-#[derive(Clone, Copy)]
-struct Vote {
-    base: u32,
-    qual: u32,
-    qual2: u32,
-}
-
 /// `calculate_consensus_gap5`, in two passes: each read's qualities first (a long chain of
 /// conversions and lookups, read after read with nothing between them), then the sums, which
 /// stay in read order as samtools adds them. One loop doing both stalled on each read's chain.
@@ -315,28 +304,11 @@ fn gap5(
         let poly = f64::from(poly_len(scores));
         let q2 = f64::from(qual) - (poly - 2.0) * cp.poly_mul;
         let qual2 = (if 1.0 > q2 { 1.0 } else { q2 }) as i32 as u32;
+        counts[base] += 1;
         votes.push(Vote { base: base as u32, qual: u32::from(qual), qual2 });
     }
     let depth = votes.len() as i32;
-    for v in votes.iter() {
-        let (base, qual, qual2) = (v.base as usize, v.qual as usize, v.qual2 as usize);
-        let xx = cp.pxx[qual];
-        let mm_big = cp.p_mm_big[qual] - xx;
-        let xm = cp.px_m[qual] - xx;
-        let oo = cp.poo[qual2] - xx;
-        let om = cp.po_m[qual2] - xx;
-        let ox = cp.pox[qual2] - xx;
-        let uu = cp.puu[qual2] - xx;
-        let um = cp.pum[qual2] - xx;
-        let mm = cp.pmm[qual2] - xx;
-        counts[base] += 1;
-        // Every hypothesis takes one term a read (zero where the base says nothing of it:
-        // adding 0.0 changes no sum), without a branch on the base.
-        let terms = [mm_big, xm, om, ox, oo, uu, um, mm, 0.0];
-        for (sum, &term) in s.iter_mut().zip(&TERMS_BY_BASE[base]) {
-            *sum += terms[usize::from(term)];
-        }
-    }
+    vote_sums::add(votes, &cp.rows, &cp.pxx, &mut s);
     let (mut shift, mut max, mut max_het) = (-f64::MAX, -f64::MAX, -f64::MAX);
     let (mut call, mut het_call) = (0usize, 0usize);
     for (v, prior) in s.iter_mut().zip(&cp.lprior15) {

@@ -11,6 +11,7 @@ pub mod pileup;
 pub mod read_scores;
 pub mod simple;
 mod tables;
+mod vote_sums;
 
 /// `-f`: the output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
