@@ -270,3 +270,36 @@ fn consensus_failures_match_samtools() {
         compare(&oracle, args);
     }
 }
+
+/// A BAM may hold base qualities past 100, where samtools' consensus tables end (samtools reads
+/// past them; mdsam takes their last entry). Every mode finishes with a FASTQ (mdsam once
+/// panicked on them), and the output is samtools' where the oracle is present.
+#[test]
+fn consensus_takes_base_qualities_past_its_tables() {
+    let dir = scratch_dir("consensus_high_quality");
+    let bam = dir.join("high-quality.bam");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/consensus/high-quality.bam");
+    std::fs::copy(&fixture, &bam).expect("copy the fixture");
+    let index = mdsam_native(&["index", s(&bam)]);
+    assert!(index.status.success(), "index: {}", String::from_utf8_lossy(&index.stderr));
+    let oracle = oracle();
+    for extra in
+        [&[][..], &["--no-use-MQ"], &["-m", "bayesian_m"], &["-m", "bayesian_116"], &["-@", "2"]]
+    {
+        let mut args = vec!["-f", "fastq"];
+        args.extend_from_slice(extra);
+        args.push(s(&bam));
+        let mut full = vec!["consensus"];
+        full.extend_from_slice(&args);
+        let out = mdsam_native(&full);
+        let context = extra.join(" ");
+        assert!(out.status.success(), "{context}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{context}: one FASTQ record: {text}");
+        assert_eq!(lines[1].len(), 49, "{context}: the 49 covered bases: {text}");
+        if let Some(oracle) = &oracle {
+            compare(oracle, &args);
+        }
+    }
+}

@@ -254,6 +254,9 @@ const L: [usize; 32] = [
     5, 0, 1, 5, 2, 5, 5, 5, 3, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
 ];
 
+/// The highest quality samtools' tables hold.
+const MAX_QUAL: u8 = 100;
+
 /// `calculate_consensus_gap5`, in two passes: each read's qualities first (a long chain of
 /// conversions and lookups, read after read with nothing between them), then the sums, which
 /// stay in read order as samtools adds them. One loop doing both stalled on each read's chain.
@@ -280,6 +283,9 @@ fn gap5(
         if qual == 255 || (qual == 0 && p.qual_at(0) == 255) {
             qual = o.default_qual as u8;
         }
+        // samtools' tables end at quality 100 and it reads past them for a BAM's higher
+        // ones (undefined); those take the last entry here rather than stop the run.
+        qual = qual.min(MAX_QUAL);
         let base = L[p.base4 as usize];
         // The read's score one past the base, loaded once for both of its fields.
         let scores = scores_at(p, p.seq_offset + 1);
@@ -303,7 +309,7 @@ fn gap5(
         }
         let poly = f64::from(poly_len(scores));
         let q2 = f64::from(qual) - (poly - 2.0) * cp.poly_mul;
-        let qual2 = (if 1.0 > q2 { 1.0 } else { q2 }) as i32 as u32;
+        let qual2 = ((if 1.0 > q2 { 1.0 } else { q2 }) as i32 as u32).min(u32::from(MAX_QUAL));
         counts[base] += 1;
         votes.push(Vote { base: base as u32, qual: u32::from(qual), qual2 });
     }
