@@ -88,6 +88,17 @@ def read_head(conn):
     return data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
 
 
+def read_request(conn):
+    """The next request's method, path and headers; None when the client has closed."""
+    head = read_head(conn)
+    if head is None:
+        return None
+    request_line, *header_lines = head.split("\r\n")
+    method, path, _ = request_line.split(" ", 2)
+    headers = [tuple(h.split(":", 1)) for h in header_lines if ":" in h]
+    return method, path, [(k.strip(), v.strip()) for k, v in headers]
+
+
 def reply(conn, status, reason, headers, body):
     lines = [f"HTTP/1.1 {status} {reason}"]
     lines += [f"{k}: {v}" for k, v in headers]
@@ -102,10 +113,11 @@ def stream(conn, up, resp, headers):
         up.close()
 
 
-def send_streamed(conn, resp, headers):
+def send_streamed(conn, resp, headers, close=True):
     lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
     lines += [f"{k}: {v}" for k, v in headers]
-    lines.append("Connection: close")
+    if close:
+        lines.append("Connection: close")
     conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
     while True:
         chunk = resp.read(1 << 16)
@@ -121,13 +133,10 @@ def serve_link(conn, upstream, rtt):
     try:
         time.sleep(rtt)
         while True:
-            head = read_head(conn)
-            if head is None:
+            request = read_request(conn)
+            if request is None:
                 return
-            request_line, *header_lines = head.split("\r\n")
-            method, path, _ = request_line.split(" ", 2)
-            headers = [tuple(h.split(":", 1)) for h in header_lines if ":" in h]
-            headers = [(k.strip(), v.strip()) for k, v in headers]
+            method, path, headers = request
             close = any(k.lower() == "connection" and v.lower() == "close" for k, v in headers)
             time.sleep(rtt)
             keep = [(k, v) for k, v in headers if k.lower() not in ("host", "connection")]
@@ -137,15 +146,7 @@ def serve_link(conn, upstream, rtt):
                    if k.lower() not in ("connection", "transfer-encoding", "keep-alive")]
             if resp.getheader("content-length") is None:
                 close = True
-            lines = [f"HTTP/1.1 {resp.status} {resp.reason}"] + [f"{k}: {v}" for k, v in out]
-            if close:
-                lines.append("Connection: close")
-            conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-            while True:
-                chunk = resp.read(1 << 16)
-                if not chunk:
-                    break
-                conn.sendall(chunk)
+            send_streamed(conn, resp, out, close)
             if close:
                 return
     except (OSError, ValueError, http.client.HTTPException):
@@ -160,13 +161,10 @@ def serve(conn, upstream, state):
         serve_link(conn, upstream, float(state.arg))
         return
     try:
-        head = read_head(conn)
-        if head is None:
+        request = read_request(conn)
+        if request is None:
             return
-        request_line, *header_lines = head.split("\r\n")
-        method, path, _ = request_line.split(" ", 2)
-        headers = [tuple(h.split(":", 1)) for h in header_lines if ":" in h]
-        headers = [(k.strip(), v.strip()) for k, v in headers]
+        method, path, headers = request
         number = state.next_request()
         if state.mode == "status":
             reply(conn, int(state.arg), "Injected", [("Content-Length", "0")], b"")
