@@ -15,6 +15,14 @@ const TENLOG2OVERLOG10: f64 = 3.0103;
 /// samtools' `cons_probs`: priors and per-quality log likelihoods.
 pub struct ConsProbs {
     lprior15: [f64; 15],
+    pxx: [f64; 101],
+    /// `p_mm_big, px_m, po_m, pox, poo, puu, pum, pmm` by quality, in [`vote_sums`]' term order.
+    rows: TermRows,
+    poly_mul: f64,
+}
+
+/// The per-quality tables `consensus_init` fills, each built from the others.
+struct Tables {
     p_mm_big: [f64; 101],
     pxx: [f64; 101],
     px_m: [f64; 101],
@@ -24,9 +32,6 @@ pub struct ConsProbs {
     puu: [f64; 101],
     pum: [f64; 101],
     pmm: [f64; 101],
-    poly_mul: f64,
-    /// The tables above by quality, in [`vote_sums`]' term order.
-    rows: TermRows,
 }
 
 /// `consensus_init`.
@@ -50,19 +55,17 @@ pub fn init(
     }
     let pick = [0, 1, 2, 3, 4, 6, 7, 8, 9, 12, 13, 14, 18, 19, 24];
     let lprior15 = pick.map(|i| prior[i].ln());
-    let mut c = ConsProbs {
-        lprior15,
-        p_mm_big: [0.0; 101],
-        pxx: [0.0; 101],
-        px_m: [0.0; 101],
-        pox: [0.0; 101],
-        po_m: [0.0; 101],
-        poo: [0.0; 101],
-        puu: [0.0; 101],
-        pum: [0.0; 101],
-        pmm: [0.0; 101],
-        poly_mul,
-        rows: [[0.0; 8]; 101],
+    let zero = [0.0; 101];
+    let mut c = Tables {
+        p_mm_big: zero,
+        pxx: zero,
+        px_m: zero,
+        pox: zero,
+        po_m: zero,
+        poo: zero,
+        puu: zero,
+        pum: zero,
+        pmm: zero,
     };
     for i in 1..101 {
         let prob = 1.0 - 10f64.powf(-f64::from(q.smap[i]) / 10.0);
@@ -110,11 +113,10 @@ pub fn init(
     ] {
         t[0] = t[1];
     }
-    for (q, row) in c.rows.iter_mut().enumerate() {
-        *row =
-            [c.p_mm_big[q], c.px_m[q], c.po_m[q], c.pox[q], c.poo[q], c.puu[q], c.pum[q], c.pmm[q]];
-    }
-    c
+    let rows = std::array::from_fn(|q| {
+        [c.p_mm_big[q], c.px_m[q], c.po_m[q], c.pox[q], c.poo[q], c.puu[q], c.pum[q], c.pmm[q]]
+    });
+    ConsProbs { lprior15, pxx: c.pxx, rows, poly_mul }
 }
 
 /// `e_tab` (exp of -500..=500) and `e_tab2` (exp of -50.0..=50.0 by tenths), and each base

@@ -60,42 +60,32 @@ fn add_scalar(votes: &[Vote], rows: &TermRows, pxx: &[f64; 101], s: &mut [f64; 1
     }
 }
 
+/// [`TERMS_BY_BASE`] as the vector code's permute indices: 16 lanes a base, the sixteenth
+/// (no hypothesis) taking index 8, the zero vector's first lane.
+#[cfg(target_arch = "x86_64")]
+const LANE_TERMS: [[i64; 16]; 6] = {
+    let mut lanes = [[8i64; 16]; 6];
+    let mut base = 0;
+    while base < 6 {
+        let mut j = 0;
+        while j < 15 {
+            lanes[base][j] = TERMS_BY_BASE[base][j] as i64;
+            j += 1;
+        }
+        base += 1;
+    }
+    lanes
+};
+
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)] // SIMD intrinsics
 mod avx512 {
-    use super::{TERMS_BY_BASE, TermRows, Vote};
+    use super::{LANE_TERMS, TermRows, Vote};
     use std::arch::x86_64::*;
 
     /// [`super::add`] with the 15 sums in two vectors of eight (the sixteenth lane adds zeros).
     #[target_feature(enable = "avx512f")]
     pub(super) fn add(votes: &[Vote], rows: &TermRows, pxx: &[f64; 101], s: &mut [f64; 15]) {
-        // Per base, the term index of lanes 0..8 and 8..16; index 8 takes the zero vector's
-        // first lane.
-        let index = TERMS_BY_BASE.map(|t| {
-            let lane = |j: usize| i64::from(t.get(j).copied().unwrap_or(8));
-            [
-                _mm512_setr_epi64(
-                    lane(0),
-                    lane(1),
-                    lane(2),
-                    lane(3),
-                    lane(4),
-                    lane(5),
-                    lane(6),
-                    lane(7),
-                ),
-                _mm512_setr_epi64(
-                    lane(8),
-                    lane(9),
-                    lane(10),
-                    lane(11),
-                    lane(12),
-                    lane(13),
-                    lane(14),
-                    lane(15),
-                ),
-            ]
-        });
         let zero = _mm512_setzero_pd();
         let mut wide = [0f64; 16];
         wide[..15].copy_from_slice(s);
@@ -105,13 +95,20 @@ mod avx512 {
         for v in votes {
             let (q, q2) = (v.qual as usize, v.qual2 as usize);
             let (at_qual, at_qual2) = (&rows[q], &rows[q2]);
-            // SAFETY: loads of eight f64 from rows of eight.
-            let (a, b) =
-                unsafe { (_mm512_loadu_pd(at_qual.as_ptr()), _mm512_loadu_pd(at_qual2.as_ptr())) };
+            let lanes = &LANE_TERMS[v.base as usize];
+            // SAFETY: loads of eight f64 from rows of eight, and of eight i64 from each half
+            // of a row of sixteen.
+            let (a, b, to_low, to_high) = unsafe {
+                (
+                    _mm512_loadu_pd(at_qual.as_ptr()),
+                    _mm512_loadu_pd(at_qual2.as_ptr()),
+                    _mm512_loadu_epi64(lanes.as_ptr()),
+                    _mm512_loadu_epi64(lanes[8..].as_ptr()),
+                )
+            };
             // Lanes 0 and 1 at the base's quality, the rest at the lowered one.
             let row = _mm512_mask_blend_pd(0b0000_0011, b, a);
             let terms = _mm512_sub_pd(row, _mm512_set1_pd(pxx[q]));
-            let [to_low, to_high] = index[v.base as usize];
             low = _mm512_add_pd(low, _mm512_permutex2var_pd(terms, to_low, zero));
             high = _mm512_add_pd(high, _mm512_permutex2var_pd(terms, to_high, zero));
         }
