@@ -18,13 +18,15 @@ pub type TermRows = [[f64; 8]; 101];
 
 /// Which of a read's terms (`mm_big, xm, om, ox, oo, uu, um, mm`, 8: none) each of the 15
 /// hypotheses adds, by the read's base (A C G T * N): samtools' per-base additions as a table.
-const TERMS_BY_BASE: [[u8; 15]; 6] = [
-    [0, 1, 1, 1, 2, 8, 8, 8, 3, 8, 8, 3, 8, 3, 4],
-    [8, 1, 8, 8, 3, 0, 1, 1, 2, 8, 8, 3, 8, 3, 4],
-    [8, 8, 1, 8, 3, 8, 1, 8, 3, 0, 1, 2, 8, 3, 4],
-    [8, 8, 8, 1, 3, 8, 8, 1, 3, 8, 1, 3, 0, 2, 4],
-    [5, 5, 5, 5, 6, 5, 5, 5, 6, 5, 5, 6, 5, 6, 7],
-    [0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 2, 0, 2, 4],
+/// A sixteenth lane (no hypothesis, 8) makes each row the vector code's permute indices, where
+/// index 8 takes the zero vector's first lane.
+const TERMS_BY_BASE: [[i64; 16]; 6] = [
+    [0, 1, 1, 1, 2, 8, 8, 8, 3, 8, 8, 3, 8, 3, 4, 8],
+    [8, 1, 8, 8, 3, 0, 1, 1, 2, 8, 8, 3, 8, 3, 4, 8],
+    [8, 8, 1, 8, 3, 8, 1, 8, 3, 0, 1, 2, 8, 3, 4, 8],
+    [8, 8, 8, 1, 3, 8, 8, 1, 3, 8, 1, 3, 0, 2, 4, 8],
+    [5, 5, 5, 5, 6, 5, 5, 5, 6, 5, 5, 6, 5, 6, 7, 8],
+    [0, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 2, 0, 2, 4, 8],
 ];
 
 /// Adds every vote's terms to `s`, vote by vote.
@@ -55,32 +57,15 @@ fn add_scalar(votes: &[Vote], rows: &TermRows, pxx: &[f64; 101], s: &mut [f64; 1
     for v in votes {
         let terms = terms(v, rows, pxx);
         for (sum, &term) in s.iter_mut().zip(&TERMS_BY_BASE[v.base as usize]) {
-            *sum += terms[usize::from(term)];
+            *sum += terms[term as usize];
         }
     }
 }
 
-/// [`TERMS_BY_BASE`] as the vector code's permute indices: 16 lanes a base, the sixteenth
-/// (no hypothesis) taking index 8, the zero vector's first lane.
-#[cfg(target_arch = "x86_64")]
-const LANE_TERMS: [[i64; 16]; 6] = {
-    let mut lanes = [[8i64; 16]; 6];
-    let mut base = 0;
-    while base < 6 {
-        let mut j = 0;
-        while j < 15 {
-            lanes[base][j] = TERMS_BY_BASE[base][j] as i64;
-            j += 1;
-        }
-        base += 1;
-    }
-    lanes
-};
-
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)] // SIMD intrinsics
 mod avx512 {
-    use super::{LANE_TERMS, TermRows, Vote};
+    use super::{TERMS_BY_BASE, TermRows, Vote};
     use std::arch::x86_64::*;
 
     /// [`super::add`] with the 15 sums in two vectors of eight (the sixteenth lane adds zeros).
@@ -95,7 +80,7 @@ mod avx512 {
         for v in votes {
             let (q, q2) = (v.qual as usize, v.qual2 as usize);
             let (at_qual, at_qual2) = (&rows[q], &rows[q2]);
-            let lanes = &LANE_TERMS[v.base as usize];
+            let lanes = &TERMS_BY_BASE[v.base as usize];
             // SAFETY: loads of eight f64 from rows of eight, and of eight i64 from each half
             // of a row of sixteen.
             let (a, b, to_low, to_high) = unsafe {
