@@ -60,6 +60,14 @@ impl PileupRead {
         i32::from(self.bytes[self.qual_start + i as usize])
     }
 
+    /// The quality samtools reads for the base after `i` when padding a read for an insertion
+    /// elsewhere: past the read's last base that is the record's next byte (its first aux
+    /// byte); past a record without aux fields samtools reads stale memory, taken here as no
+    /// bound at all (a read ending in a deletion beside an insertion once panicked here).
+    fn byte_after_quality(&self, i: i64) -> i32 {
+        self.bytes.get(self.qual_start + i as usize + 1).map_or(i32::MAX, |&q| i32::from(q))
+    }
+
     /// The read's buffers (record, CIGAR, scores), taken for a later read.
     fn take_buffers(&mut self) -> Buffers {
         let scores = self.extra.take().unwrap_or_else(|| std::mem::take(&mut self.spare_scores));
@@ -223,7 +231,7 @@ impl PileupRead {
             self.base4 = 16;
             self.padding = true;
             self.qual = if self.seq_offset < self.l_qseq {
-                self.qual.min(self.qual_at(self.seq_offset + 1))
+                self.qual.min(self.byte_after_quality(self.seq_offset))
             } else {
                 0
             };
