@@ -157,6 +157,8 @@ mod pileup_memory;
 mod pileup_parallel;
 /// http(s)://, s3:// and gs:// inputs against nginx, moto and a fault-injecting proxy (issue 40).
 mod remote_inputs;
+/// Reads without bases and columns of skips through consensus, phase, pad2unpad, ampliconclip.
+mod seqless_reads;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.
 mod small_commands;
 /// tview's text and HTML screens natively, byte for byte with samtools' tview.

@@ -39,7 +39,7 @@ pub fn unpad_seq(r: &RecordRef<'_>, out: &mut Vec<u8>) -> Result<bool, UnpadErro
         match o {
             MATCH | EQUAL | DIFF => {
                 for _ in 0..n {
-                    out.push(r.base_code(j));
+                    out.push(base_or_after(r, j));
                     j += 1;
                 }
             }
@@ -54,6 +54,19 @@ pub fn unpad_seq(r: &RecordRef<'_>, out: &mut Vec<u8>) -> Result<bool, UnpadErro
         }
     }
     Ok(saw_skip)
+}
+
+/// Base `j` as samtools' `bam_seqi` reads it: past the read's bases (`SEQ *`) it reads on
+/// through the record's qualities and aux fields, where a 0 nibble reads as a deletion; past the
+/// record it reads stale memory, taken as 0 (mdsam once indexed past the bases and panicked).
+fn base_or_after(r: &RecordRef<'_>, j: usize) -> u8 {
+    if j < r.l_seq() {
+        return r.base_code(j);
+    }
+    let seq_start = r.seq_packed().as_ptr() as usize - r.bytes().as_ptr() as usize;
+    r.bytes()
+        .get(seq_start + j / 2)
+        .map_or(0, |b| if j.is_multiple_of(2) { b >> 4 } else { b & 0xf })
 }
 
 /// Unpadded position of each padded reference position (`update_posmap`).

@@ -175,9 +175,11 @@ pub fn packed_column(
 
 /// One read's base at `qpos` packed for [`ErrorModel::likelihoods`], as `targetcut` and `phase`
 /// pack it: its quality capped by the mapping quality and kept within 4..=63. `None` for a base
-/// under `min_baseq` or not A, C, G or T.
+/// under `min_baseq` or not A, C, G or T, and past the read's bases (a read without a
+/// sequence, `SEQ *`: samtools reads past its record there; mdsam takes the base as an N, as
+/// its mpileup does).
 pub fn packed_base(rec: &crate::record::RecordRef<'_>, qpos: usize, min_baseq: i32) -> Option<u16> {
-    let base_q = rec.qual()[qpos];
+    let base_q = *rec.qual().get(qpos)?;
     if i32::from(base_q) < min_baseq {
         return None;
     }

@@ -367,8 +367,9 @@ pub fn run(o: &PhaseOptions) -> Result<(), Error> {
             if r.mapq() == 0 {
                 continue;
             }
-            let b =
-                u64::from(crate::ops::errmod::NT16_INT[usize::from(r.base_code(e.qpos as usize))]);
+            // `base_at`: an N past the read's bases (`SEQ *`; samtools reads past its record).
+            let code = plp.reads[e.read].base_at(e.qpos);
+            let b = u64::from(crate::ops::errmod::NT16_INT[usize::from(code)]);
             let allele = if b == site & 3 {
                 1
             } else if b == site >> 16 & 3 {

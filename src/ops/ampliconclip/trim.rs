@@ -158,6 +158,20 @@ pub fn trim_left(r: &RecordRef<'_>, bases: u32, hard: bool) -> Vec<u8> {
     assemble(r, new_pos, &new_cigar, (&seq, l_seq), &r.qual()[removed..])
 }
 
+/// `orig_cigar[i]` as samtools reads it, also at -1: a read without bases (`SEQ *`) whose
+/// every operation is trimmed, after a hard clip, reads the word before its CIGAR, the end of
+/// its name as htslib keeps it (NUL-terminated, padded with NULs to four bytes).
+fn cigar_before(r: &RecordRef<'_>, cigar: &[u32], i: i64) -> u32 {
+    if let Ok(i) = usize::try_from(i) {
+        return cigar[i];
+    }
+    let mut name = r.read_name().to_vec();
+    name.push(0);
+    name.resize(name.len().next_multiple_of(4), 0);
+    let tail = &name[name.len() - 4..];
+    u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]])
+}
+
 /// `bam_trim_right`: removes `bases` reference bases from the end. The CIGAR is rebuilt from
 /// its end backwards exactly as samtools does (an end that removes no query bases and has no
 /// hard clip also drops the first operation, as there).
@@ -211,8 +225,8 @@ pub fn trim_right(r: &RecordRef<'_>, bases: u32, hard: bool) -> Vec<u8> {
     }
     if j > 0 {
         j -= 1;
-        let c = cigar[i as usize];
-        new_cigar[j as usize] = cigar_op(len(c) - ref_remove, op(c));
+        let c = cigar_before(r, &cigar, i);
+        new_cigar[j as usize] = cigar_op(len(c).wrapping_sub(ref_remove), op(c));
         count += 1;
     }
     while j > 0 {

@@ -55,17 +55,14 @@ impl PileupRead {
         RecordRef::new(&self.bytes)
     }
 
+    /// The quality samtools reads for base `i`. Padding and deletions read the base after
+    /// the read's position, which may be past its qualities (a read ending in a deletion beside
+    /// an insertion, or one without bases, `SEQ *`): samtools then reads on into the record's
+    /// aux fields, and past the record stale memory, taken here as no bound at all (mdsam once
+    /// indexed past the record and panicked).
     #[inline]
     pub fn qual_at(&self, i: i64) -> i32 {
-        i32::from(self.bytes[self.qual_start + i as usize])
-    }
-
-    /// The quality samtools reads for the base after `i` when padding a read for an insertion
-    /// elsewhere: past the read's last base that is the record's next byte (its first aux
-    /// byte); past a record without aux fields samtools reads stale memory, taken here as no
-    /// bound at all (a read ending in a deletion beside an insertion once panicked here).
-    fn byte_after_quality(&self, i: i64) -> i32 {
-        self.bytes.get(self.qual_start + i as usize + 1).map_or(i32::MAX, |&q| i32::from(q))
+        self.bytes.get(self.qual_start.wrapping_add(i as usize)).map_or(i32::MAX, |&q| i32::from(q))
     }
 
     /// The read's buffers (record, CIGAR, scores), taken for a later read.
@@ -231,7 +228,7 @@ impl PileupRead {
             self.base4 = 16;
             self.padding = true;
             self.qual = if self.seq_offset < self.l_qseq {
-                self.qual.min(self.byte_after_quality(self.seq_offset))
+                self.qual.min(self.qual_at(self.seq_offset + 1))
             } else {
                 0
             };

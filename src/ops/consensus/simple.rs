@@ -69,6 +69,8 @@ pub fn call(reads: &[Box<PileupRead>], o: &SimpleParams) -> (u8, i32) {
         // A shallow gap is still a gap: more likely than any base.
         used_base = if call1 == 16 { 16 } else { 0 };
     }
-    let qual = if used_base != 0 { (100.0 * used_score as f64 / tscore as f64) as i32 } else { 0 };
+    // A column of reference skips alone scores 0 of 0: C's cast of that NaN is INT_MIN.
+    let share = 100.0 * used_score as f64 / tscore as f64;
+    let qual = if used_base != 0 { crate::ops::baq::probaln::c_int(share) } else { 0 };
     (CALLS[used_base], qual)
 }
