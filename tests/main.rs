@@ -127,6 +127,8 @@ mod output_spec;
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
 
+/// Random CIGARs through consensus, phase, targetcut and pad2unpad, against the oracle.
+mod cigar_sweep;
 /// The one command table: help lists exactly what dispatch runs, under samtools headings; usage cases.
 mod command_table;
 /// `consensus` natively (both modes, every output format and option) against the samtools oracle.
