@@ -6,6 +6,8 @@
 # RSS and the bytes nginx sent. LINK=1 models a link instead (the proxy's link mode): a round
 # trip of LATENCY_MS for each new connection's handshake and for each request, connections kept
 # open between requests, so a client that reuses its connections pays fewer round trips.
+# LINK_MBPS (with LINK=1) also caps each connection's bodies at that many MB/s: a TCP stream's
+# window over the round trip, or an object store's per-connection limit (S3, GCS: 50-100 MB/s).
 #   MDSAM=target/release/mdsam SAMTOOLS=samtools PAIRS=250000 benches/remote.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +41,8 @@ http { access_log $tmp/nginx/access.log; client_body_temp_path $tmp/nginx/b; pro
 CONF
 "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" & pids+=($!)
 coproc PROXY { exec python3 tests/support/fault_proxy.py --upstream "127.0.0.1:$port" \
-  --mode "$PROXY_MODE:$(echo "scale=3; $LATENCY_MS / 1000" | bc)" --lifetime 3600 2>/dev/null; }
+  --mode "$PROXY_MODE:$(echo "scale=3; $LATENCY_MS / 1000" | bc)${LINK_MBPS:+:$LINK_MBPS}" \
+  --lifetime 3600 2>/dev/null; }
 pids+=("$PROXY_PID")
 read -r proxy_port <&"${PROXY[0]}"
 sleep 1
@@ -52,7 +55,7 @@ awk -v n="$QUERIES" 'BEGIN {srand(7)} {name[NR]=$1; len[NR]=$2}
        print name[r] ":" b "-" b + 9999}}' <<<"$refs" > "$tmp/regions"
 
 sent() { awk '{s += $10} END {print s + 0}' "$tmp/nginx/access.log"; }
-echo "file: $size bytes, $PAIRS pairs; proxy mode $PROXY_MODE, ${LATENCY_MS} ms"
+echo "file: $size bytes, $PAIRS pairs; proxy mode $PROXY_MODE, ${LATENCY_MS} ms${LINK_MBPS:+, $LINK_MBPS MB/s a connection}"
 echo "tool job wall_s cpu_s rss_mb bytes_sent (REPEATS=$REPEATS rounds, tools alternating)"
 for job in "${JOBS[@]}"; do
   for round in $(seq "$REPEATS"); do

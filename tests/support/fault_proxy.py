@@ -13,6 +13,10 @@ Forwards each GET to --upstream (host:port) and answers one request per connecti
   link:SECONDS    a link of that round trip: a new connection waits one (the TCP handshake),
                   every request one more, and connections stay open for the next request
                   (keep-alive, as servers and S3 keep them), so reusing one saves a round trip
+  link:SECONDS:MBPS  the same, each connection's bodies paced to MBPS megabytes a second: one
+                  TCP stream over a long round trip moves at most its window a round trip, and
+                  object stores cap a connection (S3 and GCS at about 50-100 MB/s), which is
+                  why clients fetch ranges over several connections at once
   no-range        drop the Range header: the upstream answers 200 with the whole file
   rotate-keys:N:PATH  at the Nth request, move PATH.next over PATH (a credential helper
                   rewriting ~/.aws/credentials); from then on a request signed with the key
@@ -113,21 +117,29 @@ def stream(conn, up, resp, headers):
         up.close()
 
 
-def send_streamed(conn, resp, headers, close=True):
+def send_streamed(conn, resp, headers, close=True, rate=None):
+    """Forwards the answer; `rate` (bytes a second) paces its body."""
     lines = [f"HTTP/1.1 {resp.status} {resp.reason}"]
     lines += [f"{k}: {v}" for k, v in headers]
     if close:
         lines.append("Connection: close")
     conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    start, sent = time.monotonic(), 0
     while True:
         chunk = resp.read(1 << 16)
         if not chunk:
             return
         conn.sendall(chunk)
+        sent += len(chunk)
+        if rate:
+            ahead = start + sent / rate - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
 
 
-def serve_link(conn, upstream, rtt):
-    """link mode: keep-alive requests, one round trip each, after one for the handshake."""
+def serve_link(conn, upstream, rtt, rate):
+    """link mode: keep-alive requests, one round trip each, after one for the handshake;
+    bodies paced to `rate` bytes a second when given."""
     host, port = upstream.rsplit(":", 1)
     up = http.client.HTTPConnection(host, int(port), timeout=30)
     try:
@@ -146,7 +158,7 @@ def serve_link(conn, upstream, rtt):
                    if k.lower() not in ("connection", "transfer-encoding", "keep-alive")]
             if resp.getheader("content-length") is None:
                 close = True
-            send_streamed(conn, resp, out, close)
+            send_streamed(conn, resp, out, close, rate)
             if close:
                 return
     except (OSError, ValueError, http.client.HTTPException):
@@ -158,7 +170,8 @@ def serve_link(conn, upstream, rtt):
 
 def serve(conn, upstream, state):
     if state.mode == "link":
-        serve_link(conn, upstream, float(state.arg))
+        rtt, _, mbps = state.arg.partition(":")
+        serve_link(conn, upstream, float(rtt), float(mbps) * 1e6 if mbps else None)
         return
     try:
         request = read_request(conn)
