@@ -1,6 +1,6 @@
 //! Random CIGARs (every operation, anywhere, clips inside, reads of a few bases) through the
-//! commands that walk a read along the reference: the pileups of consensus, phase and
-//! targetcut, and pad2unpad. Reads with bases and aux fields (all that samtools reads is then
+//! commands that walk a read along the reference: the pileups of consensus, phase, targetcut,
+//! mpileup (with BAQ and its mapping-quality cap) and depth, and pad2unpad. Reads with bases and aux fields (all that samtools reads is then
 //! defined) must give samtools' output; reads without bases or aux fields (samtools reads past
 //! the record) must let every command finish. The sweep that found the panics fixed beside
 //! `seqless_reads.rs`, kept as a test.
@@ -72,6 +72,10 @@ const COMMANDS: &[&[&str]] = &[
     &["consensus", "-@", "2", "-a", "-f", "fastq"],
     &["targetcut"],
     &["phase"],
+    &["mpileup", "-f", "REF", "-E", "-C", "50", "-Q", "0", "-q", "0", "-a"],
+    &["mpileup", "-B", "-s", "--output-QNAME", "--output-extra", "FLAG,POS,MAPQ", "--reverse-del"],
+    &["depth", "-aa", "-J"],
+    &["pad2unpad", "-T", "REF"],
 ];
 
 #[test]
@@ -89,9 +93,9 @@ fn random_cigars_walk_as_samtools_does() {
             if !view.status.success() {
                 continue; // a CIGAR whose query length is not its bases' (refused, as samtools does)
             }
-            let unpad = ["pad2unpad", "-T", s(&reference)];
-            for args in COMMANDS.iter().copied().chain([&unpad[..]]) {
-                let mut full = args.to_vec();
+            for args in COMMANDS {
+                let mut full: Vec<&str> =
+                    args.iter().map(|&a| if a == "REF" { s(&reference) } else { a }).collect();
                 full.push(s(&bam));
                 let got = mdsam_native(&full);
                 let context = format!("seed {seed} (defined: {defined}): {}", full.join(" "));

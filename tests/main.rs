@@ -127,7 +127,7 @@ mod output_spec;
 /// Memory caps and hostile sizes: commands under `ulimit -v`, huge spans and records, truncated input.
 mod resource_limits;
 
-/// Random CIGARs through consensus, phase, targetcut and pad2unpad, against the oracle.
+/// Random CIGARs through consensus, phase, targetcut, mpileup, depth and pad2unpad, against the oracle.
 mod cigar_sweep;
 /// The one command table: help lists exactly what dispatch runs, under samtools headings; usage cases.
 mod command_table;
