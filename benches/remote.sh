@@ -9,6 +9,7 @@
 # LINK_MBPS (with LINK=1) also caps each connection's bodies at that many MB/s: a TCP stream's
 # window over the round trip, or an object store's per-connection limit (S3, GCS: 50-100 MB/s).
 #   MDSAM=target/release/mdsam SAMTOOLS=samtools PAIRS=250000 benches/remote.sh
+#   INPUT=aligned.bam LINK=1 LINK_MBPS=50 benches/remote.sh   (an existing sorted BAM instead)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MDSAM=$(realpath "${MDSAM:-target/release/mdsam}")
@@ -27,8 +28,13 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 source benches/lib/timing.sh
 
-"$MDSAM" simulate -n "$PAIRS" --order coordinate --refs 4 --ref-length 20000000 -o "$tmp/x.bam"
-"$MDSAM" index "$tmp/x.bam"
+# INPUT: a coordinate-sorted BAM to serve instead of simulated reads (aligner-made data).
+if [ -n "${INPUT:-}" ]; then
+  ln -s "$(realpath "$INPUT")" "$tmp/x.bam"
+else
+  "$MDSAM" simulate -n "$PAIRS" --order coordinate --refs 4 --ref-length 20000000 -o "$tmp/x.bam"
+fi
+"$MDSAM" index -o "$tmp/x.bam.bai" "$tmp/x.bam"
 mkdir -p "$tmp/nginx"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 user=""; [ "$(id -u)" = 0 ] && user="user root;"
@@ -47,7 +53,7 @@ pids+=("$PROXY_PID")
 read -r proxy_port <&"${PROXY[0]}"
 sleep 1
 url="http://127.0.0.1:$proxy_port/x.bam"
-size=$(stat -c %s "$tmp/x.bam")
+size=$(stat -L -c %s "$tmp/x.bam")
 # QUERIES random 10 kb regions on the simulated references.
 refs=$("$MDSAM" view -H "$tmp/x.bam" | awk -F'\t' '/^@SQ/ {sub("SN:","",$2); sub("LN:","",$3); print $2, $3}')
 awk -v n="$QUERIES" 'BEGIN {srand(7)} {name[NR]=$1; len[NR]=$2}
@@ -55,7 +61,7 @@ awk -v n="$QUERIES" 'BEGIN {srand(7)} {name[NR]=$1; len[NR]=$2}
        print name[r] ":" b "-" b + 9999}}' <<<"$refs" > "$tmp/regions"
 
 sent() { awk '{s += $10} END {print s + 0}' "$tmp/nginx/access.log"; }
-echo "file: $size bytes, $PAIRS pairs; proxy mode $PROXY_MODE, ${LATENCY_MS} ms${LINK_MBPS:+, $LINK_MBPS MB/s a connection}"
+echo "file: ${INPUT:-simulated} $size bytes, $PAIRS pairs; proxy mode $PROXY_MODE, ${LATENCY_MS} ms${LINK_MBPS:+, $LINK_MBPS MB/s a connection}"
 echo "tool job wall_s cpu_s rss_mb bytes_sent (REPEATS=$REPEATS rounds, tools alternating)"
 for job in "${JOBS[@]}"; do
   for round in $(seq "$REPEATS"); do
