@@ -63,9 +63,8 @@ fn base_or_after(r: &RecordRef<'_>, j: usize) -> u8 {
     if j < r.l_seq() {
         return r.base_code(j);
     }
-    let seq_start = r.seq_packed().as_ptr() as usize - r.bytes().as_ptr() as usize;
     r.bytes()
-        .get(seq_start + j / 2)
+        .get(r.seq_start() + j / 2)
         .map_or(0, |b| if j.is_multiple_of(2) { b >> 4 } else { b & 0xf })
 }
 

@@ -150,12 +150,15 @@ impl<'a> RecordRef<'a> {
     fn cigar_start(&self) -> usize {
         layout::FIXED_LEN + self.l_read_name()
     }
+    /// Where the packed bases start in [`Self::bytes`] (for walks that read past them, as
+    /// samtools' pointer arithmetic does).
     #[inline(always)]
-    fn seq_start(&self) -> usize {
+    pub fn seq_start(&self) -> usize {
         self.cigar_start() + 4 * self.n_cigar_op()
     }
+    /// Where the qualities start in [`Self::bytes`].
     #[inline(always)]
-    fn qual_start(&self) -> usize {
+    pub fn qual_start(&self) -> usize {
         self.seq_start() + self.l_seq().div_ceil(2)
     }
     #[inline(always)]

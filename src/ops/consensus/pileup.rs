@@ -354,8 +354,7 @@ impl Pileup {
         cigar.clear();
         cigar.extend(r.cigar());
         let l_qseq = r.l_seq();
-        let seq_start = r.seq_packed().as_ptr() as usize - r.bytes().as_ptr() as usize;
-        let qual_start = seq_start + l_qseq.div_ceil(2);
+        let (seq_start, qual_start) = (r.seq_start(), r.qual_start());
         let read = PileupRead {
             is_rev: r.flag() & crate::record::layout::flags::REVERSE != 0,
             pos: r.pos(),
