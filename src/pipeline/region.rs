@@ -15,12 +15,18 @@ use std::collections::HashSet;
 
 use crate::io::sam::range::RangeReader;
 use crate::record::layout::flags;
-use crate::record::{Batch, Header, RecordRef};
+use crate::record::{Batch, Header, RecordRef, Verdict};
 
-/// Reads one index chunk of an indexed file: the records whose virtual offsets lie in
-/// `[start, end)`.
+/// Reads one index chunk of an indexed file: hands `each` the records whose virtual offsets lie
+/// in `[start, end)` that `verdict` keeps, and says whether `verdict` stopped the query.
 pub trait ChunkReader {
-    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error>;
+    fn read_chunk(
+        &mut self,
+        path: &str,
+        chunk: (u64, u64),
+        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
+        each: &mut dyn FnMut(Batch) -> Result<(), Error>,
+    ) -> Result<bool, Error>;
 
     /// Told the chunks a query will read before it reads them (a remote input fetches them at
     /// once).
@@ -28,8 +34,18 @@ pub trait ChunkReader {
 }
 
 impl ChunkReader for bam::Reader {
-    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error> {
-        Ok(vec![self.read_range(start, end).map_err(|e| Error::file(path, e))?])
+    fn read_chunk(
+        &mut self,
+        path: &str,
+        chunk: (u64, u64),
+        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
+        each: &mut dyn FnMut(Batch) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
+        let mut each = |b: Batch| each(b).map_err(ChunkError::Sink);
+        self.read_range(chunk, verdict, &mut each).map_err(|e| match e {
+            ChunkError::Read(e) => Error::file(path, e),
+            ChunkError::Sink(e) => e,
+        })
     }
 
     fn plan(&mut self, chunks: &[(u64, u64)]) {
@@ -37,14 +53,39 @@ impl ChunkReader for bam::Reader {
     }
 }
 
+/// A chunk's read failing, or what the records were handed to.
+enum ChunkError {
+    Read(bam::reader::ReadError),
+    Sink(Error),
+}
+
+impl From<bam::reader::ReadError> for ChunkError {
+    fn from(e: bam::reader::ReadError) -> Self {
+        ChunkError::Read(e)
+    }
+}
+
 /// A `.sam.gz` chunk prints its parse warnings as the whole-file reader does.
 impl ChunkReader for RangeReader {
-    fn read_chunk(&mut self, path: &str, start: u64, end: u64) -> Result<Vec<Batch>, Error> {
+    fn read_chunk(
+        &mut self,
+        path: &str,
+        (start, end): (u64, u64),
+        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
+        each: &mut dyn FnMut(Batch) -> Result<(), Error>,
+    ) -> Result<bool, Error> {
         let (batches, warnings) = self.read_range(start, end).map_err(|e| Error::file(path, e))?;
         for w in warnings {
             eprintln!("{w}");
         }
-        Ok(batches)
+        for mut batch in batches {
+            let stopped = batch.retain_until(|_, r| verdict(r));
+            each(batch)?;
+            if stopped {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -281,23 +322,43 @@ fn read_chunks(
     sink: &mut dyn FnMut(&Batch) -> Result<(), Error>,
 ) -> Result<(), Error> {
     reader.plan(chunks);
+    let past = past_the_regions(regions);
+    let mut verdict = |r: RecordRef<'_>| match past {
+        Some((tid, end)) if r.ref_id() != tid || r.pos() >= end => Verdict::Stop,
+        _ if regions.iter().any(|region| overlaps(&r, region)) => Verdict::Keep,
+        _ => Verdict::Drop,
+    };
     for &(start, end) in chunks {
         // Timed as reading (and counting any bytes a remote input fetches), not as the sink.
-        let batches = {
-            let _phase = crate::profile::phase(crate::profile::Phase::Read);
-            reader.read_chunk(path, start, end)?
-        };
-        let mut kept = Batch::default();
-        for r in batches.iter().flat_map(|b| b.iter()) {
-            if regions.iter().any(|region| overlaps(&r, region)) {
-                kept.push(r.bytes());
+        let mut read_phase = Some(crate::profile::phase(crate::profile::Phase::Read));
+        let mut each = |batch: Batch| {
+            read_phase = None;
+            if !batch.is_empty() {
+                sink(&batch)?;
             }
-        }
-        if !kept.is_empty() {
-            sink(&kept)?;
+            // The next piece reuses this buffer rather than fault in fresh pages.
+            crate::pipeline::prefetch::recycle([batch]);
+            read_phase = Some(crate::profile::phase(crate::profile::Phase::Read));
+            Ok(())
+        };
+        let stopped = reader.read_chunk(path, (start, end), &mut verdict, &mut each)?;
+        drop(read_phase);
+        if stopped {
+            break;
         }
     }
     Ok(())
+}
+
+/// Where reading can stop when `regions` all lie on one reference: at the first record on
+/// another reference or starting at or after the regions' last end, as htslib's iterator stops
+/// (later chunks lie later in the sorted file). `None` for the whole file or `*`.
+fn past_the_regions(regions: &[Region]) -> Option<(i32, i64)> {
+    let tid = regions.first()?.tid;
+    if tid < 0 || regions.iter().any(|r| r.tid != tid) {
+        return None;
+    }
+    Some((tid, regions.iter().map(|r| r.end).max()?))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::io::open::{Opened, RecordReader};
 use crate::pipeline::checked_open::{Wording, open_sequence_input};
 use crate::pipeline::read_ahead::ReadAhead;
 use crate::pipeline::region::overlaps;
-use crate::record::{Batch, Header, RecordRef};
+use crate::record::{Batch, Header, RecordRef, Verdict};
 
 enum Source {
     Whole(ReadAhead),
@@ -152,27 +152,34 @@ impl SortedInput {
                     return Ok(());
                 };
                 // The chunk is read in batches, so memory stays bounded on a whole reference.
-                let Some((batch, located)) = reader.read_batch_located().map_err(failed)? else {
+                let Some((mut batch, located)) = reader.read_batch_located().map_err(failed)?
+                else {
                     *chunk_end = None;
                     return Ok(());
                 };
-                // The records before the chunk's end; the first one past it ends the chunk.
-                let n = located[..batch.len()].iter().position(|&v| v >= end);
-                if n.is_some() {
+                // The records before the chunk's end that overlap the region, kept in place. The
+                // first read past the region ends the query, as htslib's iterator ends it (later
+                // chunks lie later in the sorted file); the first one past the chunk ends it.
+                // `located` ends with where the data read ends: past `end`, the chunk is whole.
+                let chunk_whole = located[batch.len()] >= end;
+                let mut past_region = false;
+                let stopped = batch.retain_until(|i, r| {
+                    if located[i] >= end {
+                        return Verdict::Stop;
+                    }
+                    if region.tid >= 0 && (r.ref_id() != region.tid || r.pos() >= region.end) {
+                        past_region = true;
+                        return Verdict::Stop;
+                    }
+                    if overlaps(&r, region) { Verdict::Keep } else { Verdict::Drop }
+                });
+                if stopped || chunk_whole {
                     *chunk_end = None;
                 }
-                let n = n.unwrap_or(batch.len());
-                if n == batch.len() && batch.iter().all(|r| overlaps(&r, region)) {
-                    // Every record is kept (a block's reads mostly are): the batch as read,
-                    // not a copy grown record by record (most of consensus -@'s page faults).
-                    self.batches.push_back(batch);
-                } else {
-                    let mut kept = Batch::with_capacity(batch.bytes_of(0..n), n);
-                    for r in batch.iter().take(n).filter(|r| overlaps(r, region)) {
-                        kept.push(r.bytes());
-                    }
-                    self.batches.push_back(kept);
+                if past_region {
+                    chunks.clear();
                 }
+                self.batches.push_back(batch);
             }
             Source::CramRegion { reader, containers, region } => {
                 let Some(offset) = containers.pop_front() else {

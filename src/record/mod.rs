@@ -16,5 +16,5 @@ pub mod store;
 pub mod view;
 
 pub use header::Header;
-pub use store::{Batch, RecordIdx, RecordStore};
+pub use store::{Batch, RecordIdx, RecordStore, Verdict};
 pub use view::RecordRef;

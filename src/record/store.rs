@@ -9,6 +9,15 @@
 use super::prefetch::{PREFETCH_AHEAD, prefetch_item, prefetch_record};
 use super::view::RecordRef;
 
+/// What a query does with a record it meets in file order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Keep,
+    Drop,
+    /// This record and every one after it are past the query.
+    Stop,
+}
+
 /// Records framed as in a BAM stream, back to back in one buffer.
 #[derive(Default, Debug, Clone)]
 pub struct Batch {
@@ -113,6 +122,39 @@ impl Batch {
         self.starts[end] as usize + self.framed(end).len() - self.starts[range.start] as usize
     }
 
+    /// Keeps the records `verdict` keeps (given each record's number and bytes), in order, moving
+    /// them down in place rather than copying them into a second buffer; at the first record it
+    /// calls [`Verdict::Stop`], that one and every one after it go. True when it stopped.
+    /// The records must lie in `data` in the order of `starts`, as every reader lays them.
+    pub fn retain_until(
+        &mut self,
+        mut verdict: impl FnMut(usize, RecordRef<'_>) -> Verdict,
+    ) -> bool {
+        let (mut written, mut kept, mut stopped) = (0, 0, false);
+        for i in 0..self.starts.len() {
+            let at = self.starts[i] as usize;
+            let len = 4 + block_size_at(&self.data, at);
+            match verdict(i, RecordRef::new(&self.data[at + 4..at + len])) {
+                Verdict::Keep => {
+                    if at != written {
+                        self.data.copy_within(at..at + len, written);
+                    }
+                    self.starts[kept] = written as u32;
+                    kept += 1;
+                    written += len;
+                }
+                Verdict::Drop => {}
+                Verdict::Stop => {
+                    stopped = true;
+                    break;
+                }
+            }
+        }
+        self.starts.truncate(kept);
+        self.data.truncate(written);
+        stopped
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = RecordRef<'_>> {
         (0..self.len()).map(move |i| self.get(i))
     }
@@ -208,6 +250,30 @@ mod tests {
 
     fn rec(name: &[u8]) -> Vec<u8> {
         crate::record::build::RecordBuilder::new(name).build()
+    }
+
+    /// Kept records move down in place, in order, with their starts; a stop drops the rest.
+    #[test]
+    fn retain_until_compacts_and_stops() {
+        let names: [&[u8]; 5] = [b"a", b"bb", b"ccc", b"dddd", b"e"];
+        let mut batch = Batch::default();
+        for n in names {
+            batch.push(&rec(n));
+        }
+        let stopped = batch.retain_until(|i, r| match r.read_name() {
+            b"dddd" => Verdict::Stop,
+            _ if i == 1 => Verdict::Drop,
+            _ => Verdict::Keep,
+        });
+        assert!(stopped);
+        let mut expected = Batch::default();
+        expected.push(&rec(b"a"));
+        expected.push(&rec(b"ccc"));
+        assert_eq!((batch.data, batch.starts), (expected.data, expected.starts));
+        let mut all = Batch::default();
+        all.push(&rec(b"x"));
+        assert!(!all.retain_until(|_, _| Verdict::Keep));
+        assert_eq!(all.len(), 1);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::io::bgzf;
 use crate::io::bgzf::spans::Spans;
 use crate::record::header::Reference;
 use crate::record::prefetch::{PREFETCH_AHEAD, prefetch_bytes};
-use crate::record::{Batch, Header, layout, long_cigar, view};
+use crate::record::{Batch, Header, RecordRef, Verdict, layout, long_cigar, view};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
@@ -298,48 +298,40 @@ impl Reader {
         Ok(())
     }
 
-    /// Records whose virtual offsets lie in `[start, end)`: one index chunk of a region query.
-    pub fn read_range(&mut self, start: u64, end: u64) -> Result<Batch, ReadError> {
-        let (cstart, ustart) = (start >> 16, (start & 0xffff) as usize);
-        let limit = chunk_limit(start, end);
-        self.bgzf.seek(cstart, Some(limit)).map_err(bgzf::reader::ReadError::Io)?;
-        let mut data = Vec::new();
-        let mut blocks = Vec::new();
-        while let Some(piece) = self.bgzf.read_piece(Vec::new())? {
-            let base = data.len();
-            blocks.extend(
-                piece
-                    .blocks
-                    .iter()
-                    .map(|b| bgzf::reader::BlockSpan { data_start: b.data_start + base, ..*b }),
-            );
-            data.extend_from_slice(&piece.data);
-        }
-        self.bgzf.seek(0, None).map_err(bgzf::reader::ReadError::Io)?;
-        let voffset = |at: usize| -> u64 {
-            let i = blocks.partition_point(|b| b.data_start <= at) - 1;
-            blocks[i].coffset << 16 | (at - blocks[i].data_start) as u64
-        };
-        let mut batch = Batch::default();
-        let mut at = ustart.min(data.len());
-        while at + 4 <= data.len() && voffset(at) < end {
-            let size = u32::from_le_bytes(data[at..at + 4].try_into().unwrap_or_default()) as usize;
-            if at + 4 + size > data.len() {
-                return Err(ReadError::TruncatedRecord { record: 0 });
-            }
-            let record = &data[at + 4..at + 4 + size];
-            validate_record(record, self.n_ref, 0)?;
-            match long_cigar::from_cg_tag(record) {
-                Ok(Some(converted)) => batch.push(&converted),
-                Ok(None) => batch.push(record),
-                Err(_) => {
-                    let source = view::RecordError::NameTooLongForLongCigar;
-                    return Err(ReadError::BadRecord { record: 0, source });
+    /// Hands `each` the records of one index chunk of a region query (virtual offsets
+    /// `[start, end)`) that `verdict` keeps, a batch per piece read, filtered in place; says
+    /// whether `verdict` stopped the query. Reading ends at the chunk's end or at the record
+    /// `verdict` stops at (htslib's iterator stops at the first read past the region): the rest
+    /// is never inflated.
+    pub fn read_range<E: From<ReadError>>(
+        &mut self,
+        (start, end): (u64, u64),
+        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
+        each: &mut dyn FnMut(Batch) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        self.seek_chunk(start, end)?;
+        let mut query_done = false;
+        while let Some((mut batch, located)) = self.read_batch_located()? {
+            // `located` ends with where the data read so far ends: at or past `end`, the chunk
+            // is whole (the bytes carried past it belong to records after it).
+            let chunk_done = located[batch.len()] >= end;
+            let stopped = batch.retain_until(|i, r| {
+                if located[i] >= end {
+                    return Verdict::Stop;
                 }
+                let v = verdict(r);
+                query_done |= v == Verdict::Stop;
+                v
+            });
+            each(batch)?;
+            if stopped || chunk_done {
+                break;
             }
-            at += 4 + size;
         }
-        Ok(batch)
+        self.carry = Vec::new();
+        self.carry_spans = Spans::default();
+        self.bgzf.seek(0, None).map_err(bgzf::reader::ReadError::Io).map_err(ReadError::from)?;
+        Ok(query_done)
     }
 }
 

@@ -42,6 +42,13 @@ pub enum ReadError {
     Io(#[from] std::io::Error),
 }
 
+thread_local! {
+    /// One inflater a thread, kept from piece to piece: ISA-L's state is tens of KB, cleared
+    /// when made, and a fresh one for every split of every piece was most of a small region
+    /// query's page faults.
+    static INFLATER: std::cell::RefCell<Inflater> = std::cell::RefCell::new(Inflater::new());
+}
+
 pub struct Reader {
     input: Input,
     target: usize,
@@ -167,10 +174,9 @@ impl Reader {
             blocks.push(BlockSpan { coffset: start_offset + off as u64, data_start: at });
             at += isize;
         }
-        let parallel = slots
-            .into_par_iter()
-            .with_min_len(4)
-            .try_for_each_init(Inflater::new, |d, (blk, out, _)| block::inflate(blk, out, d));
+        let parallel = slots.into_par_iter().with_min_len(4).try_for_each(|(blk, out, _)| {
+            INFLATER.with_borrow_mut(|d| block::inflate(blk, out, d))
+        });
         if parallel.is_err() {
             data.truncate(base);
             blocks = inflate_in_order(run, &spans, start_offset, &mut data)?;
