@@ -163,5 +163,7 @@ mod remote_inputs;
 mod seqless_reads;
 /// Natively the small commands samtools has (flags, samples, ...), compared with the oracle.
 mod small_commands;
+/// Region queries on a BAM blocked as htsjdk blocks it (records cut across blocks).
+mod straddled_blocks;
 /// tview's text and HTML screens natively, byte for byte with samtools' tview.
 mod tview;

@@ -93,6 +93,12 @@ impl Reader {
         Ok(())
     }
 
+    /// Whether reading stopped at the limit of a bounded seek (an index chunk), not at the end
+    /// of the input.
+    pub fn stopped_at_limit(&self) -> bool {
+        self.eof && self.limit.is_some_and(|l| self.input.position() >= l)
+    }
+
     /// Says where the next seeks will go, as `(coffset, limit)` pairs of [`Self::seek`]: a
     /// remote input fetches their bytes at once.
     pub fn plan(&mut self, seeks: &[(u64, u64)]) {
