@@ -17,6 +17,12 @@ use crate::io::sam::range::RangeReader;
 use crate::record::layout::flags;
 use crate::record::{Batch, Header, RecordRef, Verdict};
 
+/// What a query does with each record it meets.
+pub type Verdicts<'a> = dyn FnMut(RecordRef<'_>) -> Verdict + 'a;
+
+/// Where a chunk's kept records go, a batch at a time.
+pub type ChunkSink<'a> = dyn FnMut(Batch) -> Result<(), Error> + 'a;
+
 /// Reads one index chunk of an indexed file: hands `each` the records whose virtual offsets lie
 /// in `[start, end)` that `verdict` keeps, and says whether `verdict` stopped the query.
 pub trait ChunkReader {
@@ -24,8 +30,8 @@ pub trait ChunkReader {
         &mut self,
         path: &str,
         chunk: (u64, u64),
-        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
-        each: &mut dyn FnMut(Batch) -> Result<(), Error>,
+        verdict: &mut Verdicts<'_>,
+        each: &mut ChunkSink<'_>,
     ) -> Result<bool, Error>;
 
     /// Told the chunks a query will read before it reads them (a remote input fetches them at
@@ -38,8 +44,8 @@ impl ChunkReader for bam::Reader {
         &mut self,
         path: &str,
         chunk: (u64, u64),
-        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
-        each: &mut dyn FnMut(Batch) -> Result<(), Error>,
+        verdict: &mut Verdicts<'_>,
+        each: &mut ChunkSink<'_>,
     ) -> Result<bool, Error> {
         let mut each = |b: Batch| each(b).map_err(ChunkError::Sink);
         self.read_range(chunk, verdict, &mut each).map_err(|e| match e {
@@ -71,8 +77,8 @@ impl ChunkReader for RangeReader {
         &mut self,
         path: &str,
         (start, end): (u64, u64),
-        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
-        each: &mut dyn FnMut(Batch) -> Result<(), Error>,
+        verdict: &mut Verdicts<'_>,
+        each: &mut ChunkSink<'_>,
     ) -> Result<bool, Error> {
         let (batches, warnings) = self.read_range(start, end).map_err(|e| Error::file(path, e))?;
         for w in warnings {
