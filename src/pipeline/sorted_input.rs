@@ -152,28 +152,26 @@ impl SortedInput {
                     return Ok(());
                 };
                 // The chunk is read in batches, so memory stays bounded on a whole reference.
-                let Some((mut batch, located)) = reader.read_batch_located().map_err(failed)?
+                // The first read past the region ends the query, as htslib's iterator ends it
+                // (later chunks lie later in the sorted file).
+                let mut past_region = false;
+                let mut verdict = |r: RecordRef<'_>| {
+                    if region.tid >= 0 && (r.ref_id() != region.tid || r.pos() >= region.end) {
+                        past_region = true;
+                        Verdict::Stop
+                    } else if overlaps(&r, region) {
+                        Verdict::Keep
+                    } else {
+                        Verdict::Drop
+                    }
+                };
+                let Some((batch, chunk_done)) =
+                    reader.next_in_chunk(end, &mut verdict).map_err(failed)?
                 else {
                     *chunk_end = None;
                     return Ok(());
                 };
-                // The records before the chunk's end that overlap the region, kept in place. The
-                // first read past the region ends the query, as htslib's iterator ends it (later
-                // chunks lie later in the sorted file); the first one past the chunk ends it.
-                // `located` ends with where the data read ends: past `end`, the chunk is whole.
-                let chunk_whole = located[batch.len()] >= end;
-                let mut past_region = false;
-                let stopped = batch.retain_until(|i, r| {
-                    if located[i] >= end {
-                        return Verdict::Stop;
-                    }
-                    if region.tid >= 0 && (r.ref_id() != region.tid || r.pos() >= region.end) {
-                        past_region = true;
-                        return Verdict::Stop;
-                    }
-                    if overlaps(&r, region) { Verdict::Keep } else { Verdict::Drop }
-                });
-                if stopped || chunk_whole {
+                if chunk_done {
                     *chunk_end = None;
                 }
                 if past_region {

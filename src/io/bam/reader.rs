@@ -319,20 +319,14 @@ impl Reader {
     ) -> Result<bool, E> {
         self.seek_chunk(start, end)?;
         let mut query_done = false;
-        while let Some((mut batch, located)) = self.read_batch_located()? {
-            // `located` ends with where the data read so far ends: at or past `end`, the chunk
-            // is whole (the bytes carried past it belong to records after it).
-            let chunk_done = located[batch.len()] >= end;
-            let stopped = batch.retain_until(|i, r| {
-                if located[i] >= end {
-                    return Verdict::Stop;
-                }
-                let v = verdict(r);
-                query_done |= v == Verdict::Stop;
-                v
-            });
+        let mut noting_stops = |r: RecordRef<'_>| {
+            let v = verdict(r);
+            query_done |= v == Verdict::Stop;
+            v
+        };
+        while let Some((batch, chunk_done)) = self.next_in_chunk(end, &mut noting_stops)? {
             each(batch)?;
-            if stopped || chunk_done {
+            if chunk_done {
                 break;
             }
         }
@@ -340,6 +334,29 @@ impl Reader {
         self.carry_spans = Spans::default();
         self.bgzf.seek(0, None).map_err(bgzf::reader::ReadError::Io).map_err(ReadError::from)?;
         Ok(query_done)
+    }
+
+    /// The next batch of the index chunk [`Self::seek_chunk`] moved to, which ends at virtual
+    /// offset `end`: its records before `end` that `verdict` keeps, filtered in place, and
+    /// whether the chunk is done (`end` reached, or `verdict` stopped); `None` past its data.
+    pub fn next_in_chunk(
+        &mut self,
+        end: u64,
+        verdict: &mut dyn FnMut(RecordRef<'_>) -> Verdict,
+    ) -> Result<Option<(Batch, bool)>, ReadError> {
+        let Some((mut batch, located)) = self.read_batch_located()? else {
+            return Ok(None);
+        };
+        // `located` ends with where the data read so far ends: at or past `end`, the chunk is
+        // whole (the bytes carried past it belong to records after it).
+        let chunk_whole = located[batch.len()] >= end;
+        let stopped = batch.retain_until(|i, r| {
+            if located[i] >= end {
+                return Verdict::Stop;
+            }
+            verdict(r)
+        });
+        Ok(Some((batch, stopped || chunk_whole)))
     }
 }
 
