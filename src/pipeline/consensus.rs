@@ -17,8 +17,9 @@ use crate::io::fasta::Fasta;
 use crate::io::index::Region;
 use crate::ops::consensus::bayes::BayesCaller;
 use crate::ops::consensus::calibration::{self, Calibration, Source};
+use crate::ops::consensus::column_counts::BaseCounts;
 use crate::ops::consensus::emit::{BaseCaller, Emitter, ReferenceSequences, Span};
-use crate::ops::consensus::pileup::{Pileup, PileupRead};
+use crate::ops::consensus::pileup::PileupRead;
 use crate::ops::consensus::{
     ConsensusError, Format, Mode, Options, SimpleCaller, bed_order, read_scores,
 };
@@ -406,15 +407,19 @@ fn walk_input(
     emitter: &mut Emitter<'_>,
     out: &mut Box<dyn Write + Send>,
 ) -> Result<(), WalkError> {
-    let mut pileup = Pileup::new();
+    let mut pileup = crate::ops::consensus::new_pileup(o);
     let pileup_format = o.format == Format::Pileup;
-    let mut column = |reads: &mut [Box<PileupRead>], pos: i64, nth: i32| -> Result<(), WalkError> {
+    let mut column = |reads: &mut [Box<PileupRead>],
+                      counts: Option<&BaseCounts>,
+                      pos: i64,
+                      nth: i32|
+     -> Result<(), WalkError> {
         let tid = reads[0].record().ref_id();
         if pileup_format {
             emitter.pileup_column(caller, reads, tid, pos, nth)?;
         } else {
-            emitter
-                .fasta_column(caller, reads, tid, pos, nth, &mut |piece| out.write_all(piece))?;
+            let write = &mut |piece: &[u8]| out.write_all(piece);
+            emitter.fasta_column(caller, reads, counts, (tid, pos, nth), write)?;
         }
         if emitter.out.len() >= 1 << 16 {
             out.write_all(&emitter.out).map_err(WalkError::Io)?;

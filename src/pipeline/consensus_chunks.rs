@@ -22,7 +22,7 @@ use crate::io::input_spec::InputSpec;
 use crate::ops::consensus::blocks::{GapReference, Joined};
 use crate::ops::consensus::emit::{BaseCaller, BlockSequence, Emitter, ReferenceSequences, Span};
 use crate::ops::consensus::pileup::Column;
-use crate::ops::consensus::pileup::{Pileup, PileupRead};
+use crate::ops::consensus::pileup::PileupRead;
 use crate::ops::consensus::{ConsensusError, Format, Options, read_scores};
 use crate::pipeline::checked_open::{LEAN_PIECE, Wording, open_sequence_input_in_pieces};
 use crate::pipeline::consensus::WalkError;
@@ -108,7 +108,7 @@ impl Blocks<'_> {
         let region = Region { tid: block.tid, beg: block.beg, end: block.end };
         let mut input = self.block_input(region)?;
         let mut keep = |p: &mut PileupRead| Ok(read_scores::init_read(o, p));
-        let mut pileup = Pileup::new();
+        let mut pileup = crate::ops::consensus::new_pileup(o);
         while let Some(r) = input.current().map_err(WalkError::Other)? {
             if o.keeps(r.flag(), r.mapq()) {
                 pileup.add(r, &mut keep, column)?;
@@ -130,13 +130,14 @@ impl Blocks<'_> {
         let mut emitter = Emitter::new(o, self.names, self.lens, reference);
         emitter.iter = Some(block);
         let pileup = o.format == Format::Pileup;
-        let walked = self.walk(block, &mut |reads, pos, nth| {
+        let walked = self.walk(block, &mut |reads, counts, pos, nth| {
             let caller = caller.as_mut();
             if pileup {
                 emitter.pileup_column(caller, reads, block.tid, pos, nth)?;
             } else {
                 // A block is one reference's: its sequence is taken whole, never dumped.
-                emitter.fasta_column(caller, reads, block.tid, pos, nth, &mut |_| Ok(()))?;
+                let at = (block.tid, pos, nth);
+                emitter.fasta_column(caller, reads, counts, at, &mut |_| Ok(()))?;
             }
             Ok(())
         });

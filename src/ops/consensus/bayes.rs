@@ -461,7 +461,12 @@ impl BayesCaller {
 }
 
 impl BaseCaller for BayesCaller {
-    fn call(&mut self, reads: &mut [Box<PileupRead>], _pos: i64) -> (u8, i32) {
+    fn call(
+        &mut self,
+        reads: &mut [Box<PileupRead>],
+        _counts: Option<&super::column_counts::BaseCounts>,
+        _pos: i64,
+    ) -> (u8, i32) {
         let cons = self.cons(reads);
         let (mut cb, mut cq);
         if cons.depth < self.o.min_depth && cons.call != 4 {

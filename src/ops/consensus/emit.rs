@@ -2,6 +2,7 @@
 //! sequence per reference or region (`basic_fasta` and the tail of `pileup_loop_serial` in
 //! samtools' bam_consensus.c), with `-a` filling uncovered positions from the reference or Ns.
 
+use super::column_counts::BaseCounts;
 use super::pileup::PileupRead;
 use super::{ConsensusError, Format, Options};
 
@@ -16,8 +17,14 @@ pub type Sink<'s> = dyn FnMut(&[u8]) -> std::io::Result<()> + 's;
 
 /// What calls one column's base: the simple or the bayesian mode.
 pub trait BaseCaller {
-    /// The base and its quality.
-    fn call(&mut self, reads: &mut [Box<PileupRead>], pos: i64) -> (u8, i32);
+    /// The base and its quality, from the column's reads (or their `counts`, where the
+    /// pileup counted them).
+    fn call(
+        &mut self,
+        reads: &mut [Box<PileupRead>],
+        counts: Option<&BaseCounts>,
+        pos: i64,
+    ) -> (u8, i32);
 }
 
 /// The region being walked (htslib's iterator: 0-based `beg`, exclusive `end`).
@@ -177,7 +184,7 @@ impl<'a> Emitter<'a> {
                 self.empty_pileup(tid, self.iter.map_or(0, |it| it.beg), pos - 1)?;
             }
         }
-        let (cb, cq) = caller.call(reads, pos);
+        let (cb, cq) = caller.call(reads, None, pos);
         if !self.o.show_del && cb == b'*' {
             return Ok(());
         }
@@ -256,15 +263,15 @@ impl<'a> Emitter<'a> {
         &mut self,
         caller: &mut dyn BaseCaller,
         reads: &mut [Box<PileupRead>],
-        tid: i32,
-        pos: i64,
-        nth: i32,
+        counts: Option<&BaseCounts>,
+        at: (i32, i64, i32),
         sink: &mut Sink<'_>,
     ) -> Result<(), ConsensusError> {
+        let (tid, pos, nth) = at;
         if !self.wants_column(pos, nth) {
             return Ok(());
         }
-        let (cb, cq) = caller.call(reads, pos);
+        let (cb, cq) = caller.call(reads, counts, pos);
         self.fasta_call(tid, pos, nth, cb, cq, sink)
     }
 

@@ -6,6 +6,7 @@ pub mod bayes;
 pub mod bed_order;
 pub mod blocks;
 pub mod calibration;
+pub mod column_counts;
 pub mod emit;
 pub mod pileup;
 pub mod read_scores;
@@ -128,6 +129,19 @@ impl Options {
     }
 }
 
+/// The pileup the options need: the simple mode's FASTA and FASTQ need only each column's
+/// counts ([`column_counts`]).
+pub fn new_pileup(o: &Options) -> pileup::Pileup {
+    if o.mode == Mode::Simple && o.format != Format::Pileup {
+        pileup::Pileup::counting(column_counts::QualWeight {
+            min_qual: o.min_qual,
+            use_qual: o.use_qual,
+        })
+    } else {
+        pileup::Pileup::new()
+    }
+}
+
 /// Why the consensus cannot go on.
 #[derive(Debug)]
 pub enum ConsensusError {
@@ -148,8 +162,16 @@ impl From<pileup::NotSorted> for ConsensusError {
 pub struct SimpleCaller(pub simple::SimpleParams);
 
 impl emit::BaseCaller for SimpleCaller {
-    fn call(&mut self, reads: &mut [Box<pileup::PileupRead>], _pos: i64) -> (u8, i32) {
-        simple::call(reads, &self.0)
+    fn call(
+        &mut self,
+        reads: &mut [Box<pileup::PileupRead>],
+        counts: Option<&column_counts::BaseCounts>,
+        _pos: i64,
+    ) -> (u8, i32) {
+        match counts {
+            Some(counts) => simple::call_counted(counts, &self.0),
+            None => simple::call(reads, &self.0),
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! column per reference position and one more per inserted base, every read in the column
 //! (deletions and pads as `*`, reference skips as `.`), reads in the order they were added.
 
+use super::column_counts::{BaseCounts, CountsAhead, QualWeight};
 use crate::record::RecordRef;
 
 const M: i32 = 0;
@@ -48,6 +49,8 @@ pub struct PileupRead {
     pub extra: Option<super::read_scores::ReadScores>,
     /// A buffer for `extra` from a read that left the pileup (empty for a new one).
     pub spare_scores: super::read_scores::ReadScores,
+    /// In counting mode, the position from which the read was counted ahead.
+    counted_from: i64,
 }
 
 impl PileupRead {
@@ -265,10 +268,77 @@ impl PileupRead {
             self.qual = 0xff;
         }
     }
+
+    /// A match's base code and quality at `offset` in the read, as [`Self::fill_match_base`].
+    #[inline(always)]
+    fn match_at(&self, offset: i64) -> (u8, i32) {
+        if offset < self.l_qseq {
+            (self.base_code(offset), self.qual_at(offset))
+        } else {
+            (15, 0xff)
+        }
+    }
+
+    /// In counting mode, right after the read stepped to `pos` (no inserted base): when it is
+    /// in a match that goes on for a while, counts the bases the steps through it would count,
+    /// and returns the position where it must step again (until then [`Pileup`] skips it).
+    /// Only the steps [`Self::next_base`]'s shortcut takes are counted so: one base a position.
+    fn count_ahead(&mut self, pos: i64, ahead: &mut CountsAhead) -> Option<i64> {
+        if !(self.pos == pos
+            && self.nth == 0
+            && self.start == 0
+            && self.eof == 0
+            && !self.first_del
+            && is_match(self.cigar_op)
+            && self.cigar_len >= MIN_COUNTED_AHEAD)
+        {
+            return None;
+        }
+        // The shortcut steps while at least two bases of the match are left.
+        let steps = self.cigar_len.min(CountsAhead::SPAN);
+        if ahead.by_count() {
+            for k in 1..steps {
+                let code = self.match_at(self.seq_offset + k).0;
+                ahead.add_code(pos + k, code);
+            }
+        } else {
+            for k in 1..steps {
+                let (code, qual) = self.match_at(self.seq_offset + k);
+                ahead.add_base(pos + k, code, qual);
+            }
+        }
+        self.counted_from = pos;
+        Some(pos + steps)
+    }
+
+    /// What a read counted ahead shows in an inserted column after `pos`: a pad, of the lower
+    /// quality of its bases either side (`fill_base`), the one at `pos` as the read took it.
+    fn counted_gap(&self, pos: i64) -> i32 {
+        let offset = self.seq_offset + (pos - self.counted_from);
+        let qual = if pos == self.counted_from { self.qual } else { self.match_at(offset).1 };
+        if offset < self.l_qseq { qual.min(self.qual_at(offset + 1)) } else { 0 }
+    }
+
+    /// The state the shortcut's steps up to `wake - 1` would have left (the inserted columns
+    /// between leave nothing the next step reads).
+    fn wake_up(&mut self, wake: i64) {
+        let steps = wake - 1 - self.counted_from;
+        self.seq_offset += steps;
+        self.pos += steps;
+        self.cigar_len -= steps;
+        self.ref_skip = false;
+        self.padding = false;
+        self.fill_match_base();
+    }
 }
 
-/// The column callback: the reads, the 1-based position, and the insertion index there.
-pub type Column<'c, E> = dyn FnMut(&mut [Box<PileupRead>], i64, i32) -> Result<(), E> + 'c;
+/// The shortest rest of a match worth counting ahead.
+const MIN_COUNTED_AHEAD: i64 = 4;
+
+/// The column callback: the reads, their counts in counting mode (where the reads counted
+/// ahead keep stale bases), the 1-based position, and the insertion index there.
+pub type Column<'c, E> =
+    dyn FnMut(&mut [Box<PileupRead>], Option<&BaseCounts>, i64, i32) -> Result<(), E> + 'c;
 
 /// The pileup: reads added in file order, columns handed to a callback as they complete.
 #[derive(Default)]
@@ -290,6 +360,14 @@ pub struct Pileup {
     /// read were most of the threaded path's page churn.
     #[allow(clippy::vec_box)]
     spare: Vec<Box<PileupRead>>,
+    /// Counting mode (`-m simple` FASTA and FASTQ, [`Pileup::counting`]): reads in a long
+    /// match are counted ahead and skipped until the position in `wake` (one per read in
+    /// `reads`; 0 for a read stepped every column).
+    ahead: Option<CountsAhead>,
+    wake: Vec<i64>,
+    /// Scratch: the column's counts, the reads that ended in it.
+    counts: BaseCounts,
+    dead: Vec<usize>,
 }
 
 /// A read's own buffers: its record, CIGAR and scores.
@@ -302,6 +380,12 @@ pub struct NotSorted;
 impl Pileup {
     pub fn new() -> Self {
         Pileup { last_ref: -1, ..Default::default() }
+    }
+
+    /// A pileup whose columns come with their counts ([`super::column_counts`]), for a caller
+    /// that needs nothing else of the reads.
+    pub fn counting(weight: QualWeight) -> Self {
+        Pileup { ahead: Some(CountsAhead::new(weight)), ..Pileup::new() }
     }
 
     /// Adds one read that passed the caller's filters (unmapped ones are skipped here, as in
@@ -332,6 +416,9 @@ impl Pileup {
         let mut p = self.new_read(r);
         if keep(&mut p)? {
             self.reads.push(p);
+            if self.ahead.is_some() {
+                self.wake.push(0);
+            }
         } else {
             self.free_quals.push(p.qual);
             self.spare.push(p);
@@ -378,6 +465,7 @@ impl Pileup {
             first_del: false,
             extra: None,
             spare_scores,
+            counted_from: 0,
         };
         match recycled {
             Some(mut boxed) => {
@@ -390,31 +478,109 @@ impl Pileup {
 
     fn columns_before<E>(&mut self, pos: i64, column: &mut Column<'_, E>) -> Result<(), E> {
         while self.col < pos && !self.reads.is_empty() {
-            let mut is_insert = 0;
             let (col, nth) = (self.col, self.nth);
-            for p in self.reads.iter_mut() {
-                match p.next_base(col, nth) {
-                    Some(ins) => is_insert = is_insert.max(ins),
-                    None => p.eof = 1,
+            let is_insert = if self.ahead.is_some() {
+                let is_insert = self.step_counting(col, nth);
+                column(&mut self.reads, Some(&self.counts), col, nth)?;
+                self.drop_dead_counted();
+                is_insert
+            } else {
+                let mut is_insert = 0;
+                for p in self.reads.iter_mut() {
+                    match p.next_base(col, nth) {
+                        Some(ins) => is_insert = is_insert.max(ins),
+                        None => p.eof = 1,
+                    }
                 }
-            }
-            column(&mut self.reads, col, nth)?;
-            // Dead reads leave in list order (samtools pushes each on its free list), the living
-            // keep theirs, and the dead ones' buffers are kept for the next reads.
-            if let Some(first_dead) = self.reads.iter().position(|p| p.eof == 1) {
-                let Pileup { reads, free_quals, spare, .. } = self;
-                for p in reads.extract_if(first_dead.., |p| p.eof == 1) {
-                    free_quals.push(p.qual);
-                    spare.push(p);
-                }
-            }
+                column(&mut self.reads, None, col, nth)?;
+                self.drop_dead();
+                is_insert
+            };
             if is_insert > 0 {
                 self.nth += 1;
             } else {
+                if let Some(ahead) = self.ahead.as_mut() {
+                    ahead.clear(col);
+                }
                 self.nth = 0;
                 self.col += 1;
             }
         }
         Ok(())
+    }
+
+    /// Dead reads leave in list order (samtools pushes each on its free list), the living
+    /// keep theirs, and the dead ones' buffers are kept for the next reads.
+    fn drop_dead(&mut self) {
+        if let Some(first_dead) = self.reads.iter().position(|p| p.eof == 1) {
+            let Pileup { reads, free_quals, spare, .. } = self;
+            for p in reads.extract_if(first_dead.., |p| p.eof == 1) {
+                free_quals.push(p.qual);
+                spare.push(p);
+            }
+        }
+    }
+
+    /// Counting mode's step of the column: the reads not counted ahead step and are counted
+    /// into `counts` with what was counted ahead for the column; those that end are noted in
+    /// `dead`. Returns the longest insertion that follows.
+    fn step_counting(&mut self, col: i64, nth: i32) -> i64 {
+        let Pileup { reads, wake, ahead, counts, dead, .. } = self;
+        let Some(ahead) = ahead.as_mut() else { return 0 };
+        let mut is_insert = 0;
+        *counts = BaseCounts::default();
+        if nth == 0 {
+            ahead.add_to(col, counts);
+        }
+        dead.clear();
+        for (i, (p, wake)) in reads.iter_mut().zip(wake.iter_mut()).enumerate() {
+            if col < *wake {
+                if nth > 0 {
+                    counts.add(16, p.counted_gap(col), ahead.weight);
+                }
+                continue;
+            }
+            if *wake != 0 {
+                p.wake_up(*wake);
+                *wake = 0;
+            }
+            match p.next_base(col, nth) {
+                Some(ins) => is_insert = is_insert.max(ins),
+                None => p.eof = 1,
+            }
+            counts.add(p.base4, p.qual, ahead.weight);
+            if p.eof == 1 {
+                dead.push(i);
+            } else if nth == 0 {
+                *wake = p.count_ahead(col, ahead).unwrap_or(0);
+            }
+        }
+        is_insert
+    }
+
+    /// [`Self::drop_dead`] for counting mode, where the dead are known without looking at
+    /// every read; `wake` loses the same entries.
+    fn drop_dead_counted(&mut self) {
+        let Pileup { reads, wake, free_quals, spare, dead, .. } = self;
+        let Some(&first_dead) = dead.first() else { return };
+        let mut at = first_dead;
+        let mut next = 0;
+        let is_dead = |_: &mut Box<PileupRead>| {
+            let hit = dead.get(next) == Some(&at);
+            next += usize::from(hit);
+            at += 1;
+            hit
+        };
+        for p in reads.extract_if(first_dead.., is_dead) {
+            free_quals.push(p.qual);
+            spare.push(p);
+        }
+        let (mut at, mut next) = (0, 0);
+        wake.retain(|_| {
+            let hit = dead.get(next) == Some(&at);
+            next += usize::from(hit);
+            at += 1;
+            !hit
+        });
     }
 }

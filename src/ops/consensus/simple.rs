@@ -2,6 +2,7 @@
 //! `-q`), two of them as an IUPAC code with `-A` when the second is close enough
 //! (`calculate_consensus_simple` in samtools' bam_consensus.c).
 
+use super::column_counts::{BaseCounts, QualWeight};
 use super::pileup::PileupRead;
 
 /// How much of each base an ambiguity code (BAM's 4-bit code) is: 8 for a pure base.
@@ -25,25 +26,25 @@ pub struct SimpleParams {
 
 /// The call and its quality (the percentage of the score it stands for).
 pub fn call(reads: &[Box<PileupRead>], o: &SimpleParams) -> (u8, i32) {
-    let mut score = [0u64; 17];
-    let mut tot_depth = 0;
+    let weight = QualWeight { min_qual: o.min_qual, use_qual: o.use_qual };
+    let mut counts = BaseCounts::default();
     for p in reads {
-        let q = p.qual;
-        if q < o.min_qual {
-            continue;
-        }
-        let weight = if o.use_qual { q as u64 } else { 1 };
-        let b = p.base4 as usize;
-        if b < 16 {
-            score[1] += TO_A[b] * weight;
-            score[2] += TO_C[b] * weight;
-            score[4] += TO_G[b] * weight;
-            score[8] += TO_T[b] * weight;
-        } else {
-            score[16] += 8 * weight;
-        }
-        tot_depth += 1;
+        counts.add(p.base4, p.qual, weight);
     }
+    call_counted(&counts, o)
+}
+
+/// The call from the column's counts.
+pub fn call_counted(counts: &BaseCounts, o: &SimpleParams) -> (u8, i32) {
+    let mut score = [0u64; 17];
+    for (b, &weight) in counts.weight[..16].iter().enumerate() {
+        score[1] += TO_A[b] * weight;
+        score[2] += TO_C[b] * weight;
+        score[4] += TO_G[b] * weight;
+        score[8] += TO_T[b] * weight;
+    }
+    score[16] = 8 * counts.weight[16];
+    let tot_depth = counts.depth;
     let tscore: u64 = (0..5).map(|i| score[1 << i]).sum();
     let (mut call1, mut call2) = (15usize, 15usize);
     let (mut score1, mut score2) = (0u64, 0u64);
@@ -65,7 +66,7 @@ pub fn call(reads: &[Box<PileupRead>], o: &SimpleParams) -> (u8, i32) {
         used_base |= call2;
         used_score += score2;
     }
-    if tot_depth < o.min_depth || (used_score as f64) < o.call_fract * tscore as f64 {
+    if tot_depth < o.min_depth.max(0) as u64 || (used_score as f64) < o.call_fract * tscore as f64 {
         // A shallow gap is still a gap: more likely than any base.
         used_base = if call1 == 16 { 16 } else { 0 };
     }
