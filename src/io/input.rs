@@ -73,7 +73,7 @@ impl Input {
             return Ok(Input::from_reader(path, Box::new(std::io::stdin())));
         }
         if super::remote::is_url(path) {
-            let reader = match super::remote::open(path)? {
+            let reader = match super::remote::open_input(path)? {
                 super::remote::Remote::Ranged(reader) => reader,
                 // A server that ignores ranges: read as a pipe is.
                 super::remote::Remote::Whole(body) => return Ok(Input::from_reader(path, body)),

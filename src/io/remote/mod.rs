@@ -82,13 +82,19 @@ pub enum Remote {
 /// Opens `url`: checks that it can be read and learns its size (one request for its first
 /// bytes, which the reader keeps).
 pub fn open(url: &str) -> std::io::Result<Remote> {
-    open_asking(url, fetch::HEAD_BYTES)
+    open_asking(url, fetch::HEAD_BYTES, false)
+}
+
+/// [`open`] for an input read on: the connections its later ranges need are opened beside
+/// the first request ([`fetch::RemoteFile::open`]).
+pub fn open_input(url: &str) -> std::io::Result<Remote> {
+    open_asking(url, fetch::HEAD_BYTES, true)
 }
 
 /// [`open`], asking for the first `head` bytes.
-fn open_asking(url: &str, head: u64) -> std::io::Result<Remote> {
+fn open_asking(url: &str, head: u64, warm: bool) -> std::io::Result<Remote> {
     let target = location::Target::parse(&with_credentials(url))?;
-    Ok(match fetch::RemoteFile::open(target, head)? {
+    Ok(match fetch::RemoteFile::open(target, head, warm)? {
         fetch::Opening::Ranged(file, head) => {
             Remote::Ranged(RemoteReader::new(Arc::from(file), head))
         }
@@ -102,7 +108,7 @@ pub fn read_all(url: &str) -> std::io::Result<Vec<u8>> {
     // The whole file is wanted: the first request asks for a range's worth (an index or a small
     // reference comes in one round trip), and the rest is asked for at once in parallel ranges
     // (a bounded seek to its end) instead of ramping up from 64 KiB.
-    match open_asking(url, fetch::Settings::from_env().chunk)? {
+    match open_asking(url, fetch::Settings::from_env().chunk, false)? {
         Remote::Ranged(mut reader) => {
             bytes.reserve(reader.len() as usize);
             reader.seek(0, Some(reader.len()));
