@@ -104,15 +104,16 @@ impl PileupRead {
 
     /// `get_next_base`: moves to the `nth` base at `pos`; `None` past the end of the read,
     /// else the length of an insertion that follows (0 when none).
+    #[inline(always)]
     fn next_base(&mut self, pos: i64, nth: i32) -> Option<i64> {
-        let mut op = self.cigar_op;
-        // Most steps move one base along a match that goes on past it: the walk below reduced
-        // to what it does then (no insertion, deletion, clip or read end to look at).
+        // Most steps move one base along a match that goes on past it: the walk reduced to
+        // what it does then (no insertion, deletion, clip or read end to look at), inlined into
+        // the column's loop; the rest is a call.
         if nth == 0
             && self.nth == 0
             && self.pos + 1 == pos
             && self.cigar_len >= 2
-            && is_match(op)
+            && is_match(self.cigar_op)
             && self.start == 0
             && self.eof == 0
             && !self.first_del
@@ -126,6 +127,13 @@ impl PileupRead {
             self.fill_match_base();
             return Some(0);
         }
+        self.next_base_walk(pos, nth)
+    }
+
+    /// [`Self::next_base`] past its shortcut: samtools' walk.
+    #[inline(never)]
+    fn next_base_walk(&mut self, pos: i64, nth: i32) -> Option<i64> {
+        let mut op = self.cigar_op;
         self.start -= i8::from(self.start > 0);
         if self.first_del && op != PAD {
             self.first_del = false;
