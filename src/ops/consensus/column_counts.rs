@@ -136,23 +136,11 @@ mod tests {
         assert_eq!(empty, BaseCounts::default());
     }
 
-    /// xorshift64: the same reads on every machine.
-    struct Numbers(u64);
-
-    impl Numbers {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0 % n
-        }
-    }
-
     /// Sorted reads on one reference: long matches (some past [`CountsAhead::SPAN`]) broken by
     /// every other operation, bases of every code, qualities 0-60, a few reads without bases.
     fn random_reads(seed: u64) -> Vec<Vec<u8>> {
         use crate::record::build::RecordBuilder;
-        let mut n = Numbers(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut n = crate::simulate::rng::Rng::new(seed);
         let mut reads: Vec<(i32, Vec<u8>)> = (0..300)
             .map(|i| {
                 let ops: Vec<u32> = (0..1 + n.below(6))
