@@ -137,11 +137,7 @@ impl RemoteFile {
         for _ in OPENING_CONNECTIONS..self.settings.parallel.min(QUERY_CONNECTIONS) {
             let (agent, url, headers) = (self.agent.clone(), url.clone(), headers.clone());
             std::thread::spawn(move || {
-                let mut request = agent.get(&url).header("Range", "bytes=0-0");
-                for (name, value) in &headers {
-                    request = request.header(name, value);
-                }
-                if let Ok(response) = request.call() {
+                if let Ok(response) = ranged_get(&agent, &url, &headers, "bytes=0-0").call() {
                     let mut body = response.into_body().into_reader();
                     let _ = std::io::copy(&mut (&mut body).take(1 << 16), &mut std::io::sink());
                     finish_body(&mut body);
@@ -227,11 +223,8 @@ impl RemoteFile {
     /// Sends a GET with this `Range` header.
     fn ask_range(&self, range: &str) -> Result<Answer, Failure> {
         let (url, headers) = self.target.request();
-        let mut request = self.agent.get(&url).header("Range", range);
-        for (name, value) in &headers {
-            request = request.header(name, value);
-        }
-        let response = request.call().map_err(transport_failure)?;
+        let response =
+            ranged_get(&self.agent, &url, &headers, range).call().map_err(transport_failure)?;
         let status = response.status().as_u16();
         let total = response
             .headers()
@@ -300,6 +293,20 @@ impl RemoteFile {
         }
         Ok((bytes, if status == 206 { total } else { length }))
     }
+}
+
+/// A GET of `url` with this `Range` and the target's `headers`.
+fn ranged_get(
+    agent: &ureq::Agent,
+    url: &str,
+    headers: &[(String, String)],
+    range: &str,
+) -> ureq::RequestBuilder<ureq::typestate::WithoutBody> {
+    let mut request = agent.get(url).header("Range", range);
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    request
 }
 
 /// Reads a body that gave all it announced to its end: only a body read to its end hands its

@@ -571,24 +571,23 @@ impl Pileup {
     fn drop_dead_counted(&mut self) {
         let Pileup { reads, wake, free_quals, spare, dead, .. } = self;
         let Some(&first_dead) = dead.first() else { return };
-        let mut at = first_dead;
-        let mut next = 0;
-        let is_dead = |_: &mut Box<PileupRead>| {
-            let hit = dead.get(next) == Some(&at);
-            next += usize::from(hit);
-            at += 1;
-            hit
-        };
-        for p in reads.extract_if(first_dead.., is_dead) {
+        let mut is_dead = listed_in(dead, first_dead);
+        for p in reads.extract_if(first_dead.., |_| is_dead()) {
             free_quals.push(p.qual);
             spare.push(p);
         }
-        let (mut at, mut next) = (0, 0);
-        wake.retain(|_| {
-            let hit = dead.get(next) == Some(&at);
-            next += usize::from(hit);
-            at += 1;
-            !hit
-        });
+        let mut is_dead = listed_in(dead, 0);
+        wake.retain(|_| !is_dead());
+    }
+}
+
+/// Whether each index from `first` on, asked in turn, is in `listed` (ascending).
+fn listed_in(listed: &[usize], first: usize) -> impl FnMut() -> bool + '_ {
+    let (mut at, mut next) = (first, 0);
+    move || {
+        let hit = listed.get(next) == Some(&at);
+        next += usize::from(hit);
+        at += 1;
+        hit
     }
 }
