@@ -27,6 +27,8 @@
 // - `alloc` (the whole module): the global allocator (`GlobalAlloc` is an unsafe trait), reading
 //   the environment with libc's `getenv` before the first allocation, mimalloc's option setter,
 //   and `madvise` for huge pages.
+// - `bin/mdsam.rs` (`reset_sigpipe`, `give_lazy_threads_worker_stacks`): restoring SIGPIPE's
+//   default action, and setting `RUST_MIN_STACK`, both before any thread exists.
 // - `io::input` (`Input::open`, `release_behind`): memory-mapping the input file, and dropping
 //   its pages behind the read position.
 // - `io::mapped_fault` (the whole module): the SIGBUS handler that reports a mapped input
