@@ -54,7 +54,7 @@ pub struct RemoteFile {
 /// Connections an opening uses (first bytes, tail), and those a region query's pieces find
 /// open ([`RemoteFile::open_connections`]).
 const OPENING_CONNECTIONS: usize = 2;
-const QUERY_CONNECTIONS: usize = 4;
+pub(super) const QUERY_CONNECTIONS: usize = 4;
 
 /// Bytes of the file's end asked for at opening: a BGZF EOF block (28) or a CRAM EOF
 /// container (38).
