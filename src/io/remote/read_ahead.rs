@@ -5,8 +5,9 @@
 //! to the chunk size and the window doubles from one range to `MDSAM_REMOTE_PARALLEL`, one
 //! step per range read: a header or a short read costs a few small requests, a whole-file read
 //! has every range in flight after three (0.5 M reads over a 20 ms link at 50 MB/s a
-//! connection: 0.32-0.34 s with ranges doubling and the window growing by one, 0.30-0.32 s). After a seek that names where the wanted bytes end (an index chunk), the
-//! ranges up to that end are all asked for at once, and past it only 64 KiB at a time (the rest
+//! connection: 0.32-0.34 s with ranges doubling and the window growing by one, 0.30-0.32 s).
+//! After a seek that names where the wanted bytes end (an index chunk), the ranges up to that
+//! end are all asked for at once, and past it only 64 KiB at a time (the rest
 //! of the last BGZF block), so a region query fetches what its index names and little more.
 //! A query of several chunks names their ranges first ([`RemoteReader::plan`]): they are all
 //! asked for at once, and each seek to one takes its bytes, so the query waits one round trip
