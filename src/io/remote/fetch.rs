@@ -54,7 +54,7 @@ pub struct RemoteFile {
 /// Connections an opening uses (first bytes, tail), and those a region query's pieces find
 /// open ([`RemoteFile::open_connections`]).
 const OPENING_CONNECTIONS: usize = 2;
-pub(super) const QUERY_CONNECTIONS: usize = 4;
+const QUERY_CONNECTIONS: usize = 4;
 
 /// Bytes of the file's end asked for at opening: a BGZF EOF block (28) or a CRAM EOF
 /// container (38).
@@ -134,7 +134,7 @@ impl RemoteFile {
     /// connections instead of four cost an unlimited link 10 % (each a thread of the server).
     fn open_connections(&self) {
         let (url, headers) = self.target.request();
-        for _ in OPENING_CONNECTIONS..self.settings.parallel.min(QUERY_CONNECTIONS) {
+        for _ in OPENING_CONNECTIONS..self.query_connections() {
             let (agent, url, headers) = (self.agent.clone(), url.clone(), headers.clone());
             std::thread::spawn(move || {
                 if let Ok(response) = ranged_get(&agent, &url, &headers, "bytes=0-0").call() {
@@ -144,6 +144,12 @@ impl RemoteFile {
                 }
             });
         }
+    }
+
+    /// The connections open for a query's ranges once the file is open (the opening's and
+    /// those [`Self::open_connections`] adds), within `MDSAM_REMOTE_PARALLEL`.
+    pub fn query_connections(&self) -> usize {
+        self.settings.parallel.min(QUERY_CONNECTIONS)
     }
 
     /// Bytes `[start, end)` of the file (`end` clipped to its size).

@@ -124,7 +124,7 @@ impl RemoteReader {
             .filter(|(start, end)| start < end)
             .collect();
         let total: u64 = clipped.iter().map(|(start, end)| end - start).sum();
-        let connections = settings.parallel.min(super::fetch::QUERY_CONNECTIONS) as u64;
+        let connections = self.file.query_connections() as u64;
         let piece = (total / connections).max(MIN_PIECE);
         for (mut start, end) in clipped {
             while start < end {
