@@ -91,7 +91,7 @@ impl RemoteFile {
     pub fn open(target: Target, head: u64, warm: bool) -> std::io::Result<Opening> {
         let settings = Settings::from_env();
         let agent: ureq::Agent = ureq::Agent::config_builder()
-            .tls_config(tls_config()?)
+            .tls_config(super::ca_bundle::tls_config()?)
             .http_status_as_error(false)
             .timeout_connect(Some(settings.timeout))
             .timeout_recv_response(Some(settings.timeout))
@@ -100,18 +100,22 @@ impl RemoteFile {
             .build()
             .into();
         let mut file = RemoteFile { target, agent, size: u64::MAX, settings, tail: None };
-        if warm {
-            file.open_connections();
-        }
+        // The two requests the opening waits on leave first, the warm-up's after them.
         let (first, tail) = std::thread::scope(|scope| {
-            let tail = scope.spawn(|| file.ask_tail());
-            let first = file.with_retries(|f| {
-                let answer = f.ask(0, head)?;
-                if answer.status == 200 && answer.length.is_none_or(|l| l > head) {
-                    return Ok(Err(answer.body));
-                }
-                f.answered_bytes(answer, 0, head, true).map(Ok)
+            let first = scope.spawn(|| {
+                file.with_retries(|f| {
+                    let answer = f.ask(0, head)?;
+                    if answer.status == 200 && answer.length.is_none_or(|l| l > head) {
+                        return Ok(Err(answer.body));
+                    }
+                    f.answered_bytes(answer, 0, head, true).map(Ok)
+                })
             });
+            let tail = scope.spawn(|| file.ask_tail());
+            if warm {
+                file.open_connections();
+            }
+            let first = first.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (first, tail.join().ok().flatten())
         });
         match first? {
@@ -319,31 +323,6 @@ fn ranged_get(
 /// connection back for the next request (a new connection costs a round trip, two for https).
 fn finish_body(body: &mut impl Read) {
     let _ = body.read(&mut [0u8; 1]);
-}
-
-/// The certificates https servers are checked against: Mozilla's roots, or, as libcurl (and so
-/// htslib) takes them, only those of the PEM file `CURL_CA_BUNDLE` names (a site's own CA, a
-/// test server's).
-fn tls_config() -> std::io::Result<ureq::tls::TlsConfig> {
-    let mut config = ureq::tls::TlsConfig::builder();
-    if let Some(bundle) = std::env::var_os("CURL_CA_BUNDLE").filter(|b| !b.is_empty()) {
-        let shown = bundle.to_string_lossy().into_owned();
-        let pem = std::fs::read(&bundle)
-            .map_err(|e| Error::new(e.kind(), format!("CURL_CA_BUNDLE {shown}: {e}")))?;
-        let mut certs = Vec::new();
-        for item in ureq::tls::parse_pem(&pem) {
-            match item {
-                Ok(ureq::tls::PemItem::Certificate(c)) => certs.push(c),
-                Ok(_) => {}
-                Err(e) => return Err(Error::other(format!("CURL_CA_BUNDLE {shown}: {e}"))),
-            }
-        }
-        if certs.is_empty() {
-            return Err(Error::other(format!("CURL_CA_BUNDLE {shown}: no certificate in it")));
-        }
-        config = config.root_certs(ureq::tls::RootCerts::Specific(std::sync::Arc::new(certs)));
-    }
-    Ok(config.build())
 }
 
 fn body_error(e: &Error, got: usize, expected: u64) -> String {

@@ -4,6 +4,7 @@
 //! - [`location`]: what a URL names (the HTTP URL to ask, its credentials, the name messages use);
 //! - [`s3`]: S3 region and endpoint as htslib and the AWS CLI take them;
 //! - [`s3_credentials`]: S3 keys, and reading them again when they expire;
+//! - [`ca_bundle`]: the certificates https servers are checked against (`CURL_CA_BUNDLE`);
 //! - [`fetch`]: one range request, with bounded retries and clear errors;
 //! - [`read_ahead`]: a sequential reader that keeps a bounded window of ranges in flight, and
 //!   repositions for index queries (fetching only the ranges a query names);
@@ -14,6 +15,7 @@
 //! `MDSAM_REMOTE_BACKOFF_MS` the first wait between tries, doubled each time (200),
 //! `MDSAM_REMOTE_TIMEOUT` seconds to connect and to receive one response (60).
 
+pub mod ca_bundle;
 pub mod fetch;
 pub mod index_copy;
 pub mod location;
