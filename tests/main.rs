@@ -165,5 +165,7 @@ mod seqless_reads;
 mod small_commands;
 /// Region queries on a BAM blocked as htsjdk blocks it (records cut across blocks).
 mod straddled_blocks;
+/// Files cut short on a block or container boundary: errors and warnings as htslib's.
+mod truncated_inputs;
 /// tview's text and HTML screens natively, byte for byte with samtools' tview.
 mod tview;

@@ -164,9 +164,10 @@ pub fn open_input(
             Err(Error::file(path, "uncompressed raw BAM (not BGZF) is not supported"))
         }
         Sniffed::Bgzf { bam: true } => {
-            let reader = bgzf::Reader::new(input, target);
+            let mut reader = bgzf::Reader::new(input, target);
             if !reader.has_eof_marker() {
                 eprintln!("{EOF_MARKER_ABSENT}");
+                reader.missing_eof_reported();
             }
             open_bam(path, reader, true)
         }
@@ -175,7 +176,9 @@ pub fn open_input(
             eprintln!("{EOF_MARKER_ABSENT}");
             let plain = flate2::read::MultiGzDecoder::new(input);
             let blocks = Input::from_reader(path, Box::new(bgzf::plain::PlainAsBgzf::new(plain)));
-            open_bam(path, bgzf::Reader::new(blocks, target), false)
+            let mut reader = bgzf::Reader::new(blocks, target);
+            reader.missing_eof_reported();
+            open_bam(path, reader, false)
         }
         Sniffed::Bgzf { bam: false } => {
             let stream = ByteStream::Bgzf(bgzf::Reader::new(input, target));

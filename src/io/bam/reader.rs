@@ -9,6 +9,7 @@
 use rayon::prelude::*;
 
 use crate::io::bgzf;
+use crate::io::bgzf::block::BlockError;
 use crate::io::bgzf::spans::Spans;
 use crate::record::header::Reference;
 use crate::record::prefetch::{PREFETCH_AHEAD, prefetch_bytes};
@@ -296,12 +297,23 @@ impl Reader {
         self.bgzf.seek(cstart, Some(limit)).map_err(bgzf::reader::ReadError::Io)?;
         self.carry = Vec::new();
         self.carry_spans = Spans::default();
-        if let Some(piece) = self.bgzf.read_piece_of(Vec::new(), 1)? {
+        let piece = self.bgzf.read_piece_of(Vec::new(), 1)?;
+        // The offset may be the block's end (the next block's start), never past it: an index
+        // that names bytes the file does not have (a file cut short, an index of another file)
+        // fails the query as htslib fails it, instead of reading nothing and exiting 0.
+        let first_block = piece.as_ref().map_or(0, |p| match p.blocks.get(1) {
+            Some(next) => next.data_start - p.blocks[0].data_start,
+            None => p.data.len(),
+        });
+        if ustart > first_block {
+            let source = BlockError::OffsetBeyondBlock { offset: ustart, size: first_block };
+            return Err(bgzf::reader::ReadError::Block { source, offset: cstart }.into());
+        }
+        if let Some(piece) = piece {
             let mut spans = Spans::default();
             spans.add(&piece.blocks);
-            let skip = ustart.min(piece.data.len());
-            self.carry = piece.data[skip..].to_vec();
-            self.carry_spans = spans.carried_past(skip);
+            self.carry = piece.data[ustart..].to_vec();
+            self.carry_spans = spans.carried_past(ustart);
         }
         Ok(())
     }

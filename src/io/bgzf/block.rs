@@ -37,6 +37,9 @@ pub enum BlockError {
     CrcMismatch { expected: u32, actual: u32 },
     #[error("BGZF block ISIZE {expected} does not match inflated size {actual}")]
     SizeMismatch { expected: u32, actual: usize },
+    /// A virtual offset (an index's) inside a block shorter than it: htslib's words.
+    #[error("BGZF block offset {offset} set beyond block size {size}")]
+    OffsetBeyondBlock { offset: usize, size: usize },
 }
 
 /// True if `b` starts like a gzip member with the FEXTRA flag (BGZF or plain gzip).

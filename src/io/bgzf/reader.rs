@@ -61,12 +61,32 @@ pub struct Reader {
     eof: bool,
     /// Whether the last block read was the 28-byte EOF marker (for [`Self::data_end`]).
     last_block_is_eof: bool,
+    /// Whether reaching the input's end after a block other than the EOF marker still gets
+    /// htslib's warning: once, and not after a BAM's header check gave its own.
+    warn_missing_eof: bool,
 }
+
+/// htslib's warning when reading reaches the end of a BGZF input not ended by the EOF marker
+/// block (`bgzf_read_block`): a bgzipped SAM or a BAM from a pipe cut short on a block boundary.
+const MISSING_EOF: &str = "[W::bgzf_read_block] EOF marker is absent. The input may be truncated";
 
 impl Reader {
     /// `target` is the inflated size of one piece; a few MiB per thread keeps every core busy.
     pub fn new(input: Input, target: usize) -> Self {
-        Reader { input, target: target.max(1), limit: None, eof: false, last_block_is_eof: false }
+        Reader {
+            input,
+            target: target.max(1),
+            limit: None,
+            eof: false,
+            last_block_is_eof: false,
+            warn_missing_eof: true,
+        }
+    }
+
+    /// Says that a missing EOF marker was reported already (a BAM's header check, as htslib's
+    /// `bgzf_check_EOF`), or needs no report (gzip rather than BGZF): no second warning at the end.
+    pub fn missing_eof_reported(&mut self) {
+        self.warn_missing_eof = false;
     }
 
     pub fn input(&self) -> &Input {
@@ -161,6 +181,9 @@ impl Reader {
             }
             let head = self.input.peek(run_len + 18)?;
             if head.len() == run_len {
+                if !self.last_block_is_eof && std::mem::take(&mut self.warn_missing_eof) {
+                    eprintln!("{MISSING_EOF}");
+                }
                 break;
             }
             let offset = start_offset + run_len as u64;

@@ -102,6 +102,8 @@ pub struct Reader {
     window: usize,
     containers_read: u64,
     done: bool,
+    /// Whether the missing EOF container was reported (once a file, as htslib's `hts_close`).
+    eof_warned: bool,
 }
 
 /// A container handed to the pool, or the error that ended reading there.
@@ -155,9 +157,10 @@ fn with_cg_cigars(batch: Batch) -> Result<Batch, CramError> {
     long_cigar::convert_batch(batch, warn).map_err(|(_, e)| CramError::LongCigar(e))
 }
 
-/// The warning htslib gives for a CRAM without its end-of-file container.
+/// The warning htslib gives for a CRAM read to an end without its end-of-file container: once,
+/// from `hts_close`, and only when reading reached that end (not after a region before it).
 pub const EOF_MARKER_ABSENT: &str =
-    "[W::cram_check_EOF] EOF marker is absent. The input is probably truncated";
+    "[W::hts_close] EOF marker is absent. The input is probably truncated";
 
 impl Reader {
     /// Reads the file definition and the header container of `input`; its bases are decoded
@@ -218,6 +221,7 @@ impl Reader {
             window: 2 * spec.threads.max(1),
             containers_read: 0,
             done: false,
+            eof_warned: false,
         };
         Ok((reader, header))
     }
@@ -342,8 +346,10 @@ impl Reader {
             let read = inner.get_mut().at_end().map_err(|e| container_error(number, &e));
             let read = read.and_then(|at_end| {
                 if at_end {
-                    // htslib warns on opening; a CRAM cut at a container boundary still reads.
-                    eprintln!("{EOF_MARKER_ABSENT}");
+                    // A CRAM cut at a container boundary still reads.
+                    if !std::mem::replace(&mut self.eof_warned, true) {
+                        eprintln!("{EOF_MARKER_ABSENT}");
+                    }
                     return Ok(None);
                 }
                 container_in::read(&mut inner.get_mut().input, self.shared.major_version)
